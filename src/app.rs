@@ -1,0 +1,1 @@
+//! Routes, HTTP checks, framing: the one place that knows both HTTP and MCP.

@@ -1,0 +1,1 @@
+//! Settings with their defaults and units.

@@ -1,0 +1,1 @@
+//! HTTP/1.1 message types, parsing and encoding (hand-written over httparse).

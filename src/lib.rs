@@ -1,0 +1,25 @@
+//! xmd: a small, fast MCP server (and client) that reads public X content.
+//!
+//! Data flows one way:
+//!
+//! ```text
+//! socket ─► server (mio event loop, connection state machine)
+//!        ─► http (httparse head parsing, body framing, responses)
+//!        ─► app (routes, Accept/Content-Type/Origin, JSON or SSE framing)
+//!        ─► mcp (state-free JSON-RPC dispatcher, both protocol eras)
+//!        ─► x::tools (argument validation, tool runs on a worker thread)
+//!        ─► x::upstream (FxTwitter over ureq) ─► x::render (Markdown)
+//! ```
+//!
+//! Imports only point down this list: `server` never names MCP, `mcp` never
+//! names HTTP types, and `x` knows nothing of either.
+#![forbid(unsafe_code)]
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod docs;
+pub mod http;
+pub mod mcp;
+pub mod server;
+pub mod x;

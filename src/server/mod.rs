@@ -1,0 +1,1 @@
+//! The mio event loop, connection state machine and worker pool.

@@ -1,0 +1,7 @@
+//! Everything about X data: the FxTwitter upstream, the five tools (their
+//! schemas, argument validation and runs), and the Markdown renderer.
+//!
+//! This module knows nothing of HTTP serving or MCP framing.
+
+pub mod tools;
+pub mod upstream;
