@@ -89,7 +89,7 @@ fn weight(accept: &[u8], kind: &[u8], subtype: &[u8]) -> Option<(u8, u16)> {
 ///   covers the SDKs' `application/json, text/event-stream`).
 /// - Otherwise JSON when `application/json` is acceptable (exactly or via
 ///   `application/*` or `*/*`, or when `Accept` is absent).
-/// - Otherwise SSE when `text/*` allows it.
+/// - Otherwise SSE when a wildcard (`text/*`, `*/*`) allows it.
 /// - Otherwise `None`: the caller answers `406 Not Acceptable`.
 pub fn choose_framing(accept: Option<&[u8]>) -> Option<Framing> {
     let Some(accept) = accept else {
@@ -152,7 +152,7 @@ mod tests {
             (Some("application/json;q=0"), None),
             (Some("text/*"), Some(Sse)),
             (Some("*/*;q=0"), None),
-            (Some("*/*, application/json;q=0"), None),
+            (Some("*/*, application/json;q=0"), Some(Sse)),
             (Some("APPLICATION/JSON"), Some(Json)),
             (Some("text/event-stream; q=0.001"), Some(Sse)),
             (Some("application/json; q=1.0"), Some(Json)),
