@@ -69,7 +69,9 @@ impl OriginPolicy {
                 }
             },
             OriginPolicy::Loopback { public_host } => {
-                let host_ok = host.is_some_and(|h| {
+                // HTTP/1.0 may omit Host (HTTP/1.1 without it is refused
+                // earlier); browsers always send it.
+                let host_ok = host.is_none_or(|h| {
                     let h = String::from_utf8_lossy(trim_ows(h)).to_ascii_lowercase();
                     let name = strip_port(&h);
                     is_loopback_name(name) || (!public_host.is_empty() && name == public_host)
@@ -141,7 +143,7 @@ mod tests {
         assert_eq!(check(&p, Some("evil.example.com"), Some("http://evil.example.com")), Verdict::Forbid("Host not allowed"));
         assert_eq!(check(&p, Some("localhost"), Some("http://attacker.example")), Verdict::Forbid("Origin not allowed"));
         assert_eq!(check(&p, Some("localhost"), Some("null")), Verdict::Forbid("Origin not allowed"));
-        assert_eq!(check(&p, None, None), Verdict::Forbid("Host not allowed"));
+        assert_eq!(check(&p, None, None), Verdict::Allow(None));
         assert_eq!(check(&p, Some("127.0.0.1.evil.com"), None), Verdict::Forbid("Host not allowed"));
     }
 
