@@ -78,7 +78,13 @@ const HANDLE_WHAT: &str = "an X handle: 1 to 15 letters, digits or underscores, 
 /// `handle` of a profile-like tool.
 pub const HANDLE: Prop = Prop {
     name: "handle",
-    kind: Kind::Str { min: 1, max: 16, pattern: Some(HANDLE_PATTERN), check: Some(handle_ok), what: HANDLE_WHAT },
+    kind: Kind::Str {
+        min: 1,
+        max: 16,
+        pattern: Some(HANDLE_PATTERN),
+        check: Some(handle_ok),
+        what: HANDLE_WHAT,
+    },
     description: "X handle (screen name), with or without the leading @, e.g. \"example_user\".",
 };
 /// `page` of a browse tool.
@@ -90,7 +96,11 @@ pub const PAGE: Prop = Prop {
 /// `limit` of a browse tool.
 pub const LIMIT: Prop = Prop {
     name: "limit",
-    kind: Kind::Int { min: 1, max: MAX_LIMIT, default: MAX_LIMIT },
+    kind: Kind::Int {
+        min: 1,
+        max: MAX_LIMIT,
+        default: MAX_LIMIT,
+    },
     description: "Items per page, 1 to 20 (default 20).",
 };
 /// `cursor` of a browse tool.
@@ -191,11 +201,19 @@ const HINTS: [(&str, &str); 6] = [
 /// Checks `arguments` against a property table: object-ness, unknown
 /// properties, types, ranges, patterns, then `required`. Every problem is
 /// reported, joined with "; ".
-pub fn validate(args: Option<&Value>, props: &[Prop], required: &[&str]) -> Result<Map<String, Value>, String> {
+pub fn validate(
+    args: Option<&Value>,
+    props: &[Prop],
+    required: &[&str],
+) -> Result<Map<String, Value>, String> {
     let obj = match args {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
-        Some(_) => return Err("`arguments` must be a JSON object, e.g. {\"handle\": \"example_user\"}".into()),
+        Some(_) => {
+            return Err(
+                "`arguments` must be a JSON object, e.g. {\"handle\": \"example_user\"}".into(),
+            )
+        }
     };
     let mut problems = Vec::new();
     let allowed: Vec<&str> = props.iter().map(|p| p.name).collect();
@@ -207,7 +225,10 @@ pub fn validate(args: Option<&Value>, props: &[Prop], required: &[&str]) -> Resu
                 .find(|(k, v)| *k == key && allowed.contains(v))
                 .map(|(_, v)| format!(" (did you mean `{v}`?)"))
                 .unwrap_or_default();
-            problems.push(format!("unknown property `{shown}`{hint}; allowed: {}", allowed.join(", ")));
+            problems.push(format!(
+                "unknown property `{shown}`{hint}; allowed: {}",
+                allowed.join(", ")
+            ));
         }
     }
     for p in props {
@@ -232,7 +253,10 @@ pub fn validate(args: Option<&Value>, props: &[Prop], required: &[&str]) -> Resu
 fn check(p: &Prop, v: &Value) -> Result<(), String> {
     let n = p.name;
     match p.kind {
-        Kind::Bool => v.as_bool().map(|_| ()).ok_or_else(|| format!("`{n}` must be a boolean (true or false)")),
+        Kind::Bool => v
+            .as_bool()
+            .map(|_| ())
+            .ok_or_else(|| format!("`{n}` must be a boolean (true or false)")),
         Kind::Int { min, max, .. } => match as_int(v) {
             Some(i) if (min..=max).contains(&i) => Ok(()),
             _ => Err(format!("`{n}` must be an integer from {min} to {max}")),
@@ -241,7 +265,13 @@ fn check(p: &Prop, v: &Value) -> Result<(), String> {
             Some(s) if vals.contains(&s) => Ok(()),
             _ => Err(format!("`{n}` must be one of: {}", vals.join(", "))),
         },
-        Kind::Str { min, max, check, what, .. } => {
+        Kind::Str {
+            min,
+            max,
+            check,
+            what,
+            ..
+        } => {
             let s = match v {
                 Value::String(s) => s,
                 _ => return Err(format!("`{n}` must be {what}")),
@@ -292,9 +322,17 @@ pub struct PostArgs {
     pub context_thread: bool,
 }
 
-fn enum_arg(obj: &Map<String, Value>, name: &str, vals: &'static [&'static str], default: &'static str) -> &'static str {
+fn enum_arg(
+    obj: &Map<String, Value>,
+    name: &str,
+    vals: &'static [&'static str],
+    default: &'static str,
+) -> &'static str {
     let got = obj.get(name).and_then(Value::as_str);
-    vals.iter().find(|v| Some(**v) == got).copied().unwrap_or(default)
+    vals.iter()
+        .find(|v| Some(**v) == got)
+        .copied()
+        .unwrap_or(default)
 }
 
 /// Validates and decodes `x_md_get_post` arguments.
@@ -317,8 +355,16 @@ pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
         target,
         thread: enum_arg(&obj, "thread", &["full", "off", "conversation"], "full") != "off",
         replies: enum_arg(&obj, "replies", &["top", "recent", "off"], "top"),
-        max_posts: obj.get("max_posts").and_then(as_int).unwrap_or(MAX_MAX_POSTS) as usize,
-        format: enum_arg(&obj, "format", &["markdown", "obsidian", "json"], "markdown"),
+        max_posts: obj
+            .get("max_posts")
+            .and_then(as_int)
+            .unwrap_or(MAX_MAX_POSTS) as usize,
+        format: enum_arg(
+            &obj,
+            "format",
+            &["markdown", "obsidian", "json"],
+            "markdown",
+        ),
         full: obj.get("full").and_then(Value::as_bool).unwrap_or(false),
         userinfo: enum_arg(&obj, "userinfo", &["off", "author", "all"], "off"),
         context_thread: enum_arg(&obj, "context", &["full", "thread"], "full") == "thread",
@@ -344,17 +390,27 @@ mod tests {
 
     #[test]
     fn ambiguous_target() {
-        let e = post(json!({"url": "https://x.com/a/status/1", "handle": "a", "id": "1"})).unwrap_err();
-        assert_eq!(e, "ambiguous target: supply either `url`, or `handle` and `id`, not both");
+        let e =
+            post(json!({"url": "https://x.com/a/status/1", "handle": "a", "id": "1"})).unwrap_err();
+        assert_eq!(
+            e,
+            "ambiguous target: supply either `url`, or `handle` and `id`, not both"
+        );
     }
 
     #[test]
     fn numeric_id_asks_for_string() {
         let e = post(json!({"handle": "a", "id": 1800000000000000001u64})).unwrap_err();
-        assert!(e.starts_with("`id` must be a string of 1 to 20 decimal digits"), "{e}");
+        assert!(
+            e.starts_with("`id` must be a string of 1 to 20 decimal digits"),
+            "{e}"
+        );
         assert!(e.contains("send it quoted"), "{e}");
         let e = post(json!({"handle": "a", "id": "180000000000000000199"})).unwrap_err();
-        assert!(e.starts_with("`id` must be a string of 1 to 20 decimal digits"), "{e}");
+        assert!(
+            e.starts_with("`id` must be a string of 1 to 20 decimal digits"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -363,7 +419,10 @@ mod tests {
         assert_eq!(
             a,
             PostArgs {
-                target: StatusRef { handle: "Example_User".into(), id: "18".into() },
+                target: StatusRef {
+                    handle: "Example_User".into(),
+                    id: "18".into()
+                },
                 thread: true,
                 replies: "top",
                 max_posts: 100,
@@ -373,7 +432,10 @@ mod tests {
                 context_thread: false,
             }
         );
-        let a = post(json!({"url": "x.com/a/status/5", "thread": "off", "max_posts": 2.0, "format": "json"})).unwrap();
+        let a = post(
+            json!({"url": "x.com/a/status/5", "thread": "off", "max_posts": 2.0, "format": "json"}),
+        )
+        .unwrap();
         assert!(!a.thread);
         assert_eq!(a.max_posts, 2);
         assert_eq!(a.format, "json");
@@ -381,27 +443,56 @@ mod tests {
 
     #[test]
     fn c14_messages() {
-        let e = validate(Some(&json!({"handle": "has spaces here"})), &PROFILE_PROPS, &["handle"]).unwrap_err();
+        let e = validate(
+            Some(&json!({"handle": "has spaces here"})),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
         assert_eq!(e, format!("`handle` must be {HANDLE_WHAT}"));
         let e = validate(Some(&json!({})), &PROFILE_PROPS, &["handle"]).unwrap_err();
         assert_eq!(e, "missing required property `handle`");
-        let e = validate(Some(&json!({"query": "rust", "limit": 500})), &SEARCH_PROPS, &["q"]).unwrap_err();
+        let e = validate(
+            Some(&json!({"query": "rust", "limit": 500})),
+            &SEARCH_PROPS,
+            &["q"],
+        )
+        .unwrap_err();
         assert_eq!(
             e,
             "unknown property `query` (did you mean `q`?); allowed: q, feed, page, limit, cursor, full; \
              `limit` must be an integer from 1 to 20; missing required property `q`"
         );
-        let e = validate(Some(&json!({"handle": "example_user", "unknown_flag": true})), &PROFILE_PROPS, &["handle"])
-            .unwrap_err();
-        assert_eq!(e, "unknown property `unknown_flag`; allowed: handle, page, limit, cursor, full");
-        let e = validate(Some(&json!("handle=example_user")), &PROFILE_PROPS, &["handle"]).unwrap_err();
-        assert_eq!(e, "`arguments` must be a JSON object, e.g. {\"handle\": \"example_user\"}");
+        let e = validate(
+            Some(&json!({"handle": "example_user", "unknown_flag": true})),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "unknown property `unknown_flag`; allowed: handle, page, limit, cursor, full"
+        );
+        let e = validate(
+            Some(&json!("handle=example_user")),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "`arguments` must be a JSON object, e.g. {\"handle\": \"example_user\"}"
+        );
     }
 
     #[test]
     fn ranges_types_and_lengths() {
-        let e = validate(Some(&json!({"q": "x", "page": 11, "full": "yes", "feed": "LATEST"})), &SEARCH_PROPS, &["q"])
-            .unwrap_err();
+        let e = validate(
+            Some(&json!({"q": "x", "page": 11, "full": "yes", "feed": "LATEST"})),
+            &SEARCH_PROPS,
+            &["q"],
+        )
+        .unwrap_err();
         assert_eq!(
             e,
             "`feed` must be one of: latest, top, photos, videos, media, users; `page` must be an integer from 1 to 10; \
@@ -409,13 +500,29 @@ mod tests {
         );
         assert!(validate(Some(&json!({"q": "🦀".repeat(500)})), &SEARCH_PROPS, &["q"]).is_ok());
         let e = validate(Some(&json!({"q": "🦀".repeat(501)})), &SEARCH_PROPS, &["q"]).unwrap_err();
-        assert!(e.starts_with("`q` must be a search query of 1 to 500"), "{e}");
+        assert!(
+            e.starts_with("`q` must be a search query of 1 to 500"),
+            "{e}"
+        );
         let e = validate(Some(&json!({"q": "   "})), &SEARCH_PROPS, &["q"]).unwrap_err();
         assert!(e.starts_with("`q` must be a search query"), "{e}");
-        let e = validate(Some(&json!({"handle": "a", "limit": 1.5})), &PROFILE_PROPS, &["handle"]).unwrap_err();
+        let e = validate(
+            Some(&json!({"handle": "a", "limit": 1.5})),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
         assert_eq!(e, "`limit` must be an integer from 1 to 20");
-        let e = validate(Some(&json!({"handle": "a", "cursor": ""})), &PROFILE_PROPS, &["handle"]).unwrap_err();
-        assert!(e.starts_with("`cursor` must be a string of 1 to 1024 characters"), "{e}");
+        let e = validate(
+            Some(&json!({"handle": "a", "cursor": ""})),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("`cursor` must be a string of 1 to 1024 characters"),
+            "{e}"
+        );
         let e = validate(Some(&json!({"handle": null})), &PROFILE_PROPS, &["handle"]).unwrap_err();
         assert_eq!(e, format!("`handle` must be {HANDLE_WHAT}"));
     }

@@ -57,7 +57,12 @@ pub mod code {
 impl XError {
     /// Builds an error without a retry hint.
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> XError {
-        XError { status, code, message: message.into(), retry_after: None }
+        XError {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
     }
 
     /// The error for a transport failure (no HTTP answer).
@@ -94,13 +99,20 @@ impl XError {
     /// True when another request to the same upstream is pointless now
     /// (private, rate limited, unreachable, timed out).
     pub fn is_final(&self) -> bool {
-        matches!(self.code, code::PRIVATE | code::RATE_LIMITED | code::NETWORK | code::TIMEOUT)
+        matches!(
+            self.code,
+            code::PRIVATE | code::RATE_LIMITED | code::NETWORK | code::TIMEOUT
+        )
     }
 }
 
 impl fmt::Display for XError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (HTTP {}, code {}", self.message, self.status, self.code)?;
+        write!(
+            f,
+            "{} (HTTP {}, code {}",
+            self.message, self.status, self.code
+        )?;
         if let Some(n) = self.retry_after.filter(|n| *n > 0) {
             write!(f, ", retry after {n}s")?;
         }
@@ -121,8 +133,11 @@ pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
             .and_then(|v| parse_retry_after(v, now_unix()))
             .filter(|n| *n > 0)
             .unwrap_or(DEFAULT_RETRY_AFTER_SECS);
-        let mut e =
-            XError::new(503, code::RATE_LIMITED, "FxTwitter is rate limiting xmd right now.");
+        let mut e = XError::new(
+            503,
+            code::RATE_LIMITED,
+            "FxTwitter is rate limiting xmd right now.",
+        );
         e.retry_after = Some(secs);
         return Err(e);
     }
@@ -132,7 +147,10 @@ pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
             code::UPSTREAM_ERROR,
             format!("FxTwitter API error: HTTP {}.", resp.status),
         );
-        e.retry_after = resp.retry_after.as_deref().and_then(|v| parse_retry_after(v, now_unix()));
+        e.retry_after = resp
+            .retry_after
+            .as_deref()
+            .and_then(|v| parse_retry_after(v, now_unix()));
         return Err(e);
     }
     if resp.status == 401 || resp.status == 403 {
@@ -155,7 +173,11 @@ pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
             Some(m) => clip(m),
             None => format!("HTTP {}", resp.status),
         };
-        return Err(XError::new(502, code::UPSTREAM_ERROR, format!("FxTwitter API error: {what}.")));
+        return Err(XError::new(
+            502,
+            code::UPSTREAM_ERROR,
+            format!("FxTwitter API error: {what}."),
+        ));
     }
     Ok(body)
 }
@@ -169,14 +191,26 @@ fn private_error() -> XError {
 }
 
 fn not_found_error(body: &Value) -> XError {
-    let tomb = body.get("status").filter(|s| s.get("type").and_then(Value::as_str) == Some("tombstone"));
+    let tomb = body
+        .get("status")
+        .filter(|s| s.get("type").and_then(Value::as_str) == Some("tombstone"));
     if let Some(t) = tomb {
-        let reason = t.get("reason").and_then(Value::as_str).unwrap_or("unavailable");
-        let msg = t.get("message").and_then(Value::as_str).unwrap_or("This post is unavailable");
+        let reason = t
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("unavailable");
+        let msg = t
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("This post is unavailable");
         return XError::new(
             404,
             code::NOT_FOUND,
-            format!("Post unavailable ({}): {}.", clip(reason), clip(msg).trim_end_matches('.')),
+            format!(
+                "Post unavailable ({}): {}.",
+                clip(reason),
+                clip(msg).trim_end_matches('.')
+            ),
         );
     }
     XError::new(
@@ -189,7 +223,10 @@ fn not_found_error(body: &Value) -> XError {
 /// Cuts upstream text to [`MAX_ECHOED_MESSAGE_CHARS`] and drops control
 /// characters, so an upstream cannot flood or reshape the error line.
 fn clip(s: &str) -> String {
-    let clean: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let clean: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     if clean.chars().count() > MAX_ECHOED_MESSAGE_CHARS {
         let mut out: String = clean.chars().take(MAX_ECHOED_MESSAGE_CHARS).collect();
         out.push('…');
@@ -200,7 +237,10 @@ fn clip(s: &str) -> String {
 }
 
 fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Parses a `Retry-After` value (RFC 9110 §10.2.3): delay-seconds, or an
@@ -222,12 +262,22 @@ fn parse_imf_fixdate(v: &str) -> Option<u64> {
         return None;
     }
     let day: u64 = parts[1].parse().ok()?;
-    const MONTHS: [&str; 12] =
-        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let month = MONTHS.iter().position(|m| *m == parts[2])? as u64 + 1;
     let year: u64 = parts[3].parse().ok()?;
-    let hms: Vec<u64> = parts[4].split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
-    if hms.len() != 3 || !(1..=31).contains(&day) || year < 1970 || hms[0] > 23 || hms[1] > 59 || hms[2] > 60 {
+    let hms: Vec<u64> = parts[4]
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    if hms.len() != 3
+        || !(1..=31).contains(&day)
+        || year < 1970
+        || hms[0] > 23
+        || hms[1] > 59
+        || hms[2] > 60
+    {
         return None;
     }
     let days = days_from_civil(year as i64, month as i64, day as i64);
@@ -261,11 +311,20 @@ mod tests {
     #[test]
     fn display_with_and_without_retry() {
         let mut e = XError::new(503, code::RATE_LIMITED, "Slow down.");
-        assert_eq!(e.to_string(), "Slow down. (HTTP 503, code upstream_rate_limited)");
+        assert_eq!(
+            e.to_string(),
+            "Slow down. (HTTP 503, code upstream_rate_limited)"
+        );
         e.retry_after = Some(30);
-        assert_eq!(e.to_string(), "Slow down. (HTTP 503, code upstream_rate_limited, retry after 30s)");
+        assert_eq!(
+            e.to_string(),
+            "Slow down. (HTTP 503, code upstream_rate_limited, retry after 30s)"
+        );
         e.retry_after = Some(0);
-        assert_eq!(e.to_string(), "Slow down. (HTTP 503, code upstream_rate_limited)");
+        assert_eq!(
+            e.to_string(),
+            "Slow down. (HTTP 503, code upstream_rate_limited)"
+        );
     }
 
     #[test]
@@ -273,16 +332,28 @@ mod tests {
         assert_eq!(parse_retry_after("30", 0), Some(30));
         assert_eq!(parse_retry_after(" 7 ", 0), Some(7));
         // 1994-11-06T08:49:37Z = 784111777
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777 - 42), Some(42));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777 + 5), Some(1));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777 - 42),
+            Some(42)
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777 + 5),
+            Some(1)
+        );
         assert_eq!(parse_retry_after("soon", 0), None);
         assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 PST", 0), None);
     }
 
     #[test]
     fn both_not_found_shapes() {
-        let v2 = check_post_response(&resp(404, r#"{"code":404,"status":null,"thread":null,"author":null}"#));
-        let v1 = check_post_response(&resp(404, r#"{"code":404,"message":"NOT_FOUND","tweet":null}"#));
+        let v2 = check_post_response(&resp(
+            404,
+            r#"{"code":404,"status":null,"thread":null,"author":null}"#,
+        ));
+        let v1 = check_post_response(&resp(
+            404,
+            r#"{"code":404,"message":"NOT_FOUND","tweet":null}"#,
+        ));
         let e = v2.unwrap_err();
         assert_eq!(e, v1.unwrap_err());
         assert_eq!(
@@ -298,12 +369,18 @@ mod tests {
             r#"{"status":{"type":"tombstone","reason":"suspended","message":"This post is from a suspended account"},"code":404}"#,
         ))
         .unwrap_err();
-        assert_eq!(e.message, "Post unavailable (suspended): This post is from a suspended account.");
+        assert_eq!(
+            e.message,
+            "Post unavailable (suspended): This post is from a suspended account."
+        );
     }
 
     #[test]
     fn html_and_truncated_are_unexpected() {
-        let mut html = resp(200, "<!DOCTYPE html><html><body><h1>Owie</h1></body></html>");
+        let mut html = resp(
+            200,
+            "<!DOCTYPE html><html><body><h1>Owie</h1></body></html>",
+        );
         html.content_type = Some("text/html".into());
         let e = check_post_response(&html).unwrap_err();
         assert_eq!(e.code, code::INVALID_RESPONSE);
@@ -314,14 +391,20 @@ mod tests {
 
     #[test]
     fn other_errors_echo_clipped_message() {
-        let e = check_post_response(&resp(400, r#"{"code":400,"message":"id: tweet ID must be a numeric snowflake"}"#))
-            .unwrap_err();
+        let e = check_post_response(&resp(
+            400,
+            r#"{"code":400,"message":"id: tweet ID must be a numeric snowflake"}"#,
+        ))
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "FxTwitter API error: id: tweet ID must be a numeric snowflake. (HTTP 502, code fxtwitter_error)"
         );
         let long = format!(r#"{{"code":400,"message":"{}"}}"#, "a".repeat(500));
         let e = check_post_response(&resp(400, &long)).unwrap_err();
-        assert_eq!(e.message.chars().count(), "FxTwitter API error: .".len() + MAX_ECHOED_MESSAGE_CHARS + 1);
+        assert_eq!(
+            e.message.chars().count(),
+            "FxTwitter API error: .".len() + MAX_ECHOED_MESSAGE_CHARS + 1
+        );
     }
 }

@@ -53,7 +53,11 @@ pub fn handle(v: &Value) -> Option<&str> {
 /// non-numbers are `None`).
 pub fn count(v: &Value, key: &str) -> Option<u64> {
     let n = v.get(key)?;
-    n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.is_finite()).map(|f| f.round() as u64))
+    n.as_u64().or_else(|| {
+        n.as_f64()
+            .filter(|f| *f >= 0.0 && f.is_finite())
+            .map(|f| f.round() as u64)
+    })
 }
 
 fn content_type_of(container: &str) -> String {
@@ -66,14 +70,20 @@ fn content_type_of(container: &str) -> String {
 }
 
 fn normalize_media_item(item: &mut Value) {
-    let Some(o) = item.as_object_mut() else { return };
+    let Some(o) = item.as_object_mut() else {
+        return;
+    };
     if !o.contains_key("alt") {
         if let Some(a) = o.get("altText").cloned() {
             o.insert("alt".into(), a);
         }
     }
     if !o.contains_key("duration_ms") {
-        if let Some(d) = o.get("duration").and_then(Value::as_f64).filter(|d| d.is_finite() && *d >= 0.0) {
+        if let Some(d) = o
+            .get("duration")
+            .and_then(Value::as_f64)
+            .filter(|d| d.is_finite() && *d >= 0.0)
+        {
             o.insert("duration_ms".into(), json!((d * 1000.0).round() as u64));
         }
     }
@@ -105,7 +115,9 @@ pub fn normalize(post: &mut Value, depth: usize) {
     if is_tombstone(post) || depth > 8 {
         return;
     }
-    let Some(o) = post.as_object_mut() else { return };
+    let Some(o) = post.as_object_mut() else {
+        return;
+    };
     if !o.contains_key("retweets") {
         if let Some(r) = o.get("reposts").cloned() {
             o.insert("retweets".into(), r);
@@ -155,7 +167,9 @@ pub const MISSING_IDENTITY: &str = "Unavailable (post identity missing)";
 
 /// Fills `url` (post and quote) so every post carries a link.
 pub fn fill_url(post: &mut Value, fallback: Option<&str>) {
-    let url = post_url(post).or_else(|| fallback.map(str::to_string)).unwrap_or_else(|| MISSING_IDENTITY.into());
+    let url = post_url(post)
+        .or_else(|| fallback.map(str::to_string))
+        .unwrap_or_else(|| MISSING_IDENTITY.into());
     if let Some(o) = post.as_object_mut() {
         o.insert("url".into(), json!(url));
         if let Some(q) = o.get_mut("quote") {
@@ -194,8 +208,14 @@ mod tests {
 
     #[test]
     fn parent_ids() {
-        assert_eq!(parent_id(&json!({"replying_to":{"status":"12"}})), Some("12".into()));
-        assert_eq!(parent_id(&json!({"replying_to":["x"],"replying_to_status":["13"]})), Some("13".into()));
+        assert_eq!(
+            parent_id(&json!({"replying_to":{"status":"12"}})),
+            Some("12".into())
+        );
+        assert_eq!(
+            parent_id(&json!({"replying_to":["x"],"replying_to_status":["13"]})),
+            Some("13".into())
+        );
         assert_eq!(parent_id(&json!({"replying_to":{"status":"1x"}})), None);
         assert_eq!(parent_id(&json!({"replying_to":null})), None);
     }

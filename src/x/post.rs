@@ -32,7 +32,11 @@ fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Value, XError> {
     let body = fetch(up, &format!("/2/status/{id}"))?;
     match body.get("status").or_else(|| body.get("tweet")) {
         Some(s) if is_status(s) => Ok(s.clone()),
-        _ => Err(XError::new(404, super::error::code::NOT_FOUND, "Post not found.")),
+        _ => Err(XError::new(
+            404,
+            super::error::code::NOT_FOUND,
+            "Post not found.",
+        )),
     }
 }
 
@@ -43,7 +47,12 @@ struct Assembly {
 }
 
 /// `/2/thread`, then (for a lone reply) the parent walk over `/2/status`.
-fn fetch_thread(up: &dyn Upstream, focal_id: &str, max_posts: usize, a: &mut Assembly) -> Result<Vec<Value>, XError> {
+fn fetch_thread(
+    up: &dyn Upstream,
+    focal_id: &str,
+    max_posts: usize,
+    a: &mut Assembly,
+) -> Result<Vec<Value>, XError> {
     let body = fetch(up, &format!("/2/thread/{focal_id}"))?;
     let rows: Vec<Value> = body
         .get("thread")
@@ -65,12 +74,16 @@ fn fetch_thread(up: &dyn Upstream, focal_id: &str, max_posts: usize, a: &mut Ass
     let mut next = parent_id(&chain[0]);
     while let Some(pid) = next {
         if seen.contains(&pid) {
-            a.warnings.push(format!("The reply chain loops back to post {pid}; stopped there."));
+            a.warnings.push(format!(
+                "The reply chain loops back to post {pid}; stopped there."
+            ));
             a.complete = false;
             break;
         }
         if chain.len() >= max_posts {
-            a.warnings.push(format!("Stopped walking up the reply chain at {max_posts} posts (max_posts)."));
+            a.warnings.push(format!(
+                "Stopped walking up the reply chain at {max_posts} posts (max_posts)."
+            ));
             a.complete = false;
             break;
         }
@@ -81,7 +94,8 @@ fn fetch_thread(up: &dyn Upstream, focal_id: &str, max_posts: usize, a: &mut Ass
                 chain.push(p);
             }
             Err(e) => {
-                a.warnings.push(format!("Parent post {pid} could not be loaded: {e}"));
+                a.warnings
+                    .push(format!("Parent post {pid} could not be loaded: {e}"));
                 a.complete = false;
                 break;
             }
@@ -93,26 +107,45 @@ fn fetch_thread(up: &dyn Upstream, focal_id: &str, max_posts: usize, a: &mut Ass
 
 fn fetch_replies(up: &dyn Upstream, focal_id: &str, recent: bool) -> Result<Vec<Value>, XError> {
     let mode = if recent { "recency" } else { "likes" };
-    let body = fetch(up, &format!("/2/conversation/{focal_id}?ranking_mode={mode}"))?;
+    let body = fetch(
+        up,
+        &format!("/2/conversation/{focal_id}?ranking_mode={mode}"),
+    )?;
     let list = ["replies", "results", "tweets", "conversation"]
         .iter()
         .find_map(|k| body.get(*k).and_then(Value::as_array))
         .cloned()
         .unwrap_or_default();
-    let mut direct: Vec<Value> =
-        list.into_iter().filter(|r| is_status(r) && parent_id(r).as_deref() == Some(focal_id)).collect();
-    let ts = |v: &Value| v.get("created_timestamp").and_then(Value::as_f64).unwrap_or(0.0);
+    let mut direct: Vec<Value> = list
+        .into_iter()
+        .filter(|r| is_status(r) && parent_id(r).as_deref() == Some(focal_id))
+        .collect();
+    let ts = |v: &Value| {
+        v.get("created_timestamp")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    };
     let likes = |v: &Value| model::count(v, "likes").unwrap_or(0);
     direct.sort_by(|x, y| {
-        let primary = if recent { ts(y).total_cmp(&ts(x)) } else { likes(y).cmp(&likes(x)) };
-        primary.then(ts(y).total_cmp(&ts(x))).then_with(|| id(x).cmp(&id(y)))
+        let primary = if recent {
+            ts(y).total_cmp(&ts(x))
+        } else {
+            likes(y).cmp(&likes(x))
+        };
+        primary
+            .then(ts(y).total_cmp(&ts(x)))
+            .then_with(|| id(x).cmp(&id(y)))
     });
     direct.truncate(MAX_REPLIES);
     Ok(direct)
 }
 
 fn same_author(p: &Value, focal: &Value, requested_handle: &str) -> bool {
-    let aid = |v: &Value| v.get("author").and_then(|a| model::s(a, "id")).map(str::to_string);
+    let aid = |v: &Value| {
+        v.get("author")
+            .and_then(|a| model::s(a, "id"))
+            .map(str::to_string)
+    };
     if let (Some(x), Some(y)) = (aid(p), aid(focal)) {
         return x == y;
     }
@@ -149,11 +182,19 @@ fn truncate(posts: &mut Vec<(Value, &'static str)>, cap: usize) -> bool {
 /// Runs `x_md_get_post`.
 pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError> {
     let focal_id = args.target.id.as_str();
-    let mut a = Assembly { posts: Vec::new(), warnings: Vec::new(), complete: true };
+    let mut a = Assembly {
+        posts: Vec::new(),
+        warnings: Vec::new(),
+        complete: true,
+    };
     if !args.thread {
         a.posts.push((fetch_status(up, focal_id)?, "post"));
     } else {
-        let mut probe = Assembly { posts: Vec::new(), warnings: Vec::new(), complete: true };
+        let mut probe = Assembly {
+            posts: Vec::new(),
+            warnings: Vec::new(),
+            complete: true,
+        };
         match fetch_thread(up, focal_id, args.max_posts, &mut probe) {
             Ok(rows) => {
                 a.warnings = probe.warnings;
@@ -171,15 +212,22 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
             Err(e) if e.is_final() => return Err(e),
             Err(e) => {
                 let single = fetch_status(up, focal_id)?;
-                a.warnings.push(format!("The thread could not be loaded ({e}); showing the post alone."));
+                a.warnings.push(format!(
+                    "The thread could not be loaded ({e}); showing the post alone."
+                ));
                 a.complete = false;
                 a.posts.push((single, "post"));
             }
         }
-        let focal = a.posts.iter().find(|(_, r)| *r == "post").map(|(v, _)| v.clone());
+        let focal = a
+            .posts
+            .iter()
+            .find(|(_, r)| *r == "post")
+            .map(|(v, _)| v.clone());
         if args.context_thread {
             if let Some(f) = &focal {
-                a.posts.retain(|(p, r)| *r == "post" || same_author(p, f, &args.target.handle));
+                a.posts
+                    .retain(|(p, r)| *r == "post" || same_author(p, f, &args.target.handle));
             }
         } else if args.replies != "off" {
             match fetch_replies(up, focal_id, args.replies == "recent") {
@@ -192,9 +240,11 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
         }
     }
     let mut seen = HashSet::new();
-    a.posts.retain(|(p, _)| id(p).is_none_or(|i| seen.insert(i.to_string())));
+    a.posts
+        .retain(|(p, _)| id(p).is_none_or(|i| seen.insert(i.to_string())));
     if truncate(&mut a.posts, args.max_posts) {
-        a.warnings.push(format!("Thread truncated to {} posts.", args.max_posts));
+        a.warnings
+            .push(format!("Thread truncated to {} posts.", args.max_posts));
         a.complete = false;
     }
     let canonical = args.target.canonical_url();
@@ -215,17 +265,29 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
         .filter(|u| *u != model::MISSING_IDENTITY)
         .map(str::to_string)
         .unwrap_or(canonical);
-    let opts = RenderOptions { format: args.format, full: args.full, userinfo: args.userinfo };
+    let opts = RenderOptions {
+        format: args.format,
+        full: args.full,
+        userinfo: args.userinfo,
+    };
     let mut markdown = render_posts(&posts, &opts);
     if !a.warnings.is_empty() {
         markdown.push_str("\n\n");
-        let notes: Vec<String> = a.warnings.iter().map(|w| format!("> **Note:** {w}")).collect();
+        let notes: Vec<String> = a
+            .warnings
+            .iter()
+            .map(|w| format!("> **Note:** {w}"))
+            .collect();
         markdown.push_str(&notes.join("\n"));
         if !a.complete {
             markdown.push_str("\n> The thread may be incomplete.");
         }
     }
-    let text = if args.format == "json" { fenced_json(&posts) } else { markdown.clone() };
+    let text = if args.format == "json" {
+        fenced_json(&posts)
+    } else {
+        markdown.clone()
+    };
     let structured = json!({
         "url": url,
         "format": args.format,
@@ -270,13 +332,25 @@ mod tests {
     #[test]
     fn truncation_prefers_focal_and_near_parents() {
         let mk = |i: u32, r| (json!({"id": i.to_string()}), r);
-        let mut posts = vec![mk(1, "parent"), mk(2, "parent"), mk(3, "post"), mk(4, "thread"), mk(5, "reply")];
+        let mut posts = vec![
+            mk(1, "parent"),
+            mk(2, "parent"),
+            mk(3, "post"),
+            mk(4, "thread"),
+            mk(5, "reply"),
+        ];
         assert!(truncate(&mut posts, 3));
-        let ids: Vec<&str> = posts.iter().map(|(p, _)| p["id"].as_str().unwrap()).collect();
+        let ids: Vec<&str> = posts
+            .iter()
+            .map(|(p, _)| p["id"].as_str().unwrap())
+            .collect();
         assert_eq!(ids, ["1", "2", "3"]);
         assert!(!truncate(&mut posts, 3));
         assert!(truncate(&mut posts, 2));
-        let ids: Vec<&str> = posts.iter().map(|(p, _)| p["id"].as_str().unwrap()).collect();
+        let ids: Vec<&str> = posts
+            .iter()
+            .map(|(p, _)| p["id"].as_str().unwrap())
+            .collect();
         assert_eq!(ids, ["2", "3"]);
     }
 }

@@ -74,7 +74,9 @@ pub fn spec(name: &str) -> Option<&'static ToolSpec> {
 
 fn prop_schema(p: &Prop) -> Value {
     let mut s = match p.kind {
-        Kind::Str { min, max, pattern, .. } => {
+        Kind::Str {
+            min, max, pattern, ..
+        } => {
             let mut s = json!({"type": "string", "minLength": min, "maxLength": max});
             if let Some(pat) = pattern {
                 s["pattern"] = json!(pat);
@@ -93,7 +95,11 @@ fn prop_schema(p: &Prop) -> Value {
 
 /// The `inputSchema` generated from a spec.
 pub fn input_schema(spec: &ToolSpec) -> Value {
-    let props: Map<String, Value> = spec.props.iter().map(|p| (p.name.to_string(), prop_schema(p))).collect();
+    let props: Map<String, Value> = spec
+        .props
+        .iter()
+        .map(|p| (p.name.to_string(), prop_schema(p)))
+        .collect();
     json!({
         "$schema": DIALECT,
         "type": "object",

@@ -38,7 +38,11 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     fn error(e: &XError) -> ToolOutput {
-        ToolOutput { text: e.to_string(), structured: None, is_error: true }
+        ToolOutput {
+            text: e.to_string(),
+            structured: None,
+            is_error: true,
+        }
     }
 }
 
@@ -98,7 +102,10 @@ impl Tools {
             args::validate(arguments, spec.props, spec.required)
         }
         .map_err(PrepareError::InvalidArguments)?;
-        Ok(ToolCall { name: spec.name, arguments: Value::Object(obj) })
+        Ok(ToolCall {
+            name: spec.name,
+            arguments: Value::Object(obj),
+        })
     }
 
     /// Runs a validated call (blocking; call from a worker thread).
@@ -106,7 +113,11 @@ impl Tools {
         match call.name {
             "x_md_get_post" => match args::parse_post(Some(&call.arguments)) {
                 Ok(a) => match post::get_post(self.upstream.as_ref(), &a) {
-                    Ok(r) => ToolOutput { text: r.text, structured: Some(r.structured), is_error: false },
+                    Ok(r) => ToolOutput {
+                        text: r.text,
+                        structured: Some(r.structured),
+                        is_error: false,
+                    },
                     Err(e) => ToolOutput::error(&e),
                 },
                 Err(m) => ToolOutput::error(&XError::new(400, "invalid_arguments", m)),
@@ -142,23 +153,37 @@ mod tests {
                 d["annotations"],
                 json!({"title": d["title"], "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": true})
             );
-            assert_eq!(Tools::input_schema(d["name"].as_str().unwrap()).unwrap(), d["inputSchema"]);
+            assert_eq!(
+                Tools::input_schema(d["name"].as_str().unwrap()).unwrap(),
+                d["inputSchema"]
+            );
         }
-        assert_eq!(defs[2]["inputSchema"]["properties"]["limit"], json!({"type":"integer","minimum":1,"maximum":20,"default":20,"description":"Items per page, 1 to 20 (default 20)."}));
+        assert_eq!(
+            defs[2]["inputSchema"]["properties"]["limit"],
+            json!({"type":"integer","minimum":1,"maximum":20,"default":20,"description":"Items per page, 1 to 20 (default 20)."})
+        );
         assert_eq!(defs[2]["inputSchema"]["required"], json!(["q"]));
-        assert_eq!(defs[2]["inputSchema"]["properties"]["feed"]["enum"], json!(["latest", "top", "photos", "videos", "media", "users"]));
+        assert_eq!(
+            defs[2]["inputSchema"]["properties"]["feed"]["enum"],
+            json!(["latest", "top", "photos", "videos", "media", "users"])
+        );
         assert_eq!(Tools::input_schema("nope"), None);
     }
 
     #[test]
     fn prepare_refusals() {
-        assert_eq!(Tools::prepare("x_md_delete_post", None).unwrap_err(), PrepareError::UnknownTool);
+        assert_eq!(
+            Tools::prepare("x_md_delete_post", None).unwrap_err(),
+            PrepareError::UnknownTool
+        );
         let e = Tools::prepare("x_md_get_post", Some(&json!({}))).unwrap_err();
         assert!(matches!(e, PrepareError::InvalidArguments(m) if m.starts_with("supply `url`")));
         let ok = Tools::prepare("x_md_get_profile", Some(&json!({"handle": "@a"}))).unwrap();
         assert_eq!(ok.name, "x_md_get_profile");
         assert_eq!(ok.arguments, json!({"handle": "@a"}));
-        assert_eq!(Tools::prepare("x_md_get_following", None).unwrap_err(),
-            PrepareError::InvalidArguments("missing required property `handle`".into()));
+        assert_eq!(
+            Tools::prepare("x_md_get_following", None).unwrap_err(),
+            PrepareError::InvalidArguments("missing required property `handle`".into())
+        );
     }
 }

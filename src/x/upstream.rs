@@ -109,7 +109,10 @@ impl Upstream for HttpUpstream {
             .call()
             .map_err(map_ureq_error)?;
         let header = |name: &str| {
-            resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
         };
         let retry_after = header("retry-after");
         let content_type = header("content-type");
@@ -120,6 +123,11 @@ impl Upstream for HttpUpstream {
             .limit(MAX_UPSTREAM_BODY_BYTES)
             .read_to_vec()
             .map_err(map_ureq_error)?;
-        Ok(UpstreamResponse { status, retry_after, content_type, body })
+        Ok(UpstreamResponse {
+            status,
+            retry_after,
+            content_type,
+            body,
+        })
     }
 }

@@ -20,8 +20,14 @@ pub const MAX_ID_DIGITS: usize = 20;
 pub const MAX_URL_CHARS: usize = 2048;
 
 /// Registrable domains whose status permalinks are accepted.
-const HOSTS: [&str; 6] =
-    ["x.com", "twitter.com", "fxtwitter.com", "vxtwitter.com", "fixupx.com", "fixvx.com"];
+const HOSTS: [&str; 6] = [
+    "x.com",
+    "twitter.com",
+    "fxtwitter.com",
+    "vxtwitter.com",
+    "fixupx.com",
+    "fixvx.com",
+];
 
 /// Sub-domain labels accepted in front of [`HOSTS`].
 const SUBDOMAINS: [&str; 5] = ["www", "mobile", "m", "d", "dl"];
@@ -64,7 +70,9 @@ fn is_lang(s: &str) -> bool {
     };
     (2..=3).contains(&main.len())
         && main.bytes().all(|b| b.is_ascii_alphabetic())
-        && region.is_none_or(|r| (2..=4).contains(&r.len()) && r.bytes().all(|b| b.is_ascii_alphanumeric()))
+        && region.is_none_or(|r| {
+            (2..=4).contains(&r.len()) && r.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
 }
 
 fn host_ok(host: &str) -> bool {
@@ -90,33 +98,52 @@ pub fn parse_status_url(input: &str) -> Result<StatusRef, String> {
     } else if lower.starts_with("http://") {
         &s[7..]
     } else if lower.contains("://") {
-        return Err(format!("{ACCEPTED_FORMS}; only http and https links are accepted"));
+        return Err(format!(
+            "{ACCEPTED_FORMS}; only http and https links are accepted"
+        ));
     } else {
         s
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
     if authority.contains('@') || authority.contains(':') {
-        return Err(format!("{ACCEPTED_FORMS}; user names and ports are not accepted in the host"));
+        return Err(format!(
+            "{ACCEPTED_FORMS}; user names and ports are not accepted in the host"
+        ));
     }
     let host = authority.to_ascii_lowercase();
     if !host_ok(&host) {
-        return Err(format!("{ACCEPTED_FORMS}; host `{}` is not an X host", short(authority)));
+        return Err(format!(
+            "{ACCEPTED_FORMS}; host `{}` is not an X host",
+            short(authority)
+        ));
     }
     let path = tail.split(['?', '#']).next().unwrap_or("");
     let segs: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     let (handle, id, after) = match segs.as_slice() {
         ["i", "web", "status", id, after @ ..] => ("i", *id, after),
-        [h, st, id, after @ ..] if st.eq_ignore_ascii_case("status") || st.eq_ignore_ascii_case("statuses") => {
+        [h, st, id, after @ ..]
+            if st.eq_ignore_ascii_case("status") || st.eq_ignore_ascii_case("statuses") =>
+        {
             (*h, *id, after)
         }
-        _ => return Err(format!("{ACCEPTED_FORMS}; this link is not a post permalink")),
+        _ => {
+            return Err(format!(
+                "{ACCEPTED_FORMS}; this link is not a post permalink"
+            ))
+        }
     };
     if !is_handle(handle) {
-        return Err(format!("{ACCEPTED_FORMS}; `{}` is not a valid handle", short(handle)));
+        return Err(format!(
+            "{ACCEPTED_FORMS}; `{}` is not a valid handle",
+            short(handle)
+        ));
     }
     if !is_id(id) {
-        return Err(format!("{ACCEPTED_FORMS}; `{}` is not a valid post id", short(id)));
+        return Err(format!(
+            "{ACCEPTED_FORMS}; `{}` is not a valid post id",
+            short(id)
+        ));
     }
     let mut after = after;
     if let [kind, n, more @ ..] = after {
@@ -135,7 +162,10 @@ pub fn parse_status_url(input: &str) -> Result<StatusRef, String> {
         [lang] if is_lang(lang) => {}
         _ => return Err(format!("{ACCEPTED_FORMS}; unexpected path after the id")),
     }
-    Ok(StatusRef { handle: handle.to_string(), id: id.to_string() })
+    Ok(StatusRef {
+        handle: handle.to_string(),
+        id: id.to_string(),
+    })
 }
 
 fn short(s: &str) -> String {
@@ -156,24 +186,67 @@ mod tests {
     #[test]
     fn c24_accepted_forms() {
         let cases = [
-            ("https://x.com/example_user/status/1800000000000000001", "example_user"),
-            ("https://twitter.com/example_user/status/1800000000000000001?s=20&t=AbCdEf", "example_user"),
-            ("https://mobile.twitter.com/example_user/status/1800000000000000001/photo/1", "example_user"),
+            (
+                "https://x.com/example_user/status/1800000000000000001",
+                "example_user",
+            ),
+            (
+                "https://twitter.com/example_user/status/1800000000000000001?s=20&t=AbCdEf",
+                "example_user",
+            ),
+            (
+                "https://mobile.twitter.com/example_user/status/1800000000000000001/photo/1",
+                "example_user",
+            ),
             ("https://x.com/i/web/status/1800000000000000001", "i"),
             ("https://x.com/i/status/1800000000000000001", "i"),
-            ("https://fxtwitter.com/example_user/status/1800000000000000001/en", "example_user"),
-            ("https://vxtwitter.com/example_user/statuses/1800000000000000001", "example_user"),
-            ("https://fixupx.com/example_user/status/1800000000000000001#m", "example_user"),
-            ("x.com/example_user/status/1800000000000000001", "example_user"),
-            ("https://www.x.com/Example_User/status/1800000000000000001/video/1", "Example_User"),
-            ("https://d.fxtwitter.com/example_user/status/1800000000000000001", "example_user"),
-            ("HTTPS://X.COM/example_user/status/1800000000000000001/", "example_user"),
-            ("https://mobile.x.com/example_user/status/1800000000000000001/photo/2/pt-br", "example_user"),
-            ("  https://x.com./example_user/status/1800000000000000001  ", "example_user"),
+            (
+                "https://fxtwitter.com/example_user/status/1800000000000000001/en",
+                "example_user",
+            ),
+            (
+                "https://vxtwitter.com/example_user/statuses/1800000000000000001",
+                "example_user",
+            ),
+            (
+                "https://fixupx.com/example_user/status/1800000000000000001#m",
+                "example_user",
+            ),
+            (
+                "x.com/example_user/status/1800000000000000001",
+                "example_user",
+            ),
+            (
+                "https://www.x.com/Example_User/status/1800000000000000001/video/1",
+                "Example_User",
+            ),
+            (
+                "https://d.fxtwitter.com/example_user/status/1800000000000000001",
+                "example_user",
+            ),
+            (
+                "HTTPS://X.COM/example_user/status/1800000000000000001/",
+                "example_user",
+            ),
+            (
+                "https://mobile.x.com/example_user/status/1800000000000000001/photo/2/pt-br",
+                "example_user",
+            ),
+            (
+                "  https://x.com./example_user/status/1800000000000000001  ",
+                "example_user",
+            ),
         ];
         for (u, h) in cases {
             let r = parse_status_url(u).unwrap_or_else(|e| panic!("{u}: {e}"));
-            assert_eq!(r, StatusRef { handle: h.into(), id: ID.into() }, "{u}");
+            assert_eq!(
+                r,
+                StatusRef {
+                    handle: h.into(),
+                    id: ID.into()
+                },
+                "{u}"
+            );
         }
     }
 
@@ -181,17 +254,41 @@ mod tests {
     fn c24_refused_forms() {
         let cases = [
             ("https://x.com/example_user", "not a post permalink"),
-            ("https://x.com/example_user/status/180000000000000000199", "not a valid post id"),
-            ("https://attacker.example/x.com/example_user/status/1800000000000000001", "not an X host"),
-            ("https://x.com@attacker.example/a/status/1", "user names and ports"),
+            (
+                "https://x.com/example_user/status/180000000000000000199",
+                "not a valid post id",
+            ),
+            (
+                "https://attacker.example/x.com/example_user/status/1800000000000000001",
+                "not an X host",
+            ),
+            (
+                "https://x.com@attacker.example/a/status/1",
+                "user names and ports",
+            ),
             ("https://x.com:8443/a/status/1", "user names and ports"),
             ("javascript://x.com/a/status/1", "only http and https"),
-            ("https://x.com/example_user/status/1800000000000000001/analytics", "unexpected path"),
-            ("https://x.com/example_user/status/1800000000000000001/photo/0", "unexpected path"),
-            ("https://x.com/example_user/status/12a4", "not a valid post id"),
-            ("https://x.com/this_handle_is_too_long/status/1", "not a valid handle"),
+            (
+                "https://x.com/example_user/status/1800000000000000001/analytics",
+                "unexpected path",
+            ),
+            (
+                "https://x.com/example_user/status/1800000000000000001/photo/0",
+                "unexpected path",
+            ),
+            (
+                "https://x.com/example_user/status/12a4",
+                "not a valid post id",
+            ),
+            (
+                "https://x.com/this_handle_is_too_long/status/1",
+                "not a valid handle",
+            ),
             ("https://nitter.net/example_user/status/1", "not an X host"),
-            ("https://evil.x.com.attacker.example/a/status/1", "not an X host"),
+            (
+                "https://evil.x.com.attacker.example/a/status/1",
+                "not an X host",
+            ),
             ("https://x.com/a b/status/1", "must not contain spaces"),
         ];
         for (u, why) in cases {
@@ -203,7 +300,12 @@ mod tests {
 
     #[test]
     fn canonical() {
-        let r = parse_status_url("https://www.x.com/Example_User/status/1800000000000000001/video/1").unwrap();
-        assert_eq!(r.canonical_url(), "https://x.com/Example_User/status/1800000000000000001");
+        let r =
+            parse_status_url("https://www.x.com/Example_User/status/1800000000000000001/video/1")
+                .unwrap();
+        assert_eq!(
+            r.canonical_url(),
+            "https://x.com/Example_User/status/1800000000000000001"
+        );
     }
 }

@@ -19,7 +19,10 @@ pub fn escape_line(line: &str) -> String {
     let t = t.trim_end_matches(['\r']);
     let mut out = String::with_capacity(t.len() + 2);
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-    if matches!(t.chars().next(), Some('#' | '>' | '-' | '+' | '*' | '=' | '_' | '|' | '`' | '~' | '[')) {
+    if matches!(
+        t.chars().next(),
+        Some('#' | '>' | '-' | '+' | '*' | '=' | '_' | '|' | '`' | '~' | '[')
+    ) {
         out.push('\\');
     } else if digits > 0 && digits <= 9 && matches!(t.as_bytes().get(digits), Some(b'.' | b')')) {
         out.push_str(&t[..digits]);
@@ -54,7 +57,10 @@ pub fn escape_inline(text: &str) -> String {
             out.push(' ');
         }
         for c in word.chars() {
-            if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '~') {
+            if matches!(
+                c,
+                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '~'
+            ) {
                 out.push('\\');
             }
             if !c.is_control() {
@@ -96,9 +102,28 @@ pub fn escape_url(url: &str) -> String {
 pub fn yaml_value(v: &str) -> String {
     let first_ok = v.chars().next().is_some_and(|c| c.is_alphanumeric());
     let bad_char = v.chars().any(|c| {
-        c.is_control() || matches!(c, '#' | '"' | '\'' | '{' | '}' | '[' | ']' | ',' | '&' | '*' | '!' | '|' | '>' | '%' | '`' | '\\')
+        c.is_control()
+            || matches!(
+                c,
+                '#' | '"'
+                    | '\''
+                    | '{'
+                    | '}'
+                    | '['
+                    | ']'
+                    | ','
+                    | '&'
+                    | '*'
+                    | '!'
+                    | '|'
+                    | '>'
+                    | '%'
+                    | '`'
+                    | '\\'
+            )
     });
-    let plain = first_ok && !bad_char && !v.contains(": ") && !v.ends_with(':') && !v.ends_with(' ');
+    let plain =
+        first_ok && !bad_char && !v.contains(": ") && !v.ends_with(':') && !v.ends_with(' ');
     if plain {
         v.to_string()
     } else {
@@ -119,8 +144,14 @@ mod tests {
         assert_eq!(escape_line("2026. was a year"), "2026\\. was a year");
         assert_eq!(escape_line("1) first"), "1\\) first");
         assert_eq!(escape_line("[x]: https://evil"), "\\[x]: https://evil");
-        assert_eq!(escape_line("a <script>alert(1)</script>"), "a &lt;script>alert(1)&lt;/script>");
-        assert_eq!(escape_line("@demo_author Agree, except for CI files. #ci 3."), "@demo_author Agree, except for CI files. #ci 3.");
+        assert_eq!(
+            escape_line("a <script>alert(1)</script>"),
+            "a &lt;script>alert(1)&lt;/script>"
+        );
+        assert_eq!(
+            escape_line("@demo_author Agree, except for CI files. #ci 3."),
+            "@demo_author Agree, except for CI files. #ci 3."
+        );
         assert_eq!(escape_line("Context 🧪"), "Context 🧪");
     }
 
@@ -131,18 +162,33 @@ mod tests {
 
     #[test]
     fn inline() {
-        assert_eq!(escape_inline("Notes on *parsers* [draft]"), "Notes on \\*parsers\\* \\[draft\\]");
-        assert_eq!(escape_inline("Evil\n## Name <b>"), "Evil \\#\\# Name \\<b\\>");
+        assert_eq!(
+            escape_inline("Notes on *parsers* [draft]"),
+            "Notes on \\*parsers\\* \\[draft\\]"
+        );
+        assert_eq!(
+            escape_inline("Evil\n## Name <b>"),
+            "Evil \\#\\# Name \\<b\\>"
+        );
         assert_eq!(escape_handle("demo_author"), "demo_author");
         assert_eq!(escape_handle("bad*handle"), "bad\\*handle");
     }
 
     #[test]
     fn urls_and_yaml() {
-        assert_eq!(escape_url("https://a.b/x (1)<"), "https://a.b/x%20%281%29%3C");
+        assert_eq!(
+            escape_url("https://a.b/x (1)<"),
+            "https://a.b/x%20%281%29%3C"
+        );
         assert_eq!(yaml_value("Demo Author"), "Demo Author");
-        assert_eq!(yaml_value("Mon Aug 10 12:41:03 +0000 2026"), "Mon Aug 10 12:41:03 +0000 2026");
-        assert_eq!(yaml_value("https://x.com/a/status/1"), "https://x.com/a/status/1");
+        assert_eq!(
+            yaml_value("Mon Aug 10 12:41:03 +0000 2026"),
+            "Mon Aug 10 12:41:03 +0000 2026"
+        );
+        assert_eq!(
+            yaml_value("https://x.com/a/status/1"),
+            "https://x.com/a/status/1"
+        );
         assert_eq!(yaml_value("a: b\n---"), "\"a: b\\n---\"");
         assert_eq!(yaml_value("@x"), "\"@x\"");
     }

@@ -7,8 +7,14 @@ use super::num;
 use crate::x::model::s;
 
 fn items(post: &Value) -> Vec<&Value> {
-    let Some(media) = post.get("media") else { return Vec::new() };
-    if let Some(all) = media.get("all").and_then(Value::as_array).filter(|a| !a.is_empty()) {
+    let Some(media) = post.get("media") else {
+        return Vec::new();
+    };
+    if let Some(all) = media
+        .get("all")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+    {
         return all.iter().collect();
     }
     ["photos", "videos", "animated"]
@@ -37,7 +43,10 @@ pub fn media_lines(post: &Value) -> Vec<String> {
                 if let Some(ms) = item.get("duration_ms").and_then(Value::as_u64) {
                     parts.push(format!("duration: {ms}ms"));
                 }
-                if let (Some(w), Some(h)) = (item.get("width").and_then(Value::as_u64), item.get("height").and_then(Value::as_u64)) {
+                if let (Some(w), Some(h)) = (
+                    item.get("width").and_then(Value::as_u64),
+                    item.get("height").and_then(Value::as_u64),
+                ) {
                     parts.push(format!("{w}×{h}"));
                 }
                 if let Some(b) = item.get("bitrate").and_then(Value::as_u64) {
@@ -55,7 +64,9 @@ pub fn media_lines(post: &Value) -> Vec<String> {
                                 let u = s(v, "url")?;
                                 let label = match v.get("bitrate").and_then(Value::as_u64) {
                                     Some(b) => format!("{b}bps"),
-                                    None => s(v, "content_type").map(num::label).unwrap_or_else(|| "MP4".into()),
+                                    None => s(v, "content_type")
+                                        .map(num::label)
+                                        .unwrap_or_else(|| "MP4".into()),
                                 };
                                 Some(format!("[{label}]({})", escape_url(u)))
                             })
@@ -66,7 +77,10 @@ pub fn media_lines(post: &Value) -> Vec<String> {
                     lines.push(format!("> Variants: {}", variants.join(" · ")));
                 }
             }
-            "gif" | "animated_gif" => lines.push(format!("> [animated_gif]({})", escape_url(thumb.unwrap_or(url)))),
+            "gif" | "animated_gif" => lines.push(format!(
+                "> [animated_gif]({})",
+                escape_url(thumb.unwrap_or(url))
+            )),
             _ => lines.push(format!("> [media]({})", escape_url(url))),
         }
     }

@@ -35,13 +35,20 @@ fn label(context: &str) -> &'static str {
 
 fn author_name(post: &Value) -> String {
     let a = post.get("author");
-    let name = a.and_then(|a| s(a, "name")).filter(|n| !n.trim().is_empty());
+    let name = a
+        .and_then(|a| s(a, "name"))
+        .filter(|n| !n.trim().is_empty());
     let name = name.or_else(|| a.and_then(|a| s(a, "screen_name")));
     escape_inline(name.unwrap_or("Unknown"))
 }
 
 fn unescape_html(s: &str) -> String {
-    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#34;", "\"").replace("&#39;", "'").replace("&amp;", "&")
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
 }
 
 /// The text to show: `text`, or when it is empty, `raw_text.text` with
@@ -53,10 +60,19 @@ pub fn display_text(post: &Value) -> String {
     if !text.is_empty() {
         return text.to_string();
     }
-    let Some(raw) = post.get("raw_text") else { return String::new() };
+    let Some(raw) = post.get("raw_text") else {
+        return String::new();
+    };
     let mut t = s(raw, "text").unwrap_or("").to_string();
-    for f in raw.get("facets").and_then(Value::as_array).into_iter().flatten() {
-        let Some(orig) = s(f, "original").filter(|o| o.starts_with("http")) else { continue };
+    for f in raw
+        .get("facets")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(orig) = s(f, "original").filter(|o| o.starts_with("http")) else {
+            continue;
+        };
         match s(f, "type") {
             Some("url") => t = t.replace(orig, s(f, "replacement").unwrap_or(orig)),
             Some("media") => t = t.replace(orig, ""),
@@ -69,7 +85,12 @@ pub fn display_text(post: &Value) -> String {
 fn stats_line(post: &Value) -> Option<String> {
     let mut parts = Vec::new();
     let reposts = count(post, "retweets").or_else(|| count(post, "reposts"));
-    for (n, what) in [(count(post, "likes"), "likes"), (reposts, "reposts"), (count(post, "replies"), "replies"), (count(post, "views"), "views")] {
+    for (n, what) in [
+        (count(post, "likes"), "likes"),
+        (reposts, "reposts"),
+        (count(post, "replies"), "replies"),
+        (count(post, "views"), "views"),
+    ] {
         if let Some(n) = n {
             parts.push(format!("{} {what}", grouped(n)));
         }
@@ -92,7 +113,10 @@ fn author_block(author: &Value) -> Vec<String> {
     if let Some(v) = field("location") {
         l.push(format!("- **Location:** {}", escape_inline(v)));
     }
-    if let Some(w) = author.get("website").and_then(|w| s(w, "display_url").or_else(|| s(w, "url"))) {
+    if let Some(w) = author
+        .get("website")
+        .and_then(|w| s(w, "display_url").or_else(|| s(w, "url")))
+    {
         l.push(format!("- **Website:** {}", escape_inline(w)));
     }
     if let Some(n) = count(author, "followers") {
@@ -114,13 +138,20 @@ fn article_lines(article: &Value) -> Vec<String> {
         l.push(format!("## {}", escape_inline(t)));
         l.push(String::new());
     }
-    let cover = article.pointer("/cover_media/media_info/original_img_url").and_then(Value::as_str);
+    let cover = article
+        .pointer("/cover_media/media_info/original_img_url")
+        .and_then(Value::as_str);
     if let Some(c) = cover {
         l.push(format!("![cover]({})", escape_url(c)));
         l.push(String::new());
     }
     let mut body = 0;
-    for block in article.pointer("/content/blocks").and_then(Value::as_array).into_iter().flatten() {
+    for block in article
+        .pointer("/content/blocks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let text = s(block, "text").unwrap_or("").trim();
         if text.is_empty() {
             continue;
@@ -158,10 +189,21 @@ fn poll_lines(poll: &Value) -> Vec<String> {
         head.push(escape_inline(t));
     }
     l.push(head.join(" · "));
-    for c in poll.get("choices").and_then(Value::as_array).into_iter().flatten() {
+    for c in poll
+        .get("choices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let name = escape_inline(s(c, "label").unwrap_or(""));
-        let pct = c.get("percentage").and_then(Value::as_f64).map(|p| format!(" — {p}%")).unwrap_or_default();
-        let votes = count(c, "count").map(|n| format!(" ({} votes)", grouped(n))).unwrap_or_default();
+        let pct = c
+            .get("percentage")
+            .and_then(Value::as_f64)
+            .map(|p| format!(" — {p}%"))
+            .unwrap_or_default();
+        let votes = count(c, "count")
+            .map(|n| format!(" ({} votes)", grouped(n)))
+            .unwrap_or_default();
         l.push(format!("> - {name}{pct}{votes}"));
     }
     l
@@ -172,21 +214,34 @@ fn quote_lines(q: &Value, depth: usize) -> Vec<String> {
     let url = model::post_url(q);
     if is_tombstone(q) {
         let reason = s(q, "reason").unwrap_or("unavailable");
-        l.push(format!("> Quoted post unavailable ({})", escape_inline(reason)));
+        l.push(format!(
+            "> Quoted post unavailable ({})",
+            escape_inline(reason)
+        ));
     } else if depth >= MAX_QUOTE_DEPTH {
         l.push("> (nested quote not shown)".into());
     } else {
-        let h = handle(q).map(|h| format!(" @{}", escape_handle(h))).unwrap_or_default();
+        let h = handle(q)
+            .map(|h| format!(" @{}", escape_handle(h)))
+            .unwrap_or_default();
         l.push(format!("> **{}**{h}", author_name(q)));
         for line in escape_block(&display_text(q)) {
-            l.push(if line.is_empty() { ">".into() } else { format!("> {line}") });
+            l.push(if line.is_empty() {
+                ">".into()
+            } else {
+                format!("> {line}")
+            });
         }
         if let Some(p) = q.get("poll").filter(|p| p.is_object()) {
             l.extend(poll_lines(p));
         }
         l.extend(media_lines(q));
         if let Some(inner) = q.get("quote").filter(|v| v.is_object()) {
-            l.extend(quote_lines(inner, depth + 1).into_iter().map(|x| format!("> {x}")));
+            l.extend(
+                quote_lines(inner, depth + 1)
+                    .into_iter()
+                    .map(|x| format!("> {x}")),
+            );
         }
     }
     if let Some(u) = url {
@@ -198,8 +253,14 @@ fn quote_lines(q: &Value, depth: usize) -> Vec<String> {
 
 fn front_matter(first: &Value, total: usize) -> Vec<String> {
     let mut l = vec!["---".to_string()];
-    l.push(format!("source: {}", yaml_value(s(first, "url").unwrap_or(""))));
-    let name = first.get("author").and_then(|a| s(a, "name")).unwrap_or("Unknown");
+    l.push(format!(
+        "source: {}",
+        yaml_value(s(first, "url").unwrap_or(""))
+    ));
+    let name = first
+        .get("author")
+        .and_then(|a| s(a, "name"))
+        .unwrap_or("Unknown");
     l.push(format!("author: {}", yaml_value(name)));
     let h = handle(first);
     if let Some(h) = h {
@@ -221,7 +282,13 @@ fn front_matter(first: &Value, total: usize) -> Vec<String> {
     l
 }
 
-fn post_lines(post: &Value, i: usize, n: usize, opts: &RenderOptions<'_>, author_meta: bool) -> Vec<String> {
+fn post_lines(
+    post: &Value,
+    i: usize,
+    n: usize,
+    opts: &RenderOptions<'_>,
+    author_meta: bool,
+) -> Vec<String> {
     let obsidian = opts.format == "obsidian";
     let compact = !opts.full && !obsidian;
     let ctx = label(s(post, "context").unwrap_or("post"));
@@ -230,8 +297,14 @@ fn post_lines(post: &Value, i: usize, n: usize, opts: &RenderOptions<'_>, author
     if is_tombstone(post) {
         l.push(format!("## {ctx} · {}/{n} — Unavailable post", i + 1));
     } else {
-        let h = handle(post).map(|h| format!(" (@{})", escape_handle(h))).unwrap_or_default();
-        l.push(format!("## {ctx} · {}/{n} — {}{h}", i + 1, author_name(post)));
+        let h = handle(post)
+            .map(|h| format!(" (@{})", escape_handle(h)))
+            .unwrap_or_default();
+        l.push(format!(
+            "## {ctx} · {}/{n} — {}{h}",
+            i + 1,
+            author_name(post)
+        ));
     }
     l.push(String::new());
     if opts.full && !obsidian {
@@ -251,7 +324,9 @@ fn post_lines(post: &Value, i: usize, n: usize, opts: &RenderOptions<'_>, author
     }
     if is_tombstone(post) {
         let reason = escape_inline(s(post, "reason").unwrap_or("unavailable"));
-        let msg = s(post, "message").map(|m| format!(": {}", escape_inline(m))).unwrap_or_default();
+        let msg = s(post, "message")
+            .map(|m| format!(": {}", escape_inline(m)))
+            .unwrap_or_default();
         l.push(format!("Post unavailable ({reason}){msg}"));
         l.push(String::new());
     } else {
@@ -268,7 +343,10 @@ fn post_lines(post: &Value, i: usize, n: usize, opts: &RenderOptions<'_>, author
             shown = true;
         }
         if article.is_none() && text.contains("/i/article/") {
-            l.push("_The article body is not available upstream; open the link above to read it._".into());
+            l.push(
+                "_The article body is not available upstream; open the link above to read it._"
+                    .into(),
+            );
             l.push(String::new());
         }
         if post.get("possibly_sensitive").and_then(Value::as_bool) == Some(true) {
