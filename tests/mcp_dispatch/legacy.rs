@@ -217,14 +217,14 @@ fn legacy_resources_shapes() {
 fn legacy_tool_call_result_has_no_modern_fields() {
     let f = fixture();
     for v in ["2025-11-25", "2025-06-18", "2025-03-26"] {
-        let name = TOOL_NAMES[0];
+        let name = TOOL_NAMES[1];
         let pending = call(
             &f,
             &lh(v),
             &req(
                 json!(3),
                 "tools/call",
-                json!({"name": name, "arguments": {}}),
+                json!({"name": name, "arguments": {"handle": "demo_author"}}),
             ),
         );
         assert_eq!(pending.version().as_str(), v);

@@ -273,7 +273,7 @@ fn m9_ows_is_trimmed_from_header_values() {
         &modern_req(
             json!(9),
             "tools/call",
-            json!({"name": first, "arguments": {}}),
+            json!({"name": first, "arguments": {"url": "https://x.com/demo_author/status/2087208847298015232"}}),
         ),
     );
     assert_eq!(pending.call().name, first);
@@ -527,7 +527,7 @@ fn m20_m22_modern_tool_call_result() {
         &modern_req(
             json!(24),
             "tools/call",
-            json!({"name": name, "arguments": {}}),
+            json!({"name": name, "arguments": {"handle": "demo_author"}}),
         ),
     );
     let expected_output = f.tools.run(pending.call());

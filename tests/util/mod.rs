@@ -96,7 +96,10 @@ impl Reply {
     pub fn json(&self) -> serde_json::Value {
         let text = self.text();
         let data = if self.header("content-type").as_deref() == Some("text/event-stream") {
-            text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or("").to_string()
+            text.lines()
+                .find_map(|l| l.strip_prefix("data: "))
+                .unwrap_or("")
+                .to_string()
         } else {
             text
         };
@@ -110,25 +113,56 @@ pub fn read_reply(stream: &mut TcpStream, head_only: bool) -> Reply {
     let mut byte = [0u8; 1];
     while !buf.ends_with(b"\r\n\r\n") {
         let n = stream.read(&mut byte).expect("read head");
-        assert!(n == 1, "connection closed mid-head after {:?}", String::from_utf8_lossy(&buf));
+        assert!(
+            n == 1,
+            "connection closed mid-head after {:?}",
+            String::from_utf8_lossy(&buf)
+        );
         buf.push(byte[0]);
     }
     let head = String::from_utf8(buf).unwrap();
-    let status: u16 = head.get(9..12).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("bad status line: {head:?}"));
+    let status: u16 = head
+        .get(9..12)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line: {head:?}"));
     let len = head
         .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()))
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap())
+        })
         .unwrap_or(0);
     let mut body = vec![0u8; if head_only || status == 100 { 0 } else { len }];
     stream.read_exact(&mut body).expect("read body");
     Reply { status, head, body }
 }
 
-/// Whether the peer has closed (EOF within `wait`).
+/// Whether the peer closes (EOF or reset) within `wait`, discarding any
+/// bytes that arrive first.
 pub fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
-    stream.set_read_timeout(Some(wait)).unwrap();
-    let mut b = [0u8; 1];
-    matches!(stream.read(&mut b), Ok(0)) || matches!(stream.read(&mut b), Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset)
+    let deadline = Instant::now() + wait;
+    let mut b = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        stream.set_read_timeout(Some(left)).unwrap();
+        match stream.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return false
+            }
+            Err(_) => return true,
+        }
+    }
 }
 
 /// Builds a POST /mcp request with the given extra header lines.
@@ -157,4 +191,7 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 }
 
 /// The JSON and SSE framing headers the SDK clients send.
-pub const JSON_HEADERS: [&str; 2] = ["Content-Type: application/json", "Accept: application/json, text/event-stream"];
+pub const JSON_HEADERS: [&str; 2] = [
+    "Content-Type: application/json",
+    "Accept: application/json, text/event-stream",
+];
