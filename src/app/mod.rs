@@ -168,7 +168,9 @@ impl App {
         let lookup = |name: &str| head.header(name);
         match self.mcp.handle(&lookup, &request.body) {
             Outcome::Reply(reply) => Handled::Now(frame(reply, framing)),
-            Outcome::Call(call) => Handled::Later(Box::new(move || frame(call.run(), framing))),
+            Outcome::Call(call) => {
+                Handled::Later(Box::new(move || frame(call.run_guarded(), framing)))
+            }
         }
     }
 }

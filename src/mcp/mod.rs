@@ -109,6 +109,28 @@ impl PendingCall {
         self.reply(&output)
     }
 
+    /// Like [`PendingCall::run`], but a panic inside the tool becomes a
+    /// JSON-RPC `-32603` error carrying the request id (HTTP 500 in the
+    /// 2026-07-28 era, 200 in the handshake era) instead of unwinding.
+    pub fn run_guarded(self) -> Reply {
+        let run =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.tools.run(&self.call)));
+        match run {
+            Ok(output) => self.reply(&output),
+            Err(_) => {
+                let era = error::Era::of(self.version);
+                let err = error::RpcError::new(
+                    error::INTERNAL_ERROR,
+                    "Internal error: the tool failed unexpectedly",
+                );
+                Reply {
+                    status: error::http_status(err.code, era),
+                    body: Some(jsonrpc::error_message(Some(&self.id), &err)),
+                }
+            }
+        }
+    }
+
     /// Builds the reply for an output obtained elsewhere (for instance from
     /// a cache): `{content:[{type:"text",text}], structuredContent?, isError}`
     /// shaped for the request's revision.
