@@ -1,1 +1,239 @@
-//! Command-line parsing.
+//! Command-line parsing for `xmd serve` (the default command): flags, each
+//! also readable from an `XMD_*` environment variable (a flag wins).
+//! Hand-written: raw arguments → a validated [`Config`].
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::config::{self, Config};
+
+/// What the command line asked for.
+#[derive(Debug)]
+pub enum Command {
+    /// Run the server.
+    Serve(Box<Config>),
+    /// Print this text to stdout and exit 0 (help or version).
+    Print(String),
+}
+
+/// A usage error: printed to stderr, exit code 2.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+struct Setting {
+    flag: &'static str,
+    env: &'static str,
+    value: &'static str,
+    help: String,
+}
+
+fn settings() -> Vec<Setting> {
+    let secs = |d: Duration| d.as_secs();
+    vec![
+        Setting { flag: "--listen", env: "XMD_LISTEN", value: "ADDR", help: format!("address to listen on [default: {}]", config::DEFAULT_LISTEN) },
+        Setting { flag: "--upstream", env: "XMD_UPSTREAM", value: "URL", help: format!("FxTwitter API base URL [default: {}]", config::DEFAULT_UPSTREAM) },
+        Setting { flag: "--public-url", env: "XMD_PUBLIC_URL", value: "URL", help: "base URL for self links, resource URIs and the server card [default: http://<listen>]".into() },
+        Setting { flag: "--workers", env: "XMD_WORKERS", value: "N", help: format!("worker threads for tool calls [default: {}]", config::DEFAULT_WORKERS) },
+        Setting { flag: "--queue", env: "XMD_QUEUE", value: "N", help: format!("tool calls that may wait for a worker; past it: 503 [default: {}]", config::DEFAULT_QUEUE) },
+        Setting { flag: "--max-connections", env: "XMD_MAX_CONNECTIONS", value: "N", help: format!("open connections; past it: 503 and close [default: {}]", config::DEFAULT_MAX_CONNECTIONS) },
+        Setting { flag: "--max-body-bytes", env: "XMD_MAX_BODY_BYTES", value: "BYTES", help: format!("largest request body; past it: 413 [default: {}]", config::DEFAULT_MAX_BODY_BYTES) },
+        Setting { flag: "--header-timeout", env: "XMD_HEADER_TIMEOUT", value: "SECS", help: format!("time to receive a request head; past it: 408 [default: {}]", secs(config::DEFAULT_HEADER_TIMEOUT)) },
+        Setting { flag: "--body-timeout", env: "XMD_BODY_TIMEOUT", value: "SECS", help: format!("time to receive a request body; past it: 408 [default: {}]", secs(config::DEFAULT_BODY_TIMEOUT)) },
+        Setting { flag: "--idle-timeout", env: "XMD_IDLE_TIMEOUT", value: "SECS", help: format!("idle keep-alive time before closing [default: {}]", secs(config::DEFAULT_IDLE_TIMEOUT)) },
+        Setting { flag: "--upstream-timeout", env: "XMD_UPSTREAM_TIMEOUT", value: "SECS", help: format!("timeout of one upstream request [default: {}]", secs(config::DEFAULT_UPSTREAM_TIMEOUT)) },
+        Setting { flag: "--shutdown-grace", env: "XMD_SHUTDOWN_GRACE", value: "SECS", help: format!("how long SIGTERM waits for in-flight requests [default: {}]", secs(config::DEFAULT_SHUTDOWN_GRACE)) },
+        Setting { flag: "--allowed-origins", env: "XMD_ALLOWED_ORIGINS", value: "LIST", help: "comma-separated Origins allowed to call the server (replaces the loopback-only rule) [default: loopback origins on a loopback listener, any on a public one]".into() },
+    ]
+}
+
+/// The `--help` text.
+pub fn help() -> String {
+    let mut out = format!(
+        "xmd {} — an MCP server (Streamable HTTP) that reads public X posts as Markdown\n\n\
+         Usage:\n  xmd [serve] [OPTIONS]\n  xmd --help | --version\n\n\
+         The MCP endpoint is http://<listen>/mcp (both the 2026-07-28 stateless revision and\n\
+         the 2025-11-25 / 2025-06-18 / 2025-03-26 handshake revisions).\n\nOptions (each also read from its environment variable; a flag wins):\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for s in settings() {
+        let left = format!("  {} {}", s.flag, s.value);
+        out.push_str(&format!("{left:<32}{}\n{:<32}env: {}\n", s.help, "", s.env));
+    }
+    out.push_str("  -h, --help                    print this help\n  -V, --version                 print the version\n\nExit codes: 0 clean shutdown (SIGTERM/SIGINT), 1 runtime failure (e.g. address in use), 2 usage error.\n");
+    out
+}
+
+/// Parses arguments (without the program name) and environment lookups.
+///
+/// # Errors
+/// An unknown flag, a missing or invalid value, or a stray argument.
+pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Command, UsageError> {
+    let mut rest: &[String] = args;
+    if rest.first().map(String::as_str) == Some("serve") {
+        rest = &rest[1..];
+    }
+    let known = settings();
+    let mut given: Vec<(&'static str, String)> = Vec::new();
+    let mut i = 0;
+    while i < rest.len() {
+        let arg = rest[i].as_str();
+        match arg {
+            "-h" | "--help" => return Ok(Command::Print(help())),
+            "-V" | "--version" => return Ok(Command::Print(format!("xmd {}\n", env!("CARGO_PKG_VERSION")))),
+            _ => {}
+        }
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg, None),
+        };
+        let Some(setting) = known.iter().find(|s| s.flag == flag) else {
+            return Err(UsageError(if arg.starts_with('-') {
+                format!("unknown option '{arg}'")
+            } else {
+                format!("unexpected argument '{arg}'")
+            }));
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => {
+                i += 1;
+                rest.get(i).cloned().ok_or_else(|| UsageError(format!("{flag} needs a value ({})", setting.value)))?
+            }
+        };
+        given.push((setting.flag, value));
+        i += 1;
+    }
+    let lookup = |flag: &str| -> Option<(String, String)> {
+        if let Some((_, v)) = given.iter().rev().find(|(f, _)| *f == flag) {
+            return Some((flag.to_string(), v.clone()));
+        }
+        let s = known.iter().find(|s| s.flag == flag)?;
+        env(s.env).filter(|v| !v.is_empty()).map(|v| (s.env.to_string(), v))
+    };
+    let listen_text = lookup("--listen").map_or(config::DEFAULT_LISTEN.to_string(), |(_, v)| v);
+    let listen: SocketAddr = listen_text
+        .parse()
+        .map_err(|_| UsageError(format!("invalid listen address '{listen_text}' (expected IP:PORT, e.g. 127.0.0.1:8080)")))?;
+    let mut config = Config::new(listen);
+    if let Some((name, v)) = lookup("--upstream") {
+        config.upstream = parse_url(&name, &v)?;
+    }
+    if let Some((name, v)) = lookup("--public-url") {
+        config.public_url = parse_url(&name, &v)?;
+    }
+    let number = |flag: &str, min: usize| -> Result<Option<usize>, UsageError> {
+        match lookup(flag) {
+            None => Ok(None),
+            Some((name, v)) => match v.trim().parse::<usize>() {
+                Ok(n) if n >= min => Ok(Some(n)),
+                _ => Err(UsageError(format!("invalid {name} '{v}' (expected a whole number >= {min})"))),
+            },
+        }
+    };
+    let seconds = |flag: &str| -> Result<Option<Duration>, UsageError> { Ok(number(flag, 1)?.map(|n| Duration::from_secs(n as u64))) };
+    if let Some(n) = number("--workers", 1)? {
+        config.workers = n;
+    }
+    if let Some(n) = number("--queue", 1)? {
+        config.queue = n;
+    }
+    if let Some(n) = number("--max-connections", 1)? {
+        config.max_connections = n;
+    }
+    if let Some(n) = number("--max-body-bytes", 1)? {
+        config.limits.max_body_bytes = n;
+    }
+    if let Some(d) = seconds("--header-timeout")? {
+        config.limits.header_timeout = d;
+    }
+    if let Some(d) = seconds("--body-timeout")? {
+        config.limits.body_timeout = d;
+    }
+    if let Some(d) = seconds("--idle-timeout")? {
+        config.limits.idle_timeout = d;
+    }
+    if let Some(d) = seconds("--upstream-timeout")? {
+        config.upstream_timeout = d;
+    }
+    if let Some(d) = seconds("--shutdown-grace")? {
+        config.shutdown_grace = d;
+    }
+    if let Some((_, v)) = lookup("--allowed-origins") {
+        config.allowed_origins = Some(v.split(',').map(|o| o.trim().to_string()).filter(|o| !o.is_empty()).collect());
+    }
+    Ok(Command::Serve(Box::new(config)))
+}
+
+fn parse_url(name: &str, value: &str) -> Result<String, UsageError> {
+    let v = value.trim().trim_end_matches('/');
+    let ok = (v.starts_with("http://") || v.starts_with("https://")) && v.len() > "https://".len() && !v.contains(char::is_whitespace);
+    if ok {
+        Ok(v.to_string())
+    } else {
+        Err(UsageError(format!("invalid {name} '{value}' (expected an http:// or https:// URL)")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn serve(a: &[&str], env: &dyn Fn(&str) -> Option<String>) -> Config {
+        match parse(&args(a), env).unwrap() {
+            Command::Serve(c) => *c,
+            Command::Print(_) => panic!("expected serve"),
+        }
+    }
+
+    #[test]
+    fn defaults_flags_and_env() {
+        let none = |_: &str| None;
+        let c = serve(&[], &none);
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.upstream, "https://api.fxtwitter.com");
+        assert_eq!(c.public_url, "http://127.0.0.1:8080");
+        let env = |k: &str| match k {
+            "XMD_LISTEN" => Some("127.0.0.1:9000".to_string()),
+            "XMD_WORKERS" => Some("3".to_string()),
+            _ => None,
+        };
+        let c = serve(&["serve", "--workers=5", "--upstream", "http://127.0.0.1:1/"], &env);
+        assert_eq!(c.listen.to_string(), "127.0.0.1:9000");
+        assert_eq!(c.workers, 5);
+        assert_eq!(c.upstream, "http://127.0.0.1:1");
+        assert_eq!(c.public_url, "http://127.0.0.1:9000");
+    }
+
+    #[test]
+    fn bad_input_is_a_usage_error_naming_the_setting() {
+        let none = |_: &str| None;
+        let cases = [
+            (&["--nope"][..], "unknown option '--nope'"),
+            (&["--listen"][..], "--listen needs a value (ADDR)"),
+            (&["--listen", "localhost"][..], "invalid listen address 'localhost' (expected IP:PORT, e.g. 127.0.0.1:8080)"),
+            (&["--workers", "0"][..], "invalid --workers '0' (expected a whole number >= 1)"),
+            (&["--upstream", "ftp://x"][..], "invalid --upstream 'ftp://x' (expected an http:// or https:// URL)"),
+            (&["stray"][..], "unexpected argument 'stray'"),
+        ];
+        for (a, msg) in cases {
+            assert_eq!(parse(&args(a), &none).unwrap_err(), UsageError(msg.to_string()));
+        }
+        let env = |k: &str| (k == "XMD_QUEUE").then(|| "many".to_string());
+        assert_eq!(parse(&[], &env).unwrap_err(), UsageError("invalid XMD_QUEUE 'many' (expected a whole number >= 1)".into()));
+    }
+
+    #[test]
+    fn help_lists_every_setting_with_env() {
+        let text = match parse(&args(&["--help"]), &|_| None).unwrap() {
+            Command::Print(t) => t,
+            Command::Serve(_) => panic!(),
+        };
+        for s in settings() {
+            assert!(text.contains(s.flag) && text.contains(s.env), "{}", s.flag);
+        }
+    }
+}

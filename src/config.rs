@@ -1,1 +1,159 @@
-//! Settings with their defaults and units.
+//! Every setting of the server, with its default and unit. No logic beyond
+//! defaults lives here; `cli` fills a [`Config`] from flags and `XMD_*`
+//! environment variables.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Default listen address (`--listen`, `XMD_LISTEN`).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// Default upstream base URL (`--upstream`, `XMD_UPSTREAM`).
+pub const DEFAULT_UPSTREAM: &str = "https://api.fxtwitter.com";
+
+/// Largest request head (request line plus headers) in bytes.
+///
+/// Default is 16 KiB. A longer head is answered `431 Request Header Fields
+/// Too Large` and the connection is closed.
+pub const DEFAULT_MAX_HEAD_BYTES: usize = 16 * 1024;
+
+/// Most header fields in one request.
+///
+/// Default is 64. More are answered `431` and the connection is closed.
+pub const DEFAULT_MAX_HEADERS: usize = 64;
+
+/// Largest request body in bytes (after chunked decoding).
+///
+/// Default is 1 MiB. A larger announced or received body is answered
+/// `413 Content Too Large` and the connection is closed; nothing is
+/// allocated from the announced length before the bytes arrive.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Time allowed from the first byte of a request head to its end.
+///
+/// Default is 10 s. A slower head is answered `408 Request Timeout` and the
+/// connection is closed (slowloris protection: the clock does not restart
+/// per byte).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Time allowed from the end of a head to the end of its body.
+///
+/// Default is 30 s. A stalled body is answered `408` and the connection is
+/// closed.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long an idle keep-alive connection stays open between requests.
+///
+/// Default is 60 s. Then it is closed without a response.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a response may wait for the peer to read it.
+///
+/// Default is 30 s. Then the connection is closed.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Most open client connections.
+///
+/// Default is 10,000. A connection past it gets `503 Service Unavailable`
+/// with `Retry-After: 1` and is closed at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+
+/// Worker threads that run blocking tool calls (upstream requests).
+///
+/// Default is 64.
+pub const DEFAULT_WORKERS: usize = 64;
+
+/// Tool calls that may wait for a free worker.
+///
+/// Default is 1,024. A call past it is answered `503 Service Unavailable`
+/// with `Retry-After: 1`.
+pub const DEFAULT_QUEUE: usize = 1024;
+
+/// Global timeout of one upstream request (connect, send, receive).
+///
+/// Default is 10 s. Past it the tool answers `isError: true` with code
+/// `fxtwitter_timeout`.
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long graceful shutdown waits for in-flight requests.
+///
+/// Default is 10 s. Connections still busy then are closed.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// HTTP-level limits the connection state machine enforces.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// See [`DEFAULT_MAX_HEAD_BYTES`].
+    pub max_head_bytes: usize,
+    /// See [`DEFAULT_MAX_HEADERS`].
+    pub max_headers: usize,
+    /// See [`DEFAULT_MAX_BODY_BYTES`].
+    pub max_body_bytes: usize,
+    /// See [`DEFAULT_HEADER_TIMEOUT`].
+    pub header_timeout: Duration,
+    /// See [`DEFAULT_BODY_TIMEOUT`].
+    pub body_timeout: Duration,
+    /// See [`DEFAULT_IDLE_TIMEOUT`].
+    pub idle_timeout: Duration,
+    /// See [`DEFAULT_WRITE_TIMEOUT`].
+    pub write_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_head_bytes: DEFAULT_MAX_HEAD_BYTES,
+            max_headers: DEFAULT_MAX_HEADERS,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            write_timeout: DEFAULT_WRITE_TIMEOUT,
+        }
+    }
+}
+
+/// The whole server configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// Upstream base URL, without a trailing slash.
+    pub upstream: String,
+    /// Base URL for self links, without a trailing slash.
+    pub public_url: String,
+    /// Worker threads; see [`DEFAULT_WORKERS`].
+    pub workers: usize,
+    /// Worker queue length; see [`DEFAULT_QUEUE`].
+    pub queue: usize,
+    /// Most open connections; see [`DEFAULT_MAX_CONNECTIONS`].
+    pub max_connections: usize,
+    /// Upstream request timeout; see [`DEFAULT_UPSTREAM_TIMEOUT`].
+    pub upstream_timeout: Duration,
+    /// Graceful shutdown deadline; see [`DEFAULT_SHUTDOWN_GRACE`].
+    pub shutdown_grace: Duration,
+    /// Origins allowed to call the server; `None` applies the default rule
+    /// (loopback listeners accept loopback origins only, public listeners
+    /// accept any origin).
+    pub allowed_origins: Option<Vec<String>>,
+    /// HTTP limits.
+    pub limits: Limits,
+}
+
+impl Config {
+    /// A configuration with every default, listening on `listen`.
+    pub fn new(listen: SocketAddr) -> Config {
+        Config {
+            listen,
+            upstream: DEFAULT_UPSTREAM.to_string(),
+            public_url: format!("http://{listen}"),
+            workers: DEFAULT_WORKERS,
+            queue: DEFAULT_QUEUE,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            allowed_origins: None,
+            limits: Limits::default(),
+        }
+    }
+}

@@ -1,1 +1,216 @@
-//! HTTP/1.1 message types, parsing and encoding (hand-written over httparse).
+//! HTTP/1.1 message types, head parsing (over `httparse`), body framing,
+//! chunked decoding, content negotiation and response encoding.
+//!
+//! Nothing here touches a socket: functions take bytes or values and return
+//! bytes or values (RFC 9110 semantics, RFC 9112 message syntax).
+
+pub mod accept;
+pub mod chunked;
+pub mod date;
+pub mod parse;
+pub mod response;
+
+pub use response::{Body, Response};
+
+/// Request method (RFC 9110 §9).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Method {
+    /// `GET`
+    Get,
+    /// `HEAD`
+    Head,
+    /// `POST`
+    Post,
+    /// `PUT`
+    Put,
+    /// `DELETE`
+    Delete,
+    /// `OPTIONS`
+    Options,
+    /// `PATCH`
+    Patch,
+    /// Any other token.
+    Other(String),
+}
+
+impl Method {
+    /// Maps a method token; unknown tokens become [`Method::Other`].
+    pub fn from_token(token: &str) -> Method {
+        match token {
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "DELETE" => Method::Delete,
+            "OPTIONS" => Method::Options,
+            "PATCH" => Method::Patch,
+            other => Method::Other(other.to_string()),
+        }
+    }
+
+    /// The method token as sent.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Patch => "PATCH",
+            Method::Other(s) => s,
+        }
+    }
+}
+
+/// One header field: the name as sent and the raw value (RFC 9110 §5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// Field name, as sent (compare case-insensitively).
+    pub name: String,
+    /// Field value bytes, as sent (not trimmed by httparse beyond OWS).
+    pub value: Vec<u8>,
+}
+
+/// A request head: request line and header fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The method.
+    pub method: Method,
+    /// The request target as sent (origin-form, absolute-form or `*`).
+    pub target: String,
+    /// The minor version: `0` for HTTP/1.0, `1` for HTTP/1.1.
+    pub minor_version: u8,
+    /// Header fields in order.
+    pub headers: Vec<Header>,
+}
+
+impl Head {
+    /// The first value of header `name` (case-insensitive), if present.
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value.as_slice())
+    }
+
+    /// Every value of header `name` (case-insensitive), in order.
+    pub fn headers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
+        self.headers
+            .iter()
+            .filter(move |h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value.as_slice())
+    }
+
+    /// Whether the connection persists after this request (RFC 9112 §9.3):
+    /// HTTP/1.1 unless `Connection: close`; HTTP/1.0 only with
+    /// `Connection: keep-alive`.
+    pub fn keep_alive(&self) -> bool {
+        let mut close = false;
+        let mut keep = false;
+        for value in self.headers_named("connection") {
+            for token in value.split(|b| *b == b',') {
+                let token = trim_ows(token);
+                if token.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    keep = true;
+                }
+            }
+        }
+        if close {
+            return false;
+        }
+        self.minor_version >= 1 || keep
+    }
+
+    /// The path of the target: the part before `?`, with an absolute-form
+    /// target's scheme and authority removed (RFC 9112 §3.2.2).
+    pub fn path(&self) -> &str {
+        let mut t = self.target.as_str();
+        for scheme in ["http://", "https://"] {
+            if t.len() > scheme.len() && t[..scheme.len()].eq_ignore_ascii_case(scheme) {
+                t = &t[scheme.len()..];
+                t = t.find('/').map_or("/", |i| &t[i..]);
+                break;
+            }
+        }
+        let end = t.find(['?', '#']).unwrap_or(t.len());
+        &t[..end]
+    }
+
+    /// The query string of the target (after `?`, before `#`), if any.
+    pub fn query(&self) -> Option<&str> {
+        let t = self.target.as_str();
+        let start = t.find('?')? + 1;
+        let end = t[start..].find('#').map_or(t.len(), |i| start + i);
+        Some(&t[start..end])
+    }
+}
+
+/// A complete request: head plus decoded body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// Request line and headers.
+    pub head: Head,
+    /// The body after transfer decoding.
+    pub body: Vec<u8>,
+    /// The peer's address.
+    pub peer: std::net::SocketAddr,
+}
+
+/// Trims optional whitespace (SP and HTAB) from both ends (RFC 9110 §5.6.3).
+pub fn trim_ows(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| *b != b' ' && *b != b'\t')
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| *b != b' ' && *b != b'\t')
+        .map_or(start, |i| i + 1);
+    &bytes[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(target: &str, minor: u8, headers: &[(&str, &str)]) -> Head {
+        Head {
+            method: Method::Get,
+            target: target.to_string(),
+            minor_version: minor,
+            headers: headers
+                .iter()
+                .map(|(n, v)| Header { name: n.to_string(), value: v.as_bytes().to_vec() })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn path_strips_query_fragment_and_absolute_form() {
+        assert_eq!(head("/mcp?client=x", 1, &[]).path(), "/mcp");
+        assert_eq!(head("/mcp#frag", 1, &[]).path(), "/mcp");
+        assert_eq!(head("http://127.0.0.1:8080/mcp?a", 1, &[]).path(), "/mcp");
+        assert_eq!(head("HTTPS://example.org", 1, &[]).path(), "/");
+        assert_eq!(head("/mcp?client=x#y", 1, &[]).query(), Some("client=x"));
+        assert_eq!(head("/mcp", 1, &[]).query(), None);
+    }
+
+    #[test]
+    fn keep_alive_follows_version_and_connection_tokens() {
+        assert!(head("/", 1, &[]).keep_alive());
+        assert!(!head("/", 1, &[("Connection", "Close")]).keep_alive());
+        assert!(!head("/", 1, &[("connection", "keep-alive, close")]).keep_alive());
+        assert!(!head("/", 0, &[]).keep_alive());
+        assert!(head("/", 0, &[("Connection", "Keep-Alive")]).keep_alive());
+    }
+
+    #[test]
+    fn trim_ows_trims_spaces_and_tabs_only() {
+        assert_eq!(trim_ows(b" \t a b \t"), b"a b");
+        assert_eq!(trim_ows(b"   "), b"");
+        assert_eq!(trim_ows(b""), b"");
+    }
+}

@@ -86,7 +86,7 @@ impl Mcp {
     }
 
     /// Handles one POSTed JSON-RPC message.
-    pub fn handle(&self, _header: &dyn Fn(&str) -> Option<&[u8]>, _body: &[u8]) -> Outcome {
+    pub fn handle<'h>(&self, _header: &dyn Fn(&str) -> Option<&'h [u8]>, _body: &[u8]) -> Outcome {
         let _ = &self.tools;
         Outcome::Reply(Reply { status: 200, body: Some(b"{}".to_vec()) })
     }

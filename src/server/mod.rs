@@ -1,1 +1,373 @@
-//! The mio event loop, connection state machine and worker pool.
+//! The hand-rolled `mio` event loop: accepts connections, drives each
+//! [`conn::Conn`] state machine on readiness, hands blocking jobs to the
+//! [`workers::Pool`], writes completions back, sweeps deadlines once a
+//! second, and shuts down gracefully on SIGTERM/SIGINT.
+//!
+//! This module knows HTTP framing only through `crate::http` and never
+//! names MCP.
+
+pub mod conn;
+pub mod workers;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+
+use crate::config::Limits;
+use crate::http::date::DateCache;
+use crate::http::{Body, Response};
+use conn::{Conn, Ctx, Handler};
+use workers::{Pool, Ticket};
+
+const LISTENER: Token = Token(0);
+const WAKER: Token = Token(1);
+const SIGNALS: Token = Token(2);
+const FIRST_CONN: usize = 3;
+
+/// How often deadlines are checked.
+const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Event-loop settings.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// HTTP limits.
+    pub limits: Limits,
+    /// Worker threads.
+    pub workers: usize,
+    /// Worker queue slots.
+    pub queue: usize,
+    /// Most open connections.
+    pub max_connections: usize,
+    /// Graceful shutdown deadline.
+    pub shutdown_grace: Duration,
+    /// Stop gracefully on SIGTERM and SIGINT.
+    pub handle_signals: bool,
+}
+
+/// Stops a running server from another thread.
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    flag: Arc<AtomicBool>,
+    waker: Arc<Waker>,
+}
+
+impl ShutdownHandle {
+    /// Starts graceful shutdown.
+    pub fn shutdown(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        let _ = self.waker.wake();
+    }
+}
+
+struct Slot {
+    conn: Conn,
+    stream: TcpStream,
+    generation: u32,
+    writable: bool,
+}
+
+/// A bound, not yet running server.
+pub struct Server {
+    poll: Poll,
+    listener: TcpListener,
+    waker: Arc<Waker>,
+    shutdown: Arc<AtomicBool>,
+    options: ServerOptions,
+}
+
+impl Server {
+    /// Binds `addr` and prepares the poll.
+    ///
+    /// # Errors
+    /// When the address cannot be bound or the poll cannot be created.
+    pub fn bind(addr: SocketAddr, options: ServerOptions) -> io::Result<Server> {
+        let poll = Poll::new()?;
+        let mut listener = TcpListener::bind(addr)?;
+        poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        Ok(Server { poll, listener, waker, shutdown: Arc::new(AtomicBool::new(false)), options })
+    }
+
+    /// The bound address (with the real port when bound to port 0).
+    ///
+    /// # Errors
+    /// When the socket reports none.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// A handle that stops the server gracefully.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle { flag: Arc::clone(&self.shutdown), waker: Arc::clone(&self.waker) }
+    }
+
+    /// Runs until shutdown completes.
+    ///
+    /// # Errors
+    /// When polling fails or the worker pool cannot start.
+    pub fn run(self, handler: Arc<dyn Handler>) -> io::Result<()> {
+        let Server { mut poll, listener, waker, shutdown, options } = self;
+        let mut signals = if options.handle_signals {
+            let mut s = signal_hook_mio::v1_0::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT])?;
+            poll.registry().register(&mut s, SIGNALS, Interest::READABLE)?;
+            Some(s)
+        } else {
+            None
+        };
+        let pool = Pool::start(options.workers, options.queue, Arc::clone(&waker))?;
+        let mut lp = Loop {
+            listener: Some(listener),
+            slots: Vec::new(),
+            free: Vec::new(),
+            open: 0,
+            pool,
+            handler,
+            options,
+            date: DateCache::default(),
+            scratch: vec![0u8; conn::READ_CHUNK_BYTES],
+            draining_since: None,
+        };
+        let mut events = Events::with_capacity(1024);
+        let mut next_sweep = Instant::now() + SWEEP_INTERVAL;
+        loop {
+            let now = Instant::now();
+            let timeout = next_sweep.saturating_duration_since(now);
+            if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            for event in events.iter() {
+                match event.token() {
+                    LISTENER => lp.accept(&poll),
+                    WAKER => {}
+                    SIGNALS => {
+                        if let Some(s) = signals.as_mut() {
+                            if s.pending().next().is_some() {
+                                shutdown.store(true, Ordering::SeqCst);
+                            }
+                        }
+                    }
+                    Token(t) => lp.on_ready(&poll, t - FIRST_CONN, event.is_readable(), event.is_writable()),
+                }
+            }
+            lp.deliver_completions(&poll);
+            if shutdown.load(Ordering::SeqCst) && lp.draining_since.is_none() {
+                lp.begin_shutdown(&poll);
+            }
+            let now = Instant::now();
+            if now >= next_sweep {
+                lp.sweep(&poll, now);
+                next_sweep = now + SWEEP_INTERVAL;
+            }
+            if let Some(since) = lp.draining_since {
+                if lp.open == 0 || now.duration_since(since) >= lp.options.shutdown_grace {
+                    break;
+                }
+            }
+        }
+        lp.pool.shutdown();
+        Ok(())
+    }
+}
+
+struct Loop {
+    listener: Option<TcpListener>,
+    slots: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    open: usize,
+    pool: Pool,
+    handler: Arc<dyn Handler>,
+    options: ServerOptions,
+    date: DateCache,
+    scratch: Vec<u8>,
+    draining_since: Option<Instant>,
+}
+
+impl Loop {
+    fn accept(&mut self, poll: &Poll) {
+        loop {
+            let Some(listener) = &self.listener else { return };
+            match listener.accept() {
+                Ok((mut stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    if self.open >= self.options.max_connections {
+                        refuse_overloaded(&mut stream, self.date.now());
+                        continue;
+                    }
+                    let index = self.free.pop().unwrap_or_else(|| {
+                        self.slots.push(None);
+                        self.slots.len() - 1
+                    });
+                    if poll
+                        .registry()
+                        .register(&mut stream, Token(index + FIRST_CONN), Interest::READABLE)
+                        .is_err()
+                    {
+                        self.free.push(index);
+                        continue;
+                    }
+                    let generation = GENERATION.next();
+                    self.slots[index] =
+                        Some(Slot { conn: Conn::new(peer, Instant::now()), stream, generation, writable: false });
+                    self.open += 1;
+                    // Data may already be waiting (edge-triggered readiness).
+                    self.on_ready(poll, index, true, false);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn on_ready(&mut self, poll: &Poll, index: usize, readable: bool, _writable: bool) {
+        let Some(Some(slot)) = self.slots.get_mut(index) else { return };
+        let now = Instant::now();
+        let date = self.date.now().to_string();
+        let ctx = Ctx { limits: &self.options.limits, date: &date, now, draining: self.draining_since.is_some() };
+        let mut failed = false;
+        if readable && slot.conn.read_from(&mut slot.stream, &mut self.scratch, &ctx).is_err() {
+            failed = true;
+        }
+        if !failed {
+            failed = drive(slot, &*self.handler, &self.pool, index, &ctx, &mut self.scratch);
+        }
+        self.settle(poll, index, failed);
+    }
+
+    /// Closes or re-registers a slot after it was driven.
+    fn settle(&mut self, poll: &Poll, index: usize, failed: bool) {
+        let Some(Some(slot)) = self.slots.get_mut(index) else { return };
+        if failed || slot.conn.close_reason().is_some() {
+            self.close(poll, index);
+            return;
+        }
+        let want_write = slot.conn.wants_write();
+        if want_write != slot.writable {
+            let interest = if want_write { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+            if poll.registry().reregister(&mut slot.stream, Token(index + FIRST_CONN), interest).is_err() {
+                self.close(poll, index);
+                return;
+            }
+            slot.writable = want_write;
+        }
+    }
+
+    fn close(&mut self, poll: &Poll, index: usize) {
+        if let Some(mut slot) = self.slots[index].take() {
+            let _ = poll.registry().deregister(&mut slot.stream);
+            self.free.push(index);
+            self.open -= 1;
+        }
+    }
+
+    fn deliver_completions(&mut self, poll: &Poll) {
+        for (ticket, response) in self.pool.take_completions() {
+            let now = Instant::now();
+            let date = self.date.now().to_string();
+            let ctx = Ctx { limits: &self.options.limits, date: &date, now, draining: self.draining_since.is_some() };
+            let Some(Some(slot)) = self.slots.get_mut(ticket.index) else { continue };
+            if slot.generation != ticket.generation {
+                continue;
+            }
+            slot.conn.complete(response, &ctx);
+            let failed = drive(slot, &*self.handler, &self.pool, ticket.index, &ctx, &mut self.scratch);
+            self.settle(poll, ticket.index, failed);
+        }
+    }
+
+    fn sweep(&mut self, poll: &Poll, now: Instant) {
+        let date = self.date.now().to_string();
+        let limits = self.options.limits.clone();
+        let ctx = Ctx { limits: &limits, date: &date, now, draining: self.draining_since.is_some() };
+        for index in 0..self.slots.len() {
+            let Some(Some(slot)) = self.slots.get_mut(index) else { continue };
+            if slot.conn.check_deadlines(&ctx) {
+                self.close(poll, index);
+                continue;
+            }
+            let failed = slot.conn.write_to(&mut slot.stream, now).is_err();
+            self.settle(poll, index, failed);
+        }
+    }
+
+    fn begin_shutdown(&mut self, poll: &Poll) {
+        self.draining_since = Some(Instant::now());
+        if let Some(mut listener) = self.listener.take() {
+            let _ = poll.registry().deregister(&mut listener);
+        }
+        for index in 0..self.slots.len() {
+            let Some(Some(slot)) = self.slots.get_mut(index) else { continue };
+            if slot.conn.begin_shutdown() {
+                self.close(poll, index);
+            }
+        }
+    }
+}
+
+/// Parses, dispatches and writes until the connection must wait. Returns
+/// true when a socket error means the connection must close.
+fn drive(slot: &mut Slot, handler: &dyn Handler, pool: &Pool, index: usize, ctx: &Ctx, scratch: &mut [u8]) -> bool {
+    loop {
+        if let Some(job) = slot.conn.process(handler, ctx) {
+            let ticket = Ticket { index, generation: slot.generation };
+            if pool.submit(ticket, job).is_err() {
+                slot.conn.complete(queue_full(), ctx);
+                continue;
+            }
+        }
+        if slot.conn.write_to(&mut slot.stream, ctx.now).is_err() {
+            return true;
+        }
+        // Resume a read that stopped at the buffer cap once space is free.
+        if slot.conn.read_pending() && !slot.conn.is_waiting() {
+            if slot.conn.read_from(&mut slot.stream, scratch, ctx).is_err() {
+                return true;
+            }
+            continue;
+        }
+        return false;
+    }
+}
+
+/// The answer when every worker is busy and the queue is full.
+fn queue_full() -> Response {
+    Response::with_body(
+        503,
+        "application/json",
+        Body::Static(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Server busy: worker queue full, retry shortly"}}"#),
+    )
+    .header("Retry-After", "1")
+}
+
+/// Best-effort 503 to a connection past the limit, then drop it.
+fn refuse_overloaded(stream: &mut TcpStream, date: &str) {
+    use std::io::Write;
+    let response = Response::with_body(
+        503,
+        "application/json",
+        Body::Static(br#"{"error":{"status":503,"message":"too many open connections"}}"#),
+    )
+    .header("Retry-After", "1");
+    let mut out = Vec::new();
+    response.encode(false, false, false, date, &mut out);
+    let _ = stream.write(&out);
+}
+
+/// Slot generations: unique per accepted connection.
+struct GenerationCounter(std::sync::atomic::AtomicU32);
+
+impl GenerationCounter {
+    fn next(&self) -> u32 {
+        self.0.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+static GENERATION: GenerationCounter = GenerationCounter(std::sync::atomic::AtomicU32::new(1));

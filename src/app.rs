@@ -1,1 +1,0 @@
-//! Routes, HTTP checks, framing: the one place that knows both HTTP and MCP.

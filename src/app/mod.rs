@@ -1,0 +1,252 @@
+//! The application behind the event loop: routes, method and media-type
+//! checks, DNS-rebinding protection, CORS, and JSON or SSE framing of MCP
+//! replies. The one place that knows both HTTP and MCP.
+//!
+//! | Route | Methods | Answer |
+//! | --- | --- | --- |
+//! | `/mcp`, `/mcp/` | POST | JSON-RPC (both MCP eras) |
+//! | | GET, HEAD | discovery manifest; `405` when `Accept` asks for `text/event-stream` |
+//! | | OPTIONS | `204` CORS preflight |
+//! | | others | `405` with `Allow` |
+//! | `/mcp/server-card`, `/.well-known/mcp/server-card.json` | GET, HEAD | server card |
+//! | `/server.json` | GET, HEAD | registry manifest |
+//! | `/healthz` | GET, HEAD | `{"status":"ok"}` |
+//! | `/llms.txt`, `/llms-full.txt`, `/openapi.json`, `/index.md` | GET, HEAD | embedded documents |
+//! | anything else | any | `404` JSON |
+//!
+//! Query strings never change the route and nothing ever redirects.
+
+pub mod origin;
+pub mod statics;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::http::accept::{self, Framing};
+use crate::http::{Body, Method, Request, Response};
+use crate::mcp::{self, Mcp, Outcome, Reply, ServerInfo};
+use crate::server::conn::{Handled, Handler};
+use crate::x::tools::Tools;
+use crate::x::upstream::Upstream;
+use origin::{OriginPolicy, Verdict};
+
+/// Media type of the server card.
+pub const SERVER_CARD_MEDIA_TYPE: &str = "application/mcp-server-card+json";
+
+/// `Allow` for the MCP endpoint (RFC 9110 §10.2.1).
+const MCP_ALLOW: &str = "GET, HEAD, POST, OPTIONS";
+/// `Allow` for read-only routes.
+const READ_ALLOW: &str = "GET, HEAD, OPTIONS";
+/// Request headers a browser client may send (CORS preflight answer).
+const CORS_ALLOW_HEADERS: &str = "Content-Type, Accept, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID";
+/// Preflight cache lifetime in seconds.
+const CORS_MAX_AGE_SECS: &str = "86400";
+
+struct StaticDoc {
+    content_type: &'static str,
+    body: Arc<[u8]>,
+}
+
+/// The handler for the event loop.
+pub struct App {
+    mcp: Arc<Mcp>,
+    routes: HashMap<&'static str, StaticDoc>,
+    manifest: StaticDoc,
+    policy: OriginPolicy,
+}
+
+impl App {
+    /// Builds the application over an upstream, serializing every static
+    /// document once.
+    pub fn new(config: &Config, upstream: Arc<dyn Upstream>) -> App {
+        let public = config.public_url.trim_end_matches('/').to_string();
+        let card = statics::server_card(&public);
+        let card_text = serde_json::to_string_pretty(&card).unwrap_or_default();
+        let tools = Arc::new(Tools::new(upstream));
+        let info = ServerInfo {
+            name: statics::SERVER_NAME.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            public_url: public.clone(),
+        };
+        let mcp = Arc::new(Mcp::new(info, crate::docs::resources(&public, &card_text), tools));
+        let mut routes = HashMap::new();
+        let card_body: Arc<[u8]> = Arc::from(card_text.as_bytes());
+        for path in ["/mcp/server-card", "/.well-known/mcp/server-card.json"] {
+            routes.insert(path, StaticDoc { content_type: SERVER_CARD_MEDIA_TYPE, body: Arc::clone(&card_body) });
+        }
+        routes.insert("/server.json", json_doc(&statics::server_json(&public)));
+        routes.insert("/healthz", StaticDoc { content_type: "application/json", body: Arc::from(&b"{\"status\":\"ok\"}"[..]) });
+        for doc in crate::docs::DOCS {
+            let text = crate::docs::render(doc.template, &public);
+            routes.insert(doc.path, StaticDoc { content_type: doc.mime_type, body: Arc::from(text.as_bytes()) });
+        }
+        let manifest = json_doc(&statics::manifest(&public, &card));
+        let policy = OriginPolicy::new(config.listen.ip(), &public, config.allowed_origins.as_deref());
+        App { mcp, routes, manifest, policy }
+    }
+
+    fn static_route(&self, method: &Method, doc: &StaticDoc) -> Response {
+        match method {
+            Method::Get | Method::Head => {
+                Response::with_body(200, doc.content_type, Body::Shared(Arc::clone(&doc.body)))
+            }
+            Method::Options => preflight(READ_ALLOW, None),
+            _ => method_not_allowed(READ_ALLOW, "this resource is read-only"),
+        }
+    }
+
+    fn mcp_endpoint(&self, request: Request) -> Handled {
+        let head = &request.head;
+        match head.method {
+            Method::Post => {}
+            Method::Get | Method::Head => {
+                let accept = joined(head, "accept");
+                if accept::names_event_stream(accept.as_deref()) {
+                    return Handled::Now(method_not_allowed(
+                        MCP_ALLOW,
+                        "this server opens no standalone SSE stream; POST JSON-RPC requests instead",
+                    ));
+                }
+                return Handled::Now(self.static_route(&head.method, &self.manifest));
+            }
+            Method::Options => {
+                return Handled::Now(preflight(MCP_ALLOW, head.header("access-control-request-headers")))
+            }
+            Method::Delete => {
+                return Handled::Now(method_not_allowed(MCP_ALLOW, "this server keeps no sessions to delete"))
+            }
+            _ => return Handled::Now(method_not_allowed(MCP_ALLOW, "use POST for JSON-RPC")),
+        }
+        if !accept::is_json_content_type(head.header("content-type")) {
+            return Handled::Now(transport_error(415, "Unsupported Media Type: POST a JSON-RPC message with Content-Type: application/json"));
+        }
+        let Some(framing) = accept::choose_framing(joined(head, "accept").as_deref()) else {
+            return Handled::Now(transport_error(
+                406,
+                "Not Acceptable: accept application/json or text/event-stream",
+            ));
+        };
+        let lookup = |name: &str| head.header(name);
+        match self.mcp.handle(&lookup, &request.body) {
+            Outcome::Reply(reply) => Handled::Now(frame(reply, framing)),
+            Outcome::Call(call) => Handled::Later(Box::new(move || frame(call.run(), framing))),
+        }
+    }
+}
+
+impl Handler for App {
+    fn handle(&self, request: Request) -> Handled {
+        let head = &request.head;
+        if head.minor_version >= 1 && head.header("host").is_none() {
+            return Handled::Now(transport_error(400, "Bad Request: HTTP/1.1 requests need a Host header").closing());
+        }
+        let cors_origin = match self.policy.check(head.header("host"), head.header("origin")) {
+            Verdict::Allow(origin) => origin,
+            Verdict::Forbid(why) => {
+                return Handled::Now(transport_error(403, &format!("Forbidden: {why}")));
+            }
+        };
+        let path = head.path();
+        let handled = if path == "/mcp" || path == "/mcp/" {
+            self.mcp_endpoint(request)
+        } else if let Some(doc) = self.routes.get(path) {
+            Handled::Now(self.static_route(&head.method, doc))
+        } else {
+            Handled::Now(not_found())
+        };
+        match (cors_origin, handled) {
+            (None, h) => h,
+            (Some(origin), Handled::Now(r)) => Handled::Now(with_cors(r, origin)),
+            (Some(origin), Handled::Later(job)) => Handled::Later(Box::new(move || with_cors(job(), origin))),
+        }
+    }
+}
+
+/// All values of a header joined with commas (RFC 9110 §5.3).
+fn joined(head: &crate::http::Head, name: &str) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    for v in head.headers_named(name) {
+        match &mut out {
+            None => out = Some(v.to_vec()),
+            Some(o) => {
+                o.push(b',');
+                o.extend_from_slice(v);
+            }
+        }
+    }
+    out
+}
+
+fn json_doc(value: &serde_json::Value) -> StaticDoc {
+    StaticDoc { content_type: "application/json", body: Arc::from(value.to_string().as_bytes()) }
+}
+
+/// Frames an MCP reply: `202` without body, JSON, or one SSE frame. Error
+/// statuses always go out as JSON so every client can read them.
+pub fn frame(reply: Reply, framing: Framing) -> Response {
+    let Some(body) = reply.body else {
+        return Response::new(202);
+    };
+    if framing == Framing::Sse && reply.status == 200 {
+        let mut sse = Vec::with_capacity(body.len() + 24);
+        sse.extend_from_slice(b"event: message\ndata: ");
+        sse.extend_from_slice(&body);
+        sse.extend_from_slice(b"\n\n");
+        return Response::with_body(200, "text/event-stream", Body::Owned(sse))
+            .header("Cache-Control", "no-cache")
+            .header("X-Accel-Buffering", "no");
+    }
+    Response::with_body(reply.status, "application/json", Body::Owned(body))
+}
+
+fn transport_error(status: u16, message: &str) -> Response {
+    Response::with_body(status, "application/json", Body::Owned(mcp::error_without_id(-32600, message)))
+}
+
+fn method_not_allowed(allow: &'static str, message: &str) -> Response {
+    transport_error(405, &format!("Method Not Allowed: {message}")).header("Allow", allow)
+}
+
+fn not_found() -> Response {
+    Response::with_body(
+        404,
+        "application/json",
+        Body::Static(br#"{"error":"not_found","message":"No such route. The MCP endpoint is POST /mcp; see /llms.txt."}"#),
+    )
+}
+
+/// A `204` CORS preflight answer. The allowed request headers are our fixed
+/// list plus whatever the browser asked for (when every name is a valid
+/// token), so `Mcp-Param-*` headers pass too.
+fn preflight(allow: &'static str, requested: Option<&[u8]>) -> Response {
+    let mut headers = String::from(CORS_ALLOW_HEADERS);
+    if let Some(req) = requested {
+        let names: Vec<&[u8]> = req.split(|b| *b == b',').map(crate::http::trim_ows).filter(|n| !n.is_empty()).collect();
+        let valid = names.iter().all(|n| n.len() <= 64 && n.iter().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(b)));
+        if valid {
+            for n in names {
+                let n = String::from_utf8_lossy(n);
+                if !headers.to_ascii_lowercase().split(", ").any(|h| h == n.to_ascii_lowercase()) {
+                    headers.push_str(", ");
+                    headers.push_str(&n);
+                }
+            }
+        }
+    }
+    Response::new(204)
+        .header("Allow", allow)
+        .header("Access-Control-Allow-Methods", allow)
+        .header("Access-Control-Allow-Headers", headers)
+        .header("Access-Control-Max-Age", CORS_MAX_AGE_SECS)
+}
+
+fn with_cors(mut response: Response, origin: String) -> Response {
+    response.headers.push(("Access-Control-Allow-Origin", Cow::Owned(origin)));
+    response.headers.push(("Vary", Cow::Borrowed("Origin")));
+    if response.status != 204 {
+        response.headers.push(("Access-Control-Expose-Headers", Cow::Borrowed("Mcp-Session-Id, MCP-Protocol-Version")));
+    }
+    response
+}

@@ -1,0 +1,465 @@
+//! One client connection as a state machine over bytes, generic over
+//! `Read`/`Write` so tests and fuzzers drive it without sockets.
+//!
+//! ```text
+//!            head complete, body framed
+//!   ┌──────┐ ───────────────────────────► ┌──────┐
+//!   │ Head │                               │ Body │
+//!   └──────┘ ◄─────────┐                   └──────┘
+//!      │  handler: Now │ (response queued)     │ body complete
+//!      │               │                       ▼
+//!      └──────────► dispatch ◄─────────────────┘
+//!                      │ handler: Later
+//!                      ▼
+//!                 ┌─────────┐  complete(response)
+//!                 │ Waiting │ ──────────────────► Head
+//!                 └─────────┘
+//! ```
+//!
+//! Requests are answered strictly in order: while one waits for a worker,
+//! pipelined bytes stay buffered and unparsed. A [`Rejection`] queues its
+//! error response with `Connection: close` and nothing after it is parsed.
+
+use std::io::{self, Read, Write};
+use std::mem;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use crate::config::Limits;
+use crate::http::chunked::ChunkedDecoder;
+use crate::http::parse::{self, BodyFraming, Rejection};
+use crate::http::{Body, Head, Method, Request, Response};
+
+/// A blocking piece of work that produces a response (runs on a worker).
+pub type Job = Box<dyn FnOnce() -> Response + Send + 'static>;
+
+/// What a handler does with a request.
+pub enum Handled {
+    /// The response is ready now (answered on the event-loop thread).
+    Now(Response),
+    /// The response needs blocking work on a worker thread.
+    Later(Job),
+}
+
+/// The application behind the connection layer.
+pub trait Handler: Send + Sync + 'static {
+    /// Handles one complete request. Must not block.
+    fn handle(&self, request: Request) -> Handled;
+}
+
+/// Bytes read from a socket per `read` call.
+pub const READ_CHUNK_BYTES: usize = 16 * 1024;
+
+/// Pending response bytes past which no further pipelined request is parsed
+/// until the peer reads (back-pressure).
+///
+/// Default is 256 KiB.
+pub const MAX_PENDING_WRITE_BYTES: usize = 256 * 1024;
+
+/// Why a connection closed (for logs and tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The peer closed its side with nothing left to answer.
+    PeerClosed,
+    /// The request or the response asked for `Connection: close`.
+    ConnectionClose,
+    /// A malformed or over-limit request was answered and the connection closed.
+    Rejected(u16),
+    /// A read, write or idle deadline passed.
+    Timeout,
+    /// A socket error.
+    Io,
+    /// The server is shutting down.
+    Shutdown,
+}
+
+enum BodyState {
+    Length(usize),
+    Chunked(ChunkedDecoder),
+}
+
+enum State {
+    /// Waiting for (more of) a request head.
+    Head,
+    /// Reading the body of `head`.
+    Body { head: Head, body: BodyState },
+    /// A worker is producing the response of the current request.
+    Waiting { head_only: bool, keep_alive: bool, http10: bool },
+    /// No further request will be read; flush and close.
+    Closing(CloseReason),
+}
+
+/// Per-call context from the event loop.
+pub struct Ctx<'a> {
+    /// HTTP limits.
+    pub limits: &'a Limits,
+    /// The `Date` value for this second.
+    pub date: &'a str,
+    /// The current instant.
+    pub now: Instant,
+    /// Graceful shutdown in progress: answer with `Connection: close`.
+    pub draining: bool,
+}
+
+/// One connection's buffers and protocol state.
+pub struct Conn {
+    peer: SocketAddr,
+    rbuf: Vec<u8>,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    state: State,
+    /// First byte of the current request head arrived at.
+    head_started: Option<Instant>,
+    /// End of the current head (start of its body) at.
+    body_started: Option<Instant>,
+    /// Last time a request completed or the connection opened.
+    idle_since: Instant,
+    /// Response bytes have been waiting for the peer since.
+    write_blocked_since: Option<Instant>,
+    read_eof: bool,
+    /// Reading stopped at the buffer cap before `WouldBlock`.
+    read_pending: bool,
+}
+
+impl Conn {
+    /// A fresh connection from `peer`.
+    pub fn new(peer: SocketAddr, now: Instant) -> Conn {
+        Conn {
+            peer,
+            rbuf: Vec::new(),
+            wbuf: Vec::new(),
+            wpos: 0,
+            state: State::Head,
+            head_started: None,
+            body_started: None,
+            idle_since: now,
+            write_blocked_since: None,
+            read_eof: false,
+            read_pending: false,
+        }
+    }
+
+    /// Bytes held in buffers (for memory tests).
+    pub fn buffered_capacity(&self) -> usize {
+        self.rbuf.capacity() + self.wbuf.capacity()
+    }
+
+    /// Whether a response is queued but not yet fully written.
+    pub fn wants_write(&self) -> bool {
+        self.wpos < self.wbuf.len()
+    }
+
+    /// Whether the connection waits for a worker.
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.state, State::Waiting { .. })
+    }
+
+    /// Why the connection should close now, if it should: everything queued
+    /// is written and no further request can come.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        if self.wants_write() || self.is_waiting() {
+            return None;
+        }
+        match self.state {
+            State::Closing(reason) => Some(reason),
+            _ if self.read_eof => Some(CloseReason::PeerClosed),
+            _ => None,
+        }
+    }
+
+    fn read_cap(limits: &Limits) -> usize {
+        limits.max_head_bytes + limits.max_body_bytes + READ_CHUNK_BYTES
+    }
+
+    /// Reads everything available (until `WouldBlock`, EOF, or the buffer
+    /// cap), using `scratch` as the read buffer.
+    ///
+    /// # Errors
+    /// Socket errors other than `WouldBlock` and `Interrupted`.
+    pub fn read_from(&mut self, src: &mut impl Read, scratch: &mut [u8], ctx: &Ctx) -> io::Result<()> {
+        self.read_pending = false;
+        if self.read_eof || matches!(self.state, State::Closing(_)) {
+            // Drain and discard: nothing more will be parsed.
+            loop {
+                match src.read(scratch) {
+                    Ok(0) => {
+                        self.read_eof = true;
+                        return Ok(());
+                    }
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let cap = Self::read_cap(ctx.limits);
+        loop {
+            if self.rbuf.len() >= cap {
+                self.read_pending = true;
+                return Ok(());
+            }
+            let want = scratch.len().min(cap - self.rbuf.len());
+            match src.read(&mut scratch[..want]) {
+                Ok(0) => {
+                    self.read_eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    if self.rbuf.is_empty() && matches!(self.state, State::Head) && self.head_started.is_none() {
+                        self.head_started = Some(ctx.now);
+                    }
+                    self.rbuf.extend_from_slice(&scratch[..n]);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Whether reading stopped at the buffer cap (call `read_from` again
+    /// once the buffer has drained).
+    pub fn read_pending(&self) -> bool {
+        self.read_pending
+    }
+
+    /// Parses and dispatches buffered requests until one must wait for a
+    /// worker (returned as a job) or no complete request remains.
+    pub fn process(&mut self, handler: &dyn Handler, ctx: &Ctx) -> Option<Job> {
+        loop {
+            if self.wbuf.len() - self.wpos > MAX_PENDING_WRITE_BYTES {
+                return None;
+            }
+            match mem::replace(&mut self.state, State::Head) {
+                State::Head => {
+                    if self.rbuf.is_empty() {
+                        self.after_idle(ctx);
+                        return None;
+                    }
+                    if self.head_started.is_none() {
+                        self.head_started = Some(ctx.now);
+                    }
+                    match parse::try_parse_head(&self.rbuf, ctx.limits.max_head_bytes, ctx.limits.max_headers) {
+                        Ok(None) => {
+                            if self.read_eof {
+                                self.state = State::Closing(CloseReason::PeerClosed);
+                            }
+                            return None;
+                        }
+                        Ok(Some((n, head))) => {
+                            self.rbuf.drain(..n);
+                            self.body_started = Some(ctx.now);
+                            match parse::body_framing(&head, ctx.limits.max_body_bytes) {
+                                Err(rejection) => {
+                                    self.reject(rejection, ctx);
+                                    return None;
+                                }
+                                Ok(BodyFraming::Empty) => {
+                                    if let Some(job) = self.dispatch(head, Vec::new(), handler, ctx) {
+                                        return Some(job);
+                                    }
+                                }
+                                Ok(framing) => {
+                                    if parse::expects_continue(&head) && self.rbuf.is_empty() {
+                                        self.wbuf.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                                    }
+                                    let body = match framing {
+                                        BodyFraming::Length(n) => BodyState::Length(n),
+                                        _ => BodyState::Chunked(ChunkedDecoder::new(ctx.limits.max_body_bytes)),
+                                    };
+                                    self.state = State::Body { head, body };
+                                }
+                            }
+                        }
+                        Err(rejection) => {
+                            self.reject(rejection, ctx);
+                            return None;
+                        }
+                    }
+                }
+                State::Body { head, body } => match body {
+                    BodyState::Length(n) => {
+                        if self.rbuf.len() < n {
+                            self.state = if self.read_eof {
+                                State::Closing(CloseReason::PeerClosed)
+                            } else {
+                                State::Body { head, body: BodyState::Length(n) }
+                            };
+                            return None;
+                        }
+                        let rest = self.rbuf.split_off(n);
+                        let body = mem::replace(&mut self.rbuf, rest);
+                        if let Some(job) = self.dispatch(head, body, handler, ctx) {
+                            return Some(job);
+                        }
+                    }
+                    BodyState::Chunked(mut decoder) => match decoder.feed(&self.rbuf) {
+                        Err(rejection) => {
+                            self.reject(rejection, ctx);
+                            return None;
+                        }
+                        Ok(used) => {
+                            self.rbuf.drain(..used);
+                            if decoder.is_done() {
+                                if let Some(job) = self.dispatch(head, decoder.into_body(), handler, ctx) {
+                                    return Some(job);
+                                }
+                            } else {
+                                self.state = if self.read_eof {
+                                    State::Closing(CloseReason::PeerClosed)
+                                } else {
+                                    State::Body { head, body: BodyState::Chunked(decoder) }
+                                };
+                                return None;
+                            }
+                        }
+                    },
+                },
+                other => {
+                    self.state = other;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Hands one complete request to the handler.
+    fn dispatch(&mut self, head: Head, body: Vec<u8>, handler: &dyn Handler, ctx: &Ctx) -> Option<Job> {
+        let head_only = head.method == Method::Head;
+        let keep_alive = head.keep_alive() && !ctx.draining;
+        let http10 = head.minor_version == 0;
+        self.head_started = None;
+        self.body_started = None;
+        let request = Request { head, body, peer: self.peer };
+        match handler.handle(request) {
+            Handled::Now(response) => {
+                self.state = State::Head;
+                self.queue(&response, head_only, keep_alive, http10, ctx);
+                None
+            }
+            Handled::Later(job) => {
+                self.state = State::Waiting { head_only, keep_alive, http10 };
+                Some(job)
+            }
+        }
+    }
+
+    /// Delivers the response of the request that was waiting for a worker.
+    /// Ignored when the connection is not waiting.
+    pub fn complete(&mut self, response: Response, ctx: &Ctx) {
+        if let State::Waiting { head_only, keep_alive, http10 } = self.state {
+            self.state = State::Head;
+            self.queue(&response, head_only, keep_alive && !ctx.draining, http10, ctx);
+        }
+    }
+
+    fn queue(&mut self, response: &Response, head_only: bool, keep_alive: bool, http10: bool, ctx: &Ctx) {
+        response.encode(head_only, keep_alive, http10, ctx.date, &mut self.wbuf);
+        self.idle_since = ctx.now;
+        if !keep_alive || response.close {
+            let reason = if ctx.draining { CloseReason::Shutdown } else { CloseReason::ConnectionClose };
+            self.state = State::Closing(reason);
+            self.rbuf = Vec::new();
+        }
+    }
+
+    /// Queues the error response for a refused request and stops parsing.
+    fn reject(&mut self, rejection: Rejection, ctx: &Ctx) {
+        let body = format!(
+            "{{\"error\":{{\"status\":{},\"message\":\"{}\"}}}}",
+            rejection.status, rejection.reason
+        );
+        let response = Response::with_body(rejection.status, "application/json", Body::Owned(body.into_bytes()));
+        response.encode(false, false, false, ctx.date, &mut self.wbuf);
+        self.state = State::Closing(CloseReason::Rejected(rejection.status));
+        self.rbuf = Vec::new();
+    }
+
+    /// Releases buffers while idle, so an idle keep-alive connection holds
+    /// no heap memory.
+    fn after_idle(&mut self, _ctx: &Ctx) {
+        if self.rbuf.is_empty() && self.rbuf.capacity() > 0 {
+            self.rbuf = Vec::new();
+        }
+        if self.read_eof {
+            self.state = State::Closing(CloseReason::PeerClosed);
+        }
+    }
+
+    /// Writes queued response bytes until done or `WouldBlock`.
+    ///
+    /// # Errors
+    /// Socket errors other than `WouldBlock` and `Interrupted`; a write of
+    /// zero bytes is `WriteZero`.
+    pub fn write_to(&mut self, dst: &mut impl Write, now: Instant) -> io::Result<()> {
+        while self.wpos < self.wbuf.len() {
+            match dst.write(&self.wbuf[self.wpos..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.wpos += n;
+                    self.write_blocked_since = None;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.write_blocked_since.get_or_insert(now);
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        self.wbuf = Vec::new();
+        self.wpos = 0;
+        self.write_blocked_since = None;
+        Ok(())
+    }
+
+    /// Applies the timeouts at `ctx.now`. Returns true when the connection
+    /// must close at once; a `408` may have been queued first.
+    pub fn check_deadlines(&mut self, ctx: &Ctx) -> bool {
+        let limits = ctx.limits;
+        if let Some(since) = self.write_blocked_since {
+            if ctx.now.duration_since(since) >= limits.write_timeout {
+                return true;
+            }
+        }
+        match &self.state {
+            State::Head if !self.rbuf.is_empty() => {
+                let started = self.head_started.unwrap_or(self.idle_since);
+                if ctx.now.duration_since(started) >= limits.header_timeout {
+                    self.reject(Rejection { status: 408, reason: "request head not received in time" }, ctx);
+                }
+                false
+            }
+            State::Head => {
+                !self.wants_write() && ctx.now.duration_since(self.idle_since) >= limits.idle_timeout
+            }
+            State::Body { .. } => {
+                let started = self.body_started.unwrap_or(self.idle_since);
+                if ctx.now.duration_since(started) >= limits.body_timeout {
+                    self.reject(Rejection { status: 408, reason: "request body not received in time" }, ctx);
+                }
+                false
+            }
+            State::Waiting { .. } => false,
+            State::Closing(_) => !self.wants_write(),
+        }
+    }
+
+    /// Begins graceful shutdown for this connection: an idle one closes at
+    /// once (returns true); a busy one answers its current request with
+    /// `Connection: close`.
+    pub fn begin_shutdown(&mut self) -> bool {
+        match self.state {
+            State::Head if self.rbuf.is_empty() && !self.wants_write() => true,
+            State::Head if self.rbuf.is_empty() => {
+                self.state = State::Closing(CloseReason::Shutdown);
+                false
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
