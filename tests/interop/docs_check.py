@@ -278,7 +278,7 @@ def check_against(spec, path, method, resp, problems, what):
     schema = content[resp.content_type].get("schema")
     if schema is None:
         return
-    if resp.content_type == "application/json":
+    if resp.content_type == "application/json" or resp.content_type.endswith("+json"):
         try:
             value = resp.json()
         except ValueError as e:

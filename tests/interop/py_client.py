@@ -29,7 +29,7 @@ EXPECTED_TOOLS = [
 POST_URL = "https://x.com/demo_author/status/2087208847298015232"
 EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 CHECKS = ["connect", "tools/list", "tools/call", "resources"]
-TIMEOUT_S = 60
+TIMEOUT_S = 30
 
 
 def fixture_post_text():
@@ -43,7 +43,7 @@ def text_of(result):
 
 async def run(url, mode, report):
     post_text = fixture_post_text()
-    async with Client(url, mode=mode, read_timeout_seconds=30) as client:
+    async with Client(url, mode=mode, read_timeout_seconds=20) as client:
         got = client.protocol_version
         want = EXPECTED_VERSION[mode]
         info = client.server_info

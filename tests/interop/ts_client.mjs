@@ -21,7 +21,7 @@ const EXPECTED_TOOLS = [
 ];
 const POST_URL = 'https://x.com/demo_author/status/2087208847298015232';
 const CHECKS = ['connect', 'tools/list', 'tools/call', 'resources'];
-const TIMEOUT_MS = 60_000;
+const TIMEOUT_MS = 30_000;
 const LABEL = 'ts-legacy';
 
 const [url, fixtures] = process.argv.slice(2);
