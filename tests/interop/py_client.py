@@ -87,6 +87,13 @@ async def run(url, mode, report):
             report("resources", True, f"{len(uris)} resources; read {llms[0]} ({len(body)} chars)")
 
 
+def leaves(e):
+    """The innermost exceptions of (nested) exception groups."""
+    if isinstance(e, BaseExceptionGroup):
+        return [leaf for x in e.exceptions for leaf in leaves(x)]
+    return [e]
+
+
 def main():
     if len(sys.argv) != 3 or sys.argv[2] not in EXPECTED_VERSION:
         sys.stderr.write(__doc__)
@@ -102,9 +109,7 @@ def main():
     try:
         asyncio.run(asyncio.wait_for(run(url, mode, report), TIMEOUT_S))
     except BaseException as e:  # noqa: BLE001 - every failure must become a FAIL line
-        detail = f"{type(e).__name__}: {e}"
-        if isinstance(e, BaseExceptionGroup):
-            detail += " / " + "; ".join(f"{type(x).__name__}: {x}" for x in e.exceptions)
+        detail = "; ".join(f"{type(x).__name__}: {str(x)[:300]}" for x in leaves(e))
         traceback.print_exc(file=sys.stderr)
         pending = [c for c in CHECKS if c not in done]
         if pending:
