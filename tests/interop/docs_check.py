@@ -65,7 +65,7 @@ RESULTS = []
 
 def report(check, ok, detail):
     RESULTS.append(ok)
-    print(f"{'PASS' if ok else 'FAIL'} {LABEL} {check}: {detail}", flush=True)
+    print(f"{'PASS' if ok else 'FAIL'} {LABEL} {check}: {' '.join(str(detail).split())}", flush=True)
 
 
 def check(name):

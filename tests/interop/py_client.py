@@ -104,7 +104,8 @@ def main():
 
     def report(check, ok, detail):
         done[check] = ok
-        print(f"{'PASS' if ok else 'FAIL'} {label} {check}: {detail}", flush=True)
+        one_line = " ".join(str(detail).split())
+        print(f"{'PASS' if ok else 'FAIL'} {label} {check}: {one_line}", flush=True)
 
     try:
         asyncio.run(asyncio.wait_for(run(url, mode, report), TIMEOUT_S))

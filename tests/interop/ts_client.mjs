@@ -34,7 +34,7 @@ const postText = JSON.parse(readFileSync(join(fixtures, 'status-plain.json'), 'u
 const done = new Map();
 function report(check, ok, detail) {
   done.set(check, ok);
-  console.log(`${ok ? 'PASS' : 'FAIL'} ${LABEL} ${check}: ${detail}`);
+  console.log(`${ok ? 'PASS' : 'FAIL'} ${LABEL} ${check}: ${String(detail).split(/\s+/).join(' ')}`);
 }
 
 async function run() {
