@@ -79,7 +79,12 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         let arg = rest[i].as_str();
         match arg {
             "-h" | "--help" => return Ok(Command::Print(help())),
-            "-V" | "--version" => return Ok(Command::Print(format!("xmd {}\n", env!("CARGO_PKG_VERSION")))),
+            "-V" | "--version" => {
+                return Ok(Command::Print(format!(
+                    "xmd {}\n",
+                    env!("CARGO_PKG_VERSION")
+                )))
+            }
             _ => {}
         }
         let (flag, inline) = match arg.split_once('=') {
@@ -97,7 +102,9 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             Some(v) => v,
             None => {
                 i += 1;
-                rest.get(i).cloned().ok_or_else(|| UsageError(format!("{flag} needs a value ({})", setting.value)))?
+                rest.get(i).cloned().ok_or_else(|| {
+                    UsageError(format!("{flag} needs a value ({})", setting.value))
+                })?
             }
         };
         given.push((setting.flag, value));
@@ -108,12 +115,16 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             return Some((flag.to_string(), v.clone()));
         }
         let s = known.iter().find(|s| s.flag == flag)?;
-        env(s.env).filter(|v| !v.is_empty()).map(|v| (s.env.to_string(), v))
+        env(s.env)
+            .filter(|v| !v.is_empty())
+            .map(|v| (s.env.to_string(), v))
     };
     let listen_text = lookup("--listen").map_or(config::DEFAULT_LISTEN.to_string(), |(_, v)| v);
-    let listen: SocketAddr = listen_text
-        .parse()
-        .map_err(|_| UsageError(format!("invalid listen address '{listen_text}' (expected IP:PORT, e.g. 127.0.0.1:8080)")))?;
+    let listen: SocketAddr = listen_text.parse().map_err(|_| {
+        UsageError(format!(
+            "invalid listen address '{listen_text}' (expected IP:PORT, e.g. 127.0.0.1:8080)"
+        ))
+    })?;
     let mut config = Config::new(listen);
     if let Some((name, v)) = lookup("--upstream") {
         config.upstream = parse_url(&name, &v)?;
@@ -126,11 +137,15 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             None => Ok(None),
             Some((name, v)) => match v.trim().parse::<usize>() {
                 Ok(n) if n >= min => Ok(Some(n)),
-                _ => Err(UsageError(format!("invalid {name} '{v}' (expected a whole number >= {min})"))),
+                _ => Err(UsageError(format!(
+                    "invalid {name} '{v}' (expected a whole number >= {min})"
+                ))),
             },
         }
     };
-    let seconds = |flag: &str| -> Result<Option<Duration>, UsageError> { Ok(number(flag, 1)?.map(|n| Duration::from_secs(n as u64))) };
+    let seconds = |flag: &str| -> Result<Option<Duration>, UsageError> {
+        Ok(number(flag, 1)?.map(|n| Duration::from_secs(n as u64)))
+    };
     if let Some(n) = number("--workers", 1)? {
         config.workers = n;
     }
@@ -159,18 +174,27 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         config.shutdown_grace = d;
     }
     if let Some((_, v)) = lookup("--allowed-origins") {
-        config.allowed_origins = Some(v.split(',').map(|o| o.trim().to_string()).filter(|o| !o.is_empty()).collect());
+        config.allowed_origins = Some(
+            v.split(',')
+                .map(|o| o.trim().to_string())
+                .filter(|o| !o.is_empty())
+                .collect(),
+        );
     }
     Ok(Command::Serve(Box::new(config)))
 }
 
 fn parse_url(name: &str, value: &str) -> Result<String, UsageError> {
     let v = value.trim().trim_end_matches('/');
-    let ok = (v.starts_with("http://") || v.starts_with("https://")) && v.len() > "https://".len() && !v.contains(char::is_whitespace);
+    let ok = (v.starts_with("http://") || v.starts_with("https://"))
+        && v.len() > "https://".len()
+        && !v.contains(char::is_whitespace);
     if ok {
         Ok(v.to_string())
     } else {
-        Err(UsageError(format!("invalid {name} '{value}' (expected an http:// or https:// URL)")))
+        Err(UsageError(format!(
+            "invalid {name} '{value}' (expected an http:// or https:// URL)"
+        )))
     }
 }
 
@@ -201,7 +225,10 @@ mod tests {
             "XMD_WORKERS" => Some("3".to_string()),
             _ => None,
         };
-        let c = serve(&["serve", "--workers=5", "--upstream", "http://127.0.0.1:1/"], &env);
+        let c = serve(
+            &["serve", "--workers=5", "--upstream", "http://127.0.0.1:1/"],
+            &env,
+        );
         assert_eq!(c.listen.to_string(), "127.0.0.1:9000");
         assert_eq!(c.workers, 5);
         assert_eq!(c.upstream, "http://127.0.0.1:1");
@@ -214,16 +241,31 @@ mod tests {
         let cases = [
             (&["--nope"][..], "unknown option '--nope'"),
             (&["--listen"][..], "--listen needs a value (ADDR)"),
-            (&["--listen", "localhost"][..], "invalid listen address 'localhost' (expected IP:PORT, e.g. 127.0.0.1:8080)"),
-            (&["--workers", "0"][..], "invalid --workers '0' (expected a whole number >= 1)"),
-            (&["--upstream", "ftp://x"][..], "invalid --upstream 'ftp://x' (expected an http:// or https:// URL)"),
+            (
+                &["--listen", "localhost"][..],
+                "invalid listen address 'localhost' (expected IP:PORT, e.g. 127.0.0.1:8080)",
+            ),
+            (
+                &["--workers", "0"][..],
+                "invalid --workers '0' (expected a whole number >= 1)",
+            ),
+            (
+                &["--upstream", "ftp://x"][..],
+                "invalid --upstream 'ftp://x' (expected an http:// or https:// URL)",
+            ),
             (&["stray"][..], "unexpected argument 'stray'"),
         ];
         for (a, msg) in cases {
-            assert_eq!(parse(&args(a), &none).unwrap_err(), UsageError(msg.to_string()));
+            assert_eq!(
+                parse(&args(a), &none).unwrap_err(),
+                UsageError(msg.to_string())
+            );
         }
         let env = |k: &str| (k == "XMD_QUEUE").then(|| "many".to_string());
-        assert_eq!(parse(&[], &env).unwrap_err(), UsageError("invalid XMD_QUEUE 'many' (expected a whole number >= 1)".into()));
+        assert_eq!(
+            parse(&[], &env).unwrap_err(),
+            UsageError("invalid XMD_QUEUE 'many' (expected a whole number >= 1)".into())
+        );
     }
 
     #[test]

@@ -75,7 +75,12 @@ pub fn resources(public_url: &str, server_card: &str) -> Vec<Resource> {
             name: d.name.to_string(),
             title: d.title.to_string(),
             description: d.description.to_string(),
-            mime_type: d.mime_type.split(';').next().unwrap_or(d.mime_type).to_string(),
+            mime_type: d
+                .mime_type
+                .split(';')
+                .next()
+                .unwrap_or(d.mime_type)
+                .to_string(),
             text: render(d.template, public_url),
         })
         .collect();
@@ -83,7 +88,8 @@ pub fn resources(public_url: &str, server_card: &str) -> Vec<Resource> {
         uri: format!("{public_url}/.well-known/mcp/server-card.json"),
         name: "server-card.json".to_string(),
         title: "MCP server card".to_string(),
-        description: "This server's MCP server card: identity, endpoint, transport, tools.".to_string(),
+        description: "This server's MCP server card: identity, endpoint, transport, tools."
+            .to_string(),
         mime_type: "application/json".to_string(),
         text: server_card.to_string(),
     });

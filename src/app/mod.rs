@@ -70,21 +70,52 @@ impl App {
             version: env!("CARGO_PKG_VERSION").to_string(),
             public_url: public.clone(),
         };
-        let mcp = Arc::new(Mcp::new(info, crate::docs::resources(&public, &card_text), tools));
+        let mcp = Arc::new(Mcp::new(
+            info,
+            crate::docs::resources(&public, &card_text),
+            tools,
+        ));
         let mut routes = HashMap::new();
         let card_body: Arc<[u8]> = Arc::from(card_text.as_bytes());
         for path in ["/mcp/server-card", "/.well-known/mcp/server-card.json"] {
-            routes.insert(path, StaticDoc { content_type: SERVER_CARD_MEDIA_TYPE, body: Arc::clone(&card_body) });
+            routes.insert(
+                path,
+                StaticDoc {
+                    content_type: SERVER_CARD_MEDIA_TYPE,
+                    body: Arc::clone(&card_body),
+                },
+            );
         }
         routes.insert("/server.json", json_doc(&statics::server_json(&public)));
-        routes.insert("/healthz", StaticDoc { content_type: "application/json", body: Arc::from(&b"{\"status\":\"ok\"}"[..]) });
+        routes.insert(
+            "/healthz",
+            StaticDoc {
+                content_type: "application/json",
+                body: Arc::from(&b"{\"status\":\"ok\"}"[..]),
+            },
+        );
         for doc in crate::docs::DOCS {
             let text = crate::docs::render(doc.template, &public);
-            routes.insert(doc.path, StaticDoc { content_type: doc.mime_type, body: Arc::from(text.as_bytes()) });
+            routes.insert(
+                doc.path,
+                StaticDoc {
+                    content_type: doc.mime_type,
+                    body: Arc::from(text.as_bytes()),
+                },
+            );
         }
         let manifest = json_doc(&statics::manifest(&public, &card));
-        let policy = OriginPolicy::new(config.listen.ip(), &public, config.allowed_origins.as_deref());
-        App { mcp, routes, manifest, policy }
+        let policy = OriginPolicy::new(
+            config.listen.ip(),
+            &public,
+            config.allowed_origins.as_deref(),
+        );
+        App {
+            mcp,
+            routes,
+            manifest,
+            policy,
+        }
     }
 
     fn static_route(&self, method: &Method, doc: &StaticDoc) -> Response {
@@ -112,10 +143,16 @@ impl App {
                 return Handled::Now(self.static_route(&head.method, &self.manifest));
             }
             Method::Options => {
-                return Handled::Now(preflight(MCP_ALLOW, head.header("access-control-request-headers")))
+                return Handled::Now(preflight(
+                    MCP_ALLOW,
+                    head.header("access-control-request-headers"),
+                ))
             }
             Method::Delete => {
-                return Handled::Now(method_not_allowed(MCP_ALLOW, "this server keeps no sessions to delete"))
+                return Handled::Now(method_not_allowed(
+                    MCP_ALLOW,
+                    "this server keeps no sessions to delete",
+                ))
             }
             _ => return Handled::Now(method_not_allowed(MCP_ALLOW, "use POST for JSON-RPC")),
         }
@@ -140,9 +177,14 @@ impl Handler for App {
     fn handle(&self, request: Request) -> Handled {
         let head = &request.head;
         if head.minor_version >= 1 && head.header("host").is_none() {
-            return Handled::Now(transport_error(400, "Bad Request: HTTP/1.1 requests need a Host header").closing());
+            return Handled::Now(
+                transport_error(400, "Bad Request: HTTP/1.1 requests need a Host header").closing(),
+            );
         }
-        let cors_origin = match self.policy.check(head.header("host"), head.header("origin")) {
+        let cors_origin = match self
+            .policy
+            .check(head.header("host"), head.header("origin"))
+        {
             Verdict::Allow(origin) => origin,
             Verdict::Forbid(why) => {
                 return Handled::Now(transport_error(403, &format!("Forbidden: {why}")));
@@ -159,7 +201,9 @@ impl Handler for App {
         match (cors_origin, handled) {
             (None, h) => h,
             (Some(origin), Handled::Now(r)) => Handled::Now(with_cors(r, origin)),
-            (Some(origin), Handled::Later(job)) => Handled::Later(Box::new(move || with_cors(job(), origin))),
+            (Some(origin), Handled::Later(job)) => {
+                Handled::Later(Box::new(move || with_cors(job(), origin)))
+            }
         }
     }
 }
@@ -180,7 +224,10 @@ fn joined(head: &crate::http::Head, name: &str) -> Option<Vec<u8>> {
 }
 
 fn json_doc(value: &serde_json::Value) -> StaticDoc {
-    StaticDoc { content_type: "application/json", body: Arc::from(value.to_string().as_bytes()) }
+    StaticDoc {
+        content_type: "application/json",
+        body: Arc::from(value.to_string().as_bytes()),
+    }
 }
 
 /// Frames an MCP reply: `202` without body, JSON, or one SSE frame. Error
@@ -202,7 +249,11 @@ pub fn frame(reply: Reply, framing: Framing) -> Response {
 }
 
 fn transport_error(status: u16, message: &str) -> Response {
-    Response::with_body(status, "application/json", Body::Owned(mcp::error_without_id(-32600, message)))
+    Response::with_body(
+        status,
+        "application/json",
+        Body::Owned(mcp::error_without_id(-32600, message)),
+    )
 }
 
 fn method_not_allowed(allow: &'static str, message: &str) -> Response {
@@ -223,12 +274,24 @@ fn not_found() -> Response {
 fn preflight(allow: &'static str, requested: Option<&[u8]>) -> Response {
     let mut headers = String::from(CORS_ALLOW_HEADERS);
     if let Some(req) = requested {
-        let names: Vec<&[u8]> = req.split(|b| *b == b',').map(crate::http::trim_ows).filter(|n| !n.is_empty()).collect();
-        let valid = names.iter().all(|n| n.len() <= 64 && n.iter().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(b)));
+        let names: Vec<&[u8]> = req
+            .split(|b| *b == b',')
+            .map(crate::http::trim_ows)
+            .filter(|n| !n.is_empty())
+            .collect();
+        let valid = names.iter().all(|n| {
+            n.len() <= 64
+                && n.iter()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(b))
+        });
         if valid {
             for n in names {
                 let n = String::from_utf8_lossy(n);
-                if !headers.to_ascii_lowercase().split(", ").any(|h| h == n.to_ascii_lowercase()) {
+                if !headers
+                    .to_ascii_lowercase()
+                    .split(", ")
+                    .any(|h| h == n.to_ascii_lowercase())
+                {
                     headers.push_str(", ");
                     headers.push_str(&n);
                 }
@@ -243,10 +306,15 @@ fn preflight(allow: &'static str, requested: Option<&[u8]>) -> Response {
 }
 
 fn with_cors(mut response: Response, origin: String) -> Response {
-    response.headers.push(("Access-Control-Allow-Origin", Cow::Owned(origin)));
+    response
+        .headers
+        .push(("Access-Control-Allow-Origin", Cow::Owned(origin)));
     response.headers.push(("Vary", Cow::Borrowed("Origin")));
     if response.status != 204 {
-        response.headers.push(("Access-Control-Expose-Headers", Cow::Borrowed("Mcp-Session-Id, MCP-Protocol-Version")));
+        response.headers.push((
+            "Access-Control-Expose-Headers",
+            Cow::Borrowed("Mcp-Session-Id, MCP-Protocol-Version"),
+        ));
     }
     response
 }

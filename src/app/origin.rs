@@ -41,7 +41,9 @@ impl OriginPolicy {
     pub fn new(listen: IpAddr, public_url: &str, allowed: Option<&[String]>) -> OriginPolicy {
         if let Some(list) = allowed {
             return OriginPolicy::List(
-                list.iter().map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase()).collect(),
+                list.iter()
+                    .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
+                    .collect(),
             );
         }
         if listen.is_loopback() {
@@ -69,7 +71,9 @@ impl OriginPolicy {
                 }
             },
             OriginPolicy::Loopback { public_host } => {
-                let host_ok = host.is_some_and(|h| {
+                // HTTP/1.0 may omit Host (HTTP/1.1 without it is refused
+                // earlier); browsers always send it.
+                let host_ok = host.is_none_or(|h| {
                     let h = String::from_utf8_lossy(trim_ows(h)).to_ascii_lowercase();
                     let name = strip_port(&h);
                     is_loopback_name(name) || (!public_host.is_empty() && name == public_host)
@@ -80,7 +84,8 @@ impl OriginPolicy {
                 match origin {
                     None => Verdict::Allow(None),
                     Some(o) => {
-                        let ok = url_host(&o).is_some_and(|h| is_loopback_name(&h) || h == *public_host);
+                        let ok =
+                            url_host(&o).is_some_and(|h| is_loopback_name(&h) || h == *public_host);
                         if ok {
                             Verdict::Allow(Some(o))
                         } else {
@@ -135,31 +140,75 @@ mod tests {
     #[test]
     fn loopback_listener_accepts_loopback_names_only() {
         let p = loopback();
-        assert_eq!(check(&p, Some("127.0.0.1:8080"), None), Verdict::Allow(None));
-        assert_eq!(check(&p, Some("localhost:3000"), Some("http://localhost:6274")), Verdict::Allow(Some("http://localhost:6274".into())));
-        assert_eq!(check(&p, Some("[::1]:8080"), Some("http://[::1]:8080")), Verdict::Allow(Some("http://[::1]:8080".into())));
-        assert_eq!(check(&p, Some("evil.example.com"), Some("http://evil.example.com")), Verdict::Forbid("Host not allowed"));
-        assert_eq!(check(&p, Some("localhost"), Some("http://attacker.example")), Verdict::Forbid("Origin not allowed"));
-        assert_eq!(check(&p, Some("localhost"), Some("null")), Verdict::Forbid("Origin not allowed"));
-        assert_eq!(check(&p, None, None), Verdict::Forbid("Host not allowed"));
-        assert_eq!(check(&p, Some("127.0.0.1.evil.com"), None), Verdict::Forbid("Host not allowed"));
+        assert_eq!(
+            check(&p, Some("127.0.0.1:8080"), None),
+            Verdict::Allow(None)
+        );
+        assert_eq!(
+            check(&p, Some("localhost:3000"), Some("http://localhost:6274")),
+            Verdict::Allow(Some("http://localhost:6274".into()))
+        );
+        assert_eq!(
+            check(&p, Some("[::1]:8080"), Some("http://[::1]:8080")),
+            Verdict::Allow(Some("http://[::1]:8080".into()))
+        );
+        assert_eq!(
+            check(
+                &p,
+                Some("evil.example.com"),
+                Some("http://evil.example.com")
+            ),
+            Verdict::Forbid("Host not allowed")
+        );
+        assert_eq!(
+            check(&p, Some("localhost"), Some("http://attacker.example")),
+            Verdict::Forbid("Origin not allowed")
+        );
+        assert_eq!(
+            check(&p, Some("localhost"), Some("null")),
+            Verdict::Forbid("Origin not allowed")
+        );
+        assert_eq!(check(&p, None, None), Verdict::Allow(None));
+        assert_eq!(
+            check(&p, Some("127.0.0.1.evil.com"), None),
+            Verdict::Forbid("Host not allowed")
+        );
     }
 
     #[test]
     fn public_url_host_is_allowed_on_loopback() {
         let p = OriginPolicy::new("127.0.0.1".parse().unwrap(), "https://x.example.org", None);
-        assert_eq!(check(&p, Some("x.example.org"), Some("https://x.example.org")), Verdict::Allow(Some("https://x.example.org".into())));
+        assert_eq!(
+            check(&p, Some("x.example.org"), Some("https://x.example.org")),
+            Verdict::Allow(Some("https://x.example.org".into()))
+        );
     }
 
     #[test]
     fn public_listener_and_lists() {
         let p = OriginPolicy::new("0.0.0.0".parse().unwrap(), "http://0.0.0.0:8080", None);
-        assert_eq!(check(&p, Some("anything"), Some("http://a.example")), Verdict::Allow(Some("http://a.example".into())));
+        assert_eq!(
+            check(&p, Some("anything"), Some("http://a.example")),
+            Verdict::Allow(Some("http://a.example".into()))
+        );
         let list = vec!["https://App.example/".to_string()];
-        let p = OriginPolicy::new("127.0.0.1".parse().unwrap(), "http://127.0.0.1:8080", Some(&list));
-        assert_eq!(check(&p, Some("proxy.internal"), Some("https://app.example")), Verdict::Allow(Some("https://app.example".into())));
-        assert_eq!(check(&p, Some("proxy.internal"), Some("https://other.example")), Verdict::Forbid("Origin not allowed"));
-        assert_eq!(check(&p, Some("proxy.internal"), None), Verdict::Allow(None));
+        let p = OriginPolicy::new(
+            "127.0.0.1".parse().unwrap(),
+            "http://127.0.0.1:8080",
+            Some(&list),
+        );
+        assert_eq!(
+            check(&p, Some("proxy.internal"), Some("https://app.example")),
+            Verdict::Allow(Some("https://app.example".into()))
+        );
+        assert_eq!(
+            check(&p, Some("proxy.internal"), Some("https://other.example")),
+            Verdict::Forbid("Origin not allowed")
+        );
+        assert_eq!(
+            check(&p, Some("proxy.internal"), None),
+            Verdict::Allow(None)
+        );
     }
 
     #[test]

@@ -66,15 +66,16 @@ fn parse_qvalue(v: &[u8]) -> Option<u16> {
 fn weight(accept: &[u8], kind: &[u8], subtype: &[u8]) -> Option<(u8, u16)> {
     let mut best: Option<(u8, u16)> = None;
     for r in ranges(accept) {
-        let specificity = if r.kind.eq_ignore_ascii_case(kind) && r.subtype.eq_ignore_ascii_case(subtype) {
-            3
-        } else if r.kind.eq_ignore_ascii_case(kind) && r.subtype == b"*" {
-            2
-        } else if r.kind == b"*" && r.subtype == b"*" {
-            1
-        } else {
-            continue;
-        };
+        let specificity =
+            if r.kind.eq_ignore_ascii_case(kind) && r.subtype.eq_ignore_ascii_case(subtype) {
+                3
+            } else if r.kind.eq_ignore_ascii_case(kind) && r.subtype == b"*" {
+                2
+            } else if r.kind == b"*" && r.subtype == b"*" {
+                1
+            } else {
+                continue;
+            };
         if best.is_none_or(|(s, _)| specificity > s) {
             best = Some((specificity, r.q));
         }
@@ -166,10 +167,19 @@ mod tests {
 
     #[test]
     fn content_type_must_be_json() {
-        for ok in ["application/json", "application/json; charset=utf-8", "Application/JSON;Charset=\"UTF-8\""] {
+        for ok in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON;Charset=\"UTF-8\"",
+        ] {
             assert!(is_json_content_type(Some(ok.as_bytes())), "{ok}");
         }
-        for bad in ["text/plain", "application/jsonx", "application/json-patch+json", ""] {
+        for bad in [
+            "text/plain",
+            "application/jsonx",
+            "application/json-patch+json",
+            "",
+        ] {
             assert!(!is_json_content_type(Some(bad.as_bytes())), "{bad}");
         }
         assert!(!is_json_content_type(None));

@@ -26,7 +26,11 @@ pub const MAX_TRAILER_BYTES: usize = 16 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Reading hex digits of a chunk size.
-    Size { digits: usize, value: u64, line: usize },
+    Size {
+        digits: usize,
+        value: u64,
+        line: usize,
+    },
     /// Inside a chunk extension, up to CR.
     Extension { value: u64, line: usize },
     /// Saw CR after a size line; LF must follow.
@@ -60,7 +64,11 @@ impl ChunkedDecoder {
     /// A decoder whose decoded body may not exceed `max_body_bytes`.
     pub fn new(max_body_bytes: usize) -> ChunkedDecoder {
         ChunkedDecoder {
-            state: State::Size { digits: 0, value: 0, line: 0 },
+            state: State::Size {
+                digits: 0,
+                value: 0,
+                line: 0,
+            },
             max_body_bytes,
             trailer_bytes: 0,
             body: Vec::new(),
@@ -90,7 +98,11 @@ impl ChunkedDecoder {
             let b = input[i];
             match self.state {
                 State::Done => return Ok(i),
-                State::Size { digits, value, line } => {
+                State::Size {
+                    digits,
+                    value,
+                    line,
+                } => {
                     let line = line + 1;
                     if line > MAX_CHUNK_LINE_BYTES {
                         return Err(bad("chunk-size line too long"));
@@ -100,7 +112,11 @@ impl ChunkedDecoder {
                             return Err(bad("chunk size overflow"));
                         }
                         let value = (value << 4) | u64::from(d);
-                        self.state = State::Size { digits: digits + 1, value, line };
+                        self.state = State::Size {
+                            digits: digits + 1,
+                            value,
+                            line,
+                        };
                     } else if digits == 0 {
                         return Err(bad("chunk size missing"));
                     } else if b == b';' || b == b' ' || b == b'\t' {
@@ -134,7 +150,10 @@ impl ChunkedDecoder {
                     } else {
                         let room = (self.max_body_bytes - self.body.len()) as u64;
                         if value > room {
-                            return Err(Rejection { status: 413, reason: "request body too large" });
+                            return Err(Rejection {
+                                status: 413,
+                                reason: "request body too large",
+                            });
                         }
                         self.state = State::Data { remaining: value };
                     }
@@ -144,7 +163,11 @@ impl ChunkedDecoder {
                     self.body.extend_from_slice(&input[i..i + take]);
                     i += take;
                     let remaining = remaining - take as u64;
-                    self.state = if remaining == 0 { State::DataCr } else { State::Data { remaining } };
+                    self.state = if remaining == 0 {
+                        State::DataCr
+                    } else {
+                        State::Data { remaining }
+                    };
                 }
                 State::DataCr => {
                     if b != b'\r' {
@@ -157,13 +180,20 @@ impl ChunkedDecoder {
                     if b != b'\n' {
                         return Err(bad("chunk data not followed by CRLF"));
                     }
-                    self.state = State::Size { digits: 0, value: 0, line: 0 };
+                    self.state = State::Size {
+                        digits: 0,
+                        value: 0,
+                        line: 0,
+                    };
                     i += 1;
                 }
                 State::TrailerStart | State::TrailerLine => {
                     self.trailer_bytes += 1;
                     if self.trailer_bytes > MAX_TRAILER_BYTES {
-                        return Err(Rejection { status: 431, reason: "trailer section too large" });
+                        return Err(Rejection {
+                            status: 431,
+                            reason: "trailer section too large",
+                        });
                     }
                     let empty = self.state == State::TrailerStart;
                     match b {
@@ -178,7 +208,11 @@ impl ChunkedDecoder {
                         return Err(bad("trailer line not ended by CRLF"));
                     }
                     i += 1;
-                    self.state = if empty { State::Done } else { State::TrailerStart };
+                    self.state = if empty {
+                        State::Done
+                    } else {
+                        State::TrailerStart
+                    };
                     if empty {
                         return Ok(i);
                     }
@@ -190,7 +224,10 @@ impl ChunkedDecoder {
 }
 
 fn bad(reason: &'static str) -> Rejection {
-    Rejection { status: 400, reason }
+    Rejection {
+        status: 400,
+        reason,
+    }
 }
 
 fn hex_value(b: u8) -> Option<u8> {
@@ -248,7 +285,12 @@ mod tests {
             b"-1\r\n",
         ] {
             let mut d = ChunkedDecoder::new(1 << 20);
-            assert_eq!(d.feed(raw).unwrap_err().status, 400, "{:?}", String::from_utf8_lossy(raw));
+            assert_eq!(
+                d.feed(raw).unwrap_err().status,
+                400,
+                "{:?}",
+                String::from_utf8_lossy(raw)
+            );
         }
     }
 

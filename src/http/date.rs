@@ -13,7 +13,9 @@ pub struct DateCache {
 impl DateCache {
     /// The `Date` value for now (29 bytes, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`).
     pub fn now(&mut self) -> &str {
-        let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         if secs != self.second || self.text.is_empty() {
             self.second = secs;
             self.text = imf_fixdate(secs);
@@ -25,8 +27,9 @@ impl DateCache {
 /// Formats unix seconds as IMF-fixdate.
 pub fn imf_fixdate(secs: u64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] =
-        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let days = secs / 86_400;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days as i64);

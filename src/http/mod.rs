@@ -183,7 +183,10 @@ mod tests {
             minor_version: minor,
             headers: headers
                 .iter()
-                .map(|(n, v)| Header { name: n.to_string(), value: v.as_bytes().to_vec() })
+                .map(|(n, v)| Header {
+                    name: n.to_string(),
+                    value: v.as_bytes().to_vec(),
+                })
                 .collect(),
         }
     }

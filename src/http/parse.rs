@@ -76,13 +76,22 @@ pub fn try_parse_head(
             let headers = req
                 .headers
                 .iter()
-                .map(|h| Header { name: h.name.to_string(), value: h.value.to_vec() })
+                .map(|h| Header {
+                    name: h.name.to_string(),
+                    value: h.value.to_vec(),
+                })
                 .collect();
-            Ok(Some((n, Head { method, target, minor_version, headers })))
+            Ok(Some((
+                n,
+                Head {
+                    method,
+                    target,
+                    minor_version,
+                    headers,
+                },
+            )))
         }
-        Err(httparse::Error::TooManyHeaders) => {
-            Err(Rejection::new(431, "too many header fields"))
-        }
+        Err(httparse::Error::TooManyHeaders) => Err(Rejection::new(431, "too many header fields")),
         Err(httparse::Error::Version) => Err(Rejection::new(400, "unsupported HTTP version")),
         Err(_) => Err(Rejection::new(400, "malformed request head")),
     }
@@ -138,7 +147,10 @@ pub fn body_framing(head: &Head, max_body_bytes: usize) -> Result<BodyFraming, R
             ));
         }
         if head.minor_version == 0 {
-            return Err(Rejection::new(400, "Transfer-Encoding in an HTTP/1.0 request"));
+            return Err(Rejection::new(
+                400,
+                "Transfer-Encoding in an HTTP/1.0 request",
+            ));
         }
         let Some((last, rest)) = codings.split_last() else {
             return Err(Rejection::new(400, "empty Transfer-Encoding"));
@@ -174,9 +186,9 @@ fn parse_decimal(bytes: &[u8]) -> Option<usize> {
     if bytes.is_empty() || bytes.len() > 19 || !bytes.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    bytes
-        .iter()
-        .try_fold(0usize, |acc, b| acc.checked_mul(10)?.checked_add(usize::from(b - b'0')))
+    bytes.iter().try_fold(0usize, |acc, b| {
+        acc.checked_mul(10)?.checked_add(usize::from(b - b'0'))
+    })
 }
 
 #[cfg(test)]
@@ -247,24 +259,42 @@ mod tests {
     fn content_length_rules() {
         let base = "POST / HTTP/1.1\r\n";
         assert_eq!(framing(&format!("{base}\r\n")), Ok(BodyFraming::Empty));
-        assert_eq!(framing(&format!("{base}Content-Length: 0\r\n\r\n")), Ok(BodyFraming::Empty));
+        assert_eq!(
+            framing(&format!("{base}Content-Length: 0\r\n\r\n")),
+            Ok(BodyFraming::Empty)
+        );
         assert_eq!(
             framing(&format!("{base}Content-Length: 58\r\n\r\n")),
             Ok(BodyFraming::Length(58))
         );
         assert_eq!(
-            framing(&format!("{base}Content-Length: 5\r\nContent-Length: 5\r\n\r\n")),
+            framing(&format!(
+                "{base}Content-Length: 5\r\nContent-Length: 5\r\n\r\n"
+            )),
             Ok(BodyFraming::Length(5))
         );
         assert_eq!(
             framing(&format!("{base}Content-Length: 5, 5\r\n\r\n")),
             Ok(BodyFraming::Length(5))
         );
-        for bad in ["5\r\nContent-Length: 6", "+5", "-1", "5 5", "0x10", "", "99999999999999999999"] {
+        for bad in [
+            "5\r\nContent-Length: 6",
+            "+5",
+            "-1",
+            "5 5",
+            "0x10",
+            "",
+            "99999999999999999999",
+        ] {
             let raw = format!("{base}Content-Length: {bad}\r\n\r\n");
             assert_eq!(framing(&raw).unwrap_err().status, 400, "{bad}");
         }
-        assert_eq!(framing(&format!("{base}Content-Length: 1025\r\n\r\n")).unwrap_err().status, 413);
+        assert_eq!(
+            framing(&format!("{base}Content-Length: 1025\r\n\r\n"))
+                .unwrap_err()
+                .status,
+            413
+        );
     }
 
     #[test]
@@ -282,7 +312,10 @@ mod tests {
             ("Transfer-Encoding: chunked\r\nContent-Length: 5", 400),
             ("Transfer-Encoding: gzip", 400),
             ("Transfer-Encoding: chunked, identity", 400),
-            ("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked", 400),
+            (
+                "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+                400,
+            ),
             ("Transfer-Encoding: gzip, chunked", 501),
             ("Transfer-Encoding: ", 400),
             ("Expect: something-else", 417),
@@ -297,9 +330,13 @@ mod tests {
 
     #[test]
     fn expect_continue_is_recognised_in_http11_only() {
-        let (_, h) = parse("POST / HTTP/1.1\r\nExpect: 100-Continue\r\n\r\n").unwrap().unwrap();
+        let (_, h) = parse("POST / HTTP/1.1\r\nExpect: 100-Continue\r\n\r\n")
+            .unwrap()
+            .unwrap();
         assert!(expects_continue(&h));
-        let (_, h) = parse("POST / HTTP/1.0\r\nExpect: 100-continue\r\n\r\n").unwrap().unwrap();
+        let (_, h) = parse("POST / HTTP/1.0\r\nExpect: 100-continue\r\n\r\n")
+            .unwrap()
+            .unwrap();
         assert!(!expects_continue(&h));
     }
 }

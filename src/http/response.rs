@@ -50,13 +50,19 @@ pub struct Response {
 impl Response {
     /// An empty response with `status`.
     pub fn new(status: u16) -> Response {
-        Response { status, headers: Vec::new(), body: Body::Empty, close: false }
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Body::Empty,
+            close: false,
+        }
     }
 
     /// A response with a content type and body.
     pub fn with_body(status: u16, content_type: &'static str, body: Body) -> Response {
         let mut r = Response::new(status);
-        r.headers.push(("Content-Type", Cow::Borrowed(content_type)));
+        r.headers
+            .push(("Content-Type", Cow::Borrowed(content_type)));
         r.body = body;
         r
     }
@@ -86,7 +92,14 @@ impl Response {
     /// `head_only` leaves the body bytes out (a `HEAD` request);
     /// `keep_alive` false writes `Connection: close`; `http10` with
     /// keep-alive writes `Connection: keep-alive` (RFC 9112 §9.3).
-    pub fn encode(&self, head_only: bool, keep_alive: bool, http10: bool, date: &str, out: &mut Vec<u8>) {
+    pub fn encode(
+        &self,
+        head_only: bool,
+        keep_alive: bool,
+        http10: bool,
+        date: &str,
+        out: &mut Vec<u8>,
+    ) {
         let body = self.body.as_bytes();
         out.reserve(160 + body.len() + self.headers.len() * 40);
         out.extend_from_slice(b"HTTP/1.1 ");

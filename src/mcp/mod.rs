@@ -1,15 +1,51 @@
 //! The state-free JSON-RPC 2.0 / MCP dispatcher for both protocol eras.
 //!
-//! STUB: the contract the HTTP layer codes against. `Mcp::handle` takes the
-//! request headers (looked up case-insensitively by the caller's closure)
-//! and the raw POST body, and returns either a finished [`Reply`] or a
-//! [`PendingCall`] that must run on a worker thread (a `tools/call`).
+//! `Mcp::handle` takes the request headers (looked up case-insensitively by
+//! the caller's closure) and the raw POST body, and returns either a
+//! finished [`Reply`] or a [`PendingCall`] that must run on a worker thread
+//! (a `tools/call`). Everything here is pure apart from `PendingCall::run`.
 //!
-//! Everything here is pure apart from `PendingCall::run`.
+//! Eras share one endpoint and are told apart body first: a request whose
+//! `params._meta` carries `io.modelcontextprotocol/protocolVersion` is served
+//! under 2026-07-28; anything else under the handshake revisions
+//! (2025-11-25, 2025-06-18, 2025-03-26), except that a bare
+//! `MCP-Protocol-Version: 2026-07-28` header without the claim is refused.
+//! The full ladder is in `dispatch`.
+//!
+//! Module map: [`jsonrpc`] (envelope, ids), [`version`] (revisions),
+//! [`headers`] (mirrored headers, `=?base64?…?=`), [`error`] (codes, HTTP
+//! statuses), [`statics`] (results serialized once), `dispatch` (the
+//! ladder), `call` (`tools/call`), `resources`.
+//!
+//! Deliberate choices:
+//! - JSON-RPC batch arrays (including `[]`) are refused with 400 `-32600`
+//!   and `id: null` in every era, 2025-03-26 included; nothing in them runs.
+//! - HTTP statuses come from [`error::http_status`]: modern errors are 4xx
+//!   (404 for `-32601`, 400 otherwise, handler `-32602` included); legacy
+//!   JSON-RPC errors ride in 200 except `-32700`/`-32600`.
+//! - A legacy request whose `MCP-Protocol-Version` names no handshake
+//!   revision gets 400 `-32600` (the header, not a param, is wrong);
+//!   `initialize` ignores the header and negotiates.
+//! - `Mcp-Session-Id` and `Last-Event-ID` are ignored; no session is issued.
+
+pub mod error;
+pub mod headers;
+pub mod jsonrpc;
+pub mod statics;
+pub mod version;
+
+mod call;
+mod dispatch;
+mod resources;
 
 use std::sync::Arc;
 
-use crate::x::tools::Tools;
+pub use dispatch::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
+pub use headers::{decode_header_value, encode_header_value, HeaderValueError};
+pub use jsonrpc::Id;
+pub use version::ProtocolVersion;
+
+use crate::x::tools::{ToolCall, ToolOutput, Tools};
 
 /// Identity and self links of this deployment.
 #[derive(Debug, Clone)]
@@ -59,43 +95,93 @@ pub enum Outcome {
 /// A validated `tools/call`, carrying everything needed to build its reply.
 pub struct PendingCall {
     tools: Arc<Tools>,
-    call: crate::x::tools::ToolCall,
+    call: ToolCall,
+    id: Id,
+    version: ProtocolVersion,
+    modern_tail: Arc<[u8]>,
 }
 
 impl PendingCall {
-    /// Runs the tool (blocking) and builds the JSON-RPC reply.
+    /// Runs the tool (blocking) and builds the JSON-RPC reply (HTTP 200; a
+    /// tool failure is a result with `isError: true`).
     pub fn run(self) -> Reply {
-        let _ = self.tools.run(&self.call);
-        Reply { status: 200, body: Some(b"{}".to_vec()) }
+        let output = self.tools.run(&self.call);
+        self.reply(&output)
+    }
+
+    /// Builds the reply for an output obtained elsewhere (for instance from
+    /// a cache): `{content:[{type:"text",text}], structuredContent?, isError}`
+    /// shaped for the request's revision.
+    pub fn reply(&self, output: &ToolOutput) -> Reply {
+        Reply {
+            status: 200,
+            body: Some(call::reply_body(
+                &self.id,
+                self.version,
+                output,
+                &self.modern_tail,
+            )),
+        }
+    }
+
+    /// The validated call.
+    pub fn call(&self) -> &ToolCall {
+        &self.call
+    }
+
+    /// The request id.
+    pub fn id(&self) -> &Id {
+        &self.id
+    }
+
+    /// The revision the reply is shaped for.
+    pub fn version(&self) -> ProtocolVersion {
+        self.version
     }
 }
 
 /// The dispatcher, with its static results serialized once at start-up.
 pub struct Mcp {
-    #[allow(dead_code)]
     info: ServerInfo,
-    #[allow(dead_code)]
     resources: Vec<Resource>,
     tools: Arc<Tools>,
+    statics: statics::Statics,
 }
 
 impl Mcp {
     /// Builds the dispatcher and pre-serializes its static results.
     pub fn new(info: ServerInfo, resources: Vec<Resource>, tools: Arc<Tools>) -> Mcp {
-        Mcp { info, resources, tools }
+        let statics = statics::Statics::new(&info, &resources);
+        Mcp {
+            info,
+            resources,
+            tools,
+            statics,
+        }
     }
 
     /// Handles one POSTed JSON-RPC message.
-    pub fn handle<'h>(&self, _header: &dyn Fn(&str) -> Option<&'h [u8]>, _body: &[u8]) -> Outcome {
-        let _ = &self.tools;
-        Outcome::Reply(Reply { status: 200, body: Some(b"{}".to_vec()) })
+    ///
+    /// `header` looks a request header up by name (case-insensitively) and
+    /// returns its raw value; values are OWS-trimmed here. The lifetime `'h`
+    /// lets the closure return slices of the caller's request buffer.
+    pub fn handle<'h>(&self, header: &dyn Fn(&str) -> Option<&'h [u8]>, body: &[u8]) -> Outcome {
+        dispatch::handle(self, &headers::Headers::new(header), body)
+    }
+
+    /// This deployment's identity.
+    pub fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    /// The static resources, in `resources/list` order.
+    pub fn resources(&self) -> &[Resource] {
+        &self.resources
     }
 }
 
 /// A JSON-RPC error message with `"id": null`, for transport-level refusals
 /// (406, 415, 403 bodies).
 pub fn error_without_id(code: i64, message: &str) -> Vec<u8> {
-    serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}})
-        .to_string()
-        .into_bytes()
+    jsonrpc::error_message(None, &error::RpcError::new(code, message))
 }

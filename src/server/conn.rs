@@ -84,7 +84,11 @@ enum State {
     /// Reading the body of `head`.
     Body { head: Head, body: BodyState },
     /// A worker is producing the response of the current request.
-    Waiting { head_only: bool, keep_alive: bool, http10: bool },
+    Waiting {
+        head_only: bool,
+        keep_alive: bool,
+        http10: bool,
+    },
     /// No further request will be read; flush and close.
     Closing(CloseReason),
 }
@@ -176,7 +180,12 @@ impl Conn {
     ///
     /// # Errors
     /// Socket errors other than `WouldBlock` and `Interrupted`.
-    pub fn read_from(&mut self, src: &mut impl Read, scratch: &mut [u8], ctx: &Ctx) -> io::Result<()> {
+    pub fn read_from(
+        &mut self,
+        src: &mut impl Read,
+        scratch: &mut [u8],
+        ctx: &Ctx,
+    ) -> io::Result<()> {
         self.read_pending = false;
         if self.read_eof || matches!(self.state, State::Closing(_)) {
             // Drain and discard: nothing more will be parsed.
@@ -206,7 +215,10 @@ impl Conn {
                     return Ok(());
                 }
                 Ok(n) => {
-                    if self.rbuf.is_empty() && matches!(self.state, State::Head) && self.head_started.is_none() {
+                    if self.rbuf.is_empty()
+                        && matches!(self.state, State::Head)
+                        && self.head_started.is_none()
+                    {
                         self.head_started = Some(ctx.now);
                     }
                     self.rbuf.extend_from_slice(&scratch[..n]);
@@ -240,7 +252,11 @@ impl Conn {
                     if self.head_started.is_none() {
                         self.head_started = Some(ctx.now);
                     }
-                    match parse::try_parse_head(&self.rbuf, ctx.limits.max_head_bytes, ctx.limits.max_headers) {
+                    match parse::try_parse_head(
+                        &self.rbuf,
+                        ctx.limits.max_head_bytes,
+                        ctx.limits.max_headers,
+                    ) {
                         Ok(None) => {
                             if self.read_eof {
                                 self.state = State::Closing(CloseReason::PeerClosed);
@@ -256,17 +272,21 @@ impl Conn {
                                     return None;
                                 }
                                 Ok(BodyFraming::Empty) => {
-                                    if let Some(job) = self.dispatch(head, Vec::new(), handler, ctx) {
+                                    if let Some(job) = self.dispatch(head, Vec::new(), handler, ctx)
+                                    {
                                         return Some(job);
                                     }
                                 }
                                 Ok(framing) => {
                                     if parse::expects_continue(&head) && self.rbuf.is_empty() {
-                                        self.wbuf.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                                        self.wbuf
+                                            .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                                     }
                                     let body = match framing {
                                         BodyFraming::Length(n) => BodyState::Length(n),
-                                        _ => BodyState::Chunked(ChunkedDecoder::new(ctx.limits.max_body_bytes)),
+                                        _ => BodyState::Chunked(ChunkedDecoder::new(
+                                            ctx.limits.max_body_bytes,
+                                        )),
                                     };
                                     self.state = State::Body { head, body };
                                 }
@@ -284,7 +304,10 @@ impl Conn {
                             self.state = if self.read_eof {
                                 State::Closing(CloseReason::PeerClosed)
                             } else {
-                                State::Body { head, body: BodyState::Length(n) }
+                                State::Body {
+                                    head,
+                                    body: BodyState::Length(n),
+                                }
                             };
                             return None;
                         }
@@ -302,14 +325,19 @@ impl Conn {
                         Ok(used) => {
                             self.rbuf.drain(..used);
                             if decoder.is_done() {
-                                if let Some(job) = self.dispatch(head, decoder.into_body(), handler, ctx) {
+                                if let Some(job) =
+                                    self.dispatch(head, decoder.into_body(), handler, ctx)
+                                {
                                     return Some(job);
                                 }
                             } else {
                                 self.state = if self.read_eof {
                                     State::Closing(CloseReason::PeerClosed)
                                 } else {
-                                    State::Body { head, body: BodyState::Chunked(decoder) }
+                                    State::Body {
+                                        head,
+                                        body: BodyState::Chunked(decoder),
+                                    }
                                 };
                                 return None;
                             }
@@ -325,13 +353,23 @@ impl Conn {
     }
 
     /// Hands one complete request to the handler.
-    fn dispatch(&mut self, head: Head, body: Vec<u8>, handler: &dyn Handler, ctx: &Ctx) -> Option<Job> {
+    fn dispatch(
+        &mut self,
+        head: Head,
+        body: Vec<u8>,
+        handler: &dyn Handler,
+        ctx: &Ctx,
+    ) -> Option<Job> {
         let head_only = head.method == Method::Head;
         let keep_alive = head.keep_alive() && !ctx.draining;
         let http10 = head.minor_version == 0;
         self.head_started = None;
         self.body_started = None;
-        let request = Request { head, body, peer: self.peer };
+        let request = Request {
+            head,
+            body,
+            peer: self.peer,
+        };
         match handler.handle(request) {
             Handled::Now(response) => {
                 self.state = State::Head;
@@ -339,7 +377,11 @@ impl Conn {
                 None
             }
             Handled::Later(job) => {
-                self.state = State::Waiting { head_only, keep_alive, http10 };
+                self.state = State::Waiting {
+                    head_only,
+                    keep_alive,
+                    http10,
+                };
                 Some(job)
             }
         }
@@ -348,17 +390,39 @@ impl Conn {
     /// Delivers the response of the request that was waiting for a worker.
     /// Ignored when the connection is not waiting.
     pub fn complete(&mut self, response: Response, ctx: &Ctx) {
-        if let State::Waiting { head_only, keep_alive, http10 } = self.state {
+        if let State::Waiting {
+            head_only,
+            keep_alive,
+            http10,
+        } = self.state
+        {
             self.state = State::Head;
-            self.queue(&response, head_only, keep_alive && !ctx.draining, http10, ctx);
+            self.queue(
+                &response,
+                head_only,
+                keep_alive && !ctx.draining,
+                http10,
+                ctx,
+            );
         }
     }
 
-    fn queue(&mut self, response: &Response, head_only: bool, keep_alive: bool, http10: bool, ctx: &Ctx) {
+    fn queue(
+        &mut self,
+        response: &Response,
+        head_only: bool,
+        keep_alive: bool,
+        http10: bool,
+        ctx: &Ctx,
+    ) {
         response.encode(head_only, keep_alive, http10, ctx.date, &mut self.wbuf);
         self.idle_since = ctx.now;
         if !keep_alive || response.close {
-            let reason = if ctx.draining { CloseReason::Shutdown } else { CloseReason::ConnectionClose };
+            let reason = if ctx.draining {
+                CloseReason::Shutdown
+            } else {
+                CloseReason::ConnectionClose
+            };
             self.state = State::Closing(reason);
             self.rbuf = Vec::new();
         }
@@ -370,7 +434,11 @@ impl Conn {
             "{{\"error\":{{\"status\":{},\"message\":\"{}\"}}}}",
             rejection.status, rejection.reason
         );
-        let response = Response::with_body(rejection.status, "application/json", Body::Owned(body.into_bytes()));
+        let response = Response::with_body(
+            rejection.status,
+            "application/json",
+            Body::Owned(body.into_bytes()),
+        );
         response.encode(false, false, false, ctx.date, &mut self.wbuf);
         self.state = State::Closing(CloseReason::Rejected(rejection.status));
         self.rbuf = Vec::new();
@@ -427,17 +495,30 @@ impl Conn {
             State::Head if !self.rbuf.is_empty() => {
                 let started = self.head_started.unwrap_or(self.idle_since);
                 if ctx.now.duration_since(started) >= limits.header_timeout {
-                    self.reject(Rejection { status: 408, reason: "request head not received in time" }, ctx);
+                    self.reject(
+                        Rejection {
+                            status: 408,
+                            reason: "request head not received in time",
+                        },
+                        ctx,
+                    );
                 }
                 false
             }
             State::Head => {
-                !self.wants_write() && ctx.now.duration_since(self.idle_since) >= limits.idle_timeout
+                !self.wants_write()
+                    && ctx.now.duration_since(self.idle_since) >= limits.idle_timeout
             }
             State::Body { .. } => {
                 let started = self.body_started.unwrap_or(self.idle_since);
                 if ctx.now.duration_since(started) >= limits.body_timeout {
-                    self.reject(Rejection { status: 408, reason: "request body not received in time" }, ctx);
+                    self.reject(
+                        Rejection {
+                            status: 408,
+                            reason: "request body not received in time",
+                        },
+                        ctx,
+                    );
                 }
                 false
             }

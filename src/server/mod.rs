@@ -88,9 +88,16 @@ impl Server {
     pub fn bind(addr: SocketAddr, options: ServerOptions) -> io::Result<Server> {
         let poll = Poll::new()?;
         let mut listener = TcpListener::bind(addr)?;
-        poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
-        Ok(Server { poll, listener, waker, shutdown: Arc::new(AtomicBool::new(false)), options })
+        Ok(Server {
+            poll,
+            listener,
+            waker,
+            shutdown: Arc::new(AtomicBool::new(false)),
+            options,
+        })
     }
 
     /// The bound address (with the real port when bound to port 0).
@@ -103,7 +110,10 @@ impl Server {
 
     /// A handle that stops the server gracefully.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
-        ShutdownHandle { flag: Arc::clone(&self.shutdown), waker: Arc::clone(&self.waker) }
+        ShutdownHandle {
+            flag: Arc::clone(&self.shutdown),
+            waker: Arc::clone(&self.waker),
+        }
     }
 
     /// Runs until shutdown completes.
@@ -111,10 +121,20 @@ impl Server {
     /// # Errors
     /// When polling fails or the worker pool cannot start.
     pub fn run(self, handler: Arc<dyn Handler>) -> io::Result<()> {
-        let Server { mut poll, listener, waker, shutdown, options } = self;
+        let Server {
+            mut poll,
+            listener,
+            waker,
+            shutdown,
+            options,
+        } = self;
         let mut signals = if options.handle_signals {
-            let mut s = signal_hook_mio::v1_0::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT])?;
-            poll.registry().register(&mut s, SIGNALS, Interest::READABLE)?;
+            let mut s = signal_hook_mio::v1_0::Signals::new([
+                signal_hook::consts::SIGTERM,
+                signal_hook::consts::SIGINT,
+            ])?;
+            poll.registry()
+                .register(&mut s, SIGNALS, Interest::READABLE)?;
             Some(s)
         } else {
             None
@@ -154,7 +174,12 @@ impl Server {
                             }
                         }
                     }
-                    Token(t) => lp.on_ready(&poll, t - FIRST_CONN, event.is_readable(), event.is_writable()),
+                    Token(t) => lp.on_ready(
+                        &poll,
+                        t - FIRST_CONN,
+                        event.is_readable(),
+                        event.is_writable(),
+                    ),
                 }
             }
             lp.deliver_completions(&poll);
@@ -193,7 +218,9 @@ struct Loop {
 impl Loop {
     fn accept(&mut self, poll: &Poll) {
         loop {
-            let Some(listener) = &self.listener else { return };
+            let Some(listener) = &self.listener else {
+                return;
+            };
             match listener.accept() {
                 Ok((mut stream, peer)) => {
                     let _ = stream.set_nodelay(true);
@@ -214,8 +241,12 @@ impl Loop {
                         continue;
                     }
                     let generation = GENERATION.next();
-                    self.slots[index] =
-                        Some(Slot { conn: Conn::new(peer, Instant::now()), stream, generation, writable: false });
+                    self.slots[index] = Some(Slot {
+                        conn: Conn::new(peer, Instant::now()),
+                        stream,
+                        generation,
+                        writable: false,
+                    });
                     self.open += 1;
                     // Data may already be waiting (edge-triggered readiness).
                     self.on_ready(poll, index, true, false);
@@ -228,31 +259,60 @@ impl Loop {
     }
 
     fn on_ready(&mut self, poll: &Poll, index: usize, readable: bool, _writable: bool) {
-        let Some(Some(slot)) = self.slots.get_mut(index) else { return };
+        let Some(Some(slot)) = self.slots.get_mut(index) else {
+            return;
+        };
         let now = Instant::now();
         let date = self.date.now().to_string();
-        let ctx = Ctx { limits: &self.options.limits, date: &date, now, draining: self.draining_since.is_some() };
+        let ctx = Ctx {
+            limits: &self.options.limits,
+            date: &date,
+            now,
+            draining: self.draining_since.is_some(),
+        };
         let mut failed = false;
-        if readable && slot.conn.read_from(&mut slot.stream, &mut self.scratch, &ctx).is_err() {
+        if readable
+            && slot
+                .conn
+                .read_from(&mut slot.stream, &mut self.scratch, &ctx)
+                .is_err()
+        {
             failed = true;
         }
         if !failed {
-            failed = drive(slot, &*self.handler, &self.pool, index, &ctx, &mut self.scratch);
+            failed = drive(
+                slot,
+                &*self.handler,
+                &self.pool,
+                index,
+                &ctx,
+                &mut self.scratch,
+            );
         }
         self.settle(poll, index, failed);
     }
 
     /// Closes or re-registers a slot after it was driven.
     fn settle(&mut self, poll: &Poll, index: usize, failed: bool) {
-        let Some(Some(slot)) = self.slots.get_mut(index) else { return };
+        let Some(Some(slot)) = self.slots.get_mut(index) else {
+            return;
+        };
         if failed || slot.conn.close_reason().is_some() {
             self.close(poll, index);
             return;
         }
         let want_write = slot.conn.wants_write();
         if want_write != slot.writable {
-            let interest = if want_write { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
-            if poll.registry().reregister(&mut slot.stream, Token(index + FIRST_CONN), interest).is_err() {
+            let interest = if want_write {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if poll
+                .registry()
+                .reregister(&mut slot.stream, Token(index + FIRST_CONN), interest)
+                .is_err()
+            {
                 self.close(poll, index);
                 return;
             }
@@ -272,13 +332,27 @@ impl Loop {
         for (ticket, response) in self.pool.take_completions() {
             let now = Instant::now();
             let date = self.date.now().to_string();
-            let ctx = Ctx { limits: &self.options.limits, date: &date, now, draining: self.draining_since.is_some() };
-            let Some(Some(slot)) = self.slots.get_mut(ticket.index) else { continue };
+            let ctx = Ctx {
+                limits: &self.options.limits,
+                date: &date,
+                now,
+                draining: self.draining_since.is_some(),
+            };
+            let Some(Some(slot)) = self.slots.get_mut(ticket.index) else {
+                continue;
+            };
             if slot.generation != ticket.generation {
                 continue;
             }
             slot.conn.complete(response, &ctx);
-            let failed = drive(slot, &*self.handler, &self.pool, ticket.index, &ctx, &mut self.scratch);
+            let failed = drive(
+                slot,
+                &*self.handler,
+                &self.pool,
+                ticket.index,
+                &ctx,
+                &mut self.scratch,
+            );
             self.settle(poll, ticket.index, failed);
         }
     }
@@ -286,9 +360,16 @@ impl Loop {
     fn sweep(&mut self, poll: &Poll, now: Instant) {
         let date = self.date.now().to_string();
         let limits = self.options.limits.clone();
-        let ctx = Ctx { limits: &limits, date: &date, now, draining: self.draining_since.is_some() };
+        let ctx = Ctx {
+            limits: &limits,
+            date: &date,
+            now,
+            draining: self.draining_since.is_some(),
+        };
         for index in 0..self.slots.len() {
-            let Some(Some(slot)) = self.slots.get_mut(index) else { continue };
+            let Some(Some(slot)) = self.slots.get_mut(index) else {
+                continue;
+            };
             if slot.conn.check_deadlines(&ctx) {
                 self.close(poll, index);
                 continue;
@@ -304,7 +385,9 @@ impl Loop {
             let _ = poll.registry().deregister(&mut listener);
         }
         for index in 0..self.slots.len() {
-            let Some(Some(slot)) = self.slots.get_mut(index) else { continue };
+            let Some(Some(slot)) = self.slots.get_mut(index) else {
+                continue;
+            };
             if slot.conn.begin_shutdown() {
                 self.close(poll, index);
             }
@@ -314,10 +397,20 @@ impl Loop {
 
 /// Parses, dispatches and writes until the connection must wait. Returns
 /// true when a socket error means the connection must close.
-fn drive(slot: &mut Slot, handler: &dyn Handler, pool: &Pool, index: usize, ctx: &Ctx, scratch: &mut [u8]) -> bool {
+fn drive(
+    slot: &mut Slot,
+    handler: &dyn Handler,
+    pool: &Pool,
+    index: usize,
+    ctx: &Ctx,
+    scratch: &mut [u8],
+) -> bool {
     loop {
         if let Some(job) = slot.conn.process(handler, ctx) {
-            let ticket = Ticket { index, generation: slot.generation };
+            let ticket = Ticket {
+                index,
+                generation: slot.generation,
+            };
             if pool.submit(ticket, job).is_err() {
                 slot.conn.complete(queue_full(), ctx);
                 continue;

@@ -60,12 +60,18 @@ impl Pool {
                     .spawn(move || work(&receiver, &completions, &waker))?,
             );
         }
-        Ok(Pool { sender: Some(sender), threads, completions })
+        Ok(Pool {
+            sender: Some(sender),
+            threads,
+            completions,
+        })
     }
 
     /// Queues a job. Gives the job back when the queue is full.
     pub fn submit(&self, ticket: Ticket, job: Job) -> Result<(), Job> {
-        let Some(sender) = &self.sender else { return Err(job) };
+        let Some(sender) = &self.sender else {
+            return Err(job);
+        };
         match sender.try_send(Task { ticket, job }) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(t)) | Err(TrySendError::Disconnected(t)) => Err(t.job),
@@ -103,7 +109,8 @@ fn work(receiver: &Mutex<Receiver<Task>>, completions: &Completions, waker: &Wak
             guard.recv()
         };
         let Ok(task) = task else { return };
-        let response = panic::catch_unwind(AssertUnwindSafe(task.job)).unwrap_or_else(|_| internal_error());
+        let response =
+            panic::catch_unwind(AssertUnwindSafe(task.job)).unwrap_or_else(|_| internal_error());
         match completions.lock() {
             Ok(mut done) => done.push((task.ticket, response)),
             Err(p) => p.into_inner().push((task.ticket, response)),
@@ -117,6 +124,8 @@ pub fn internal_error() -> Response {
     Response::with_body(
         500,
         "application/json",
-        Body::Static(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#),
+        Body::Static(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
+        ),
     )
 }

@@ -1,12 +1,18 @@
 //! The five read-only X tools: definitions, argument validation, runs.
 //!
-//! STUB: replaced by the x-module work. The signatures here are the contract
-//! the MCP dispatcher codes against.
+//! `prepare` is pure (no upstream); `run` blocks on the upstream and is
+//! meant for a worker thread. In this build only `x_md_get_post` runs; the
+//! other four validate fully and answer an `isError` result saying they are
+//! not yet available.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::args;
+use super::error::{code, XError};
+use super::post;
+use super::schema;
 use super::upstream::Upstream;
 
 /// Tool names, in `tools/list` order.
@@ -30,6 +36,16 @@ pub struct ToolOutput {
     pub is_error: bool,
 }
 
+impl ToolOutput {
+    fn error(e: &XError) -> ToolOutput {
+        ToolOutput {
+            text: e.to_string(),
+            structured: None,
+            is_error: true,
+        }
+    }
+}
+
 /// Why `prepare` refused a call before any upstream work.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PrepareError {
@@ -45,13 +61,12 @@ pub enum PrepareError {
 pub struct ToolCall {
     /// The tool name.
     pub name: &'static str,
-    /// The validated arguments.
+    /// The validated arguments (an object; `{}` when none were sent).
     pub arguments: Value,
 }
 
 /// The tool runner: holds the upstream (and later the cache).
 pub struct Tools {
-    #[allow(dead_code)]
     upstream: Arc<dyn Upstream>,
 }
 
@@ -63,42 +78,112 @@ impl Tools {
 
     /// The JSON array of the five tool definitions for `tools/list`.
     pub fn definitions() -> Value {
-        Value::Array(
-            TOOL_NAMES
-                .iter()
-                .map(|n| {
-                    serde_json::json!({"name": n, "inputSchema": {"type": "object"}})
-                })
-                .collect(),
-        )
+        Value::Array(schema::SPECS.iter().map(schema::definition).collect())
     }
 
     /// The `inputSchema` of one tool, for `-32602` error data.
     pub fn input_schema(name: &str) -> Option<Value> {
-        TOOL_NAMES
-            .contains(&name)
-            .then(|| serde_json::json!({"type": "object"}))
+        schema::spec(name).map(schema::input_schema)
+    }
+
+    /// The `outputSchema` of one tool.
+    pub fn output_schema(name: &str) -> Option<Value> {
+        schema::output_schema(name)
     }
 
     /// Validates a call without touching the upstream. `arguments` is the
-    /// raw `params.arguments` (absent → `None`).
+    /// raw `params.arguments` (absent → `None`, treated as `{}`).
     pub fn prepare(name: &str, arguments: Option<&Value>) -> Result<ToolCall, PrepareError> {
-        let name = TOOL_NAMES
-            .iter()
-            .find(|n| **n == name)
-            .ok_or(PrepareError::UnknownTool)?;
+        let spec = schema::spec(name).ok_or(PrepareError::UnknownTool)?;
+        let obj = if spec.name == "x_md_get_post" {
+            args::parse_post(arguments).map_err(PrepareError::InvalidArguments)?;
+            args::validate(arguments, spec.props, spec.required)
+        } else {
+            args::validate(arguments, spec.props, spec.required)
+        }
+        .map_err(PrepareError::InvalidArguments)?;
         Ok(ToolCall {
-            name,
-            arguments: arguments.cloned().unwrap_or(Value::Object(Default::default())),
+            name: spec.name,
+            arguments: Value::Object(obj),
         })
     }
 
     /// Runs a validated call (blocking; call from a worker thread).
     pub fn run(&self, call: &ToolCall) -> ToolOutput {
-        ToolOutput {
-            text: format!("{} is not yet available.", call.name),
-            structured: None,
-            is_error: true,
+        match call.name {
+            "x_md_get_post" => match args::parse_post(Some(&call.arguments)) {
+                Ok(a) => match post::get_post(self.upstream.as_ref(), &a) {
+                    Ok(r) => ToolOutput {
+                        text: r.text,
+                        structured: Some(r.structured),
+                        is_error: false,
+                    },
+                    Err(e) => ToolOutput::error(&e),
+                },
+                Err(m) => ToolOutput::error(&XError::new(400, "invalid_arguments", m)),
+            },
+            name => ToolOutput::error(&XError::new(
+                501,
+                code::NOT_IMPLEMENTED,
+                format!("{name} is not yet available in this build."),
+            )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn definitions_complete() {
+        let defs = Tools::definitions();
+        let defs = defs.as_array().unwrap();
+        let names: Vec<&str> = defs.iter().map(|d| d["name"].as_str().unwrap()).collect();
+        assert_eq!(names, TOOL_NAMES);
+        for d in defs {
+            assert!(d["title"].as_str().unwrap().len() > 5);
+            assert!(d["description"].as_str().unwrap().len() > 80);
+            assert_eq!(d["inputSchema"]["$schema"], schema::DIALECT);
+            assert_eq!(d["inputSchema"]["type"], "object");
+            assert_eq!(d["inputSchema"]["additionalProperties"], false);
+            assert_eq!(d["outputSchema"]["$schema"], schema::DIALECT);
+            assert_eq!(
+                d["annotations"],
+                json!({"title": d["title"], "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": true})
+            );
+            assert_eq!(
+                Tools::input_schema(d["name"].as_str().unwrap()).unwrap(),
+                d["inputSchema"]
+            );
+        }
+        assert_eq!(
+            defs[2]["inputSchema"]["properties"]["limit"],
+            json!({"type":"integer","minimum":1,"maximum":20,"default":20,"description":"Items per page, 1 to 20 (default 20)."})
+        );
+        assert_eq!(defs[2]["inputSchema"]["required"], json!(["q"]));
+        assert_eq!(
+            defs[2]["inputSchema"]["properties"]["feed"]["enum"],
+            json!(["latest", "top", "photos", "videos", "media", "users"])
+        );
+        assert_eq!(Tools::input_schema("nope"), None);
+    }
+
+    #[test]
+    fn prepare_refusals() {
+        assert_eq!(
+            Tools::prepare("x_md_delete_post", None).unwrap_err(),
+            PrepareError::UnknownTool
+        );
+        let e = Tools::prepare("x_md_get_post", Some(&json!({}))).unwrap_err();
+        assert!(matches!(e, PrepareError::InvalidArguments(m) if m.starts_with("supply `url`")));
+        let ok = Tools::prepare("x_md_get_profile", Some(&json!({"handle": "@a"}))).unwrap();
+        assert_eq!(ok.name, "x_md_get_profile");
+        assert_eq!(ok.arguments, json!({"handle": "@a"}));
+        assert_eq!(
+            Tools::prepare("x_md_get_following", None).unwrap_err(),
+            PrepareError::InvalidArguments("missing required property `handle`".into())
+        );
     }
 }

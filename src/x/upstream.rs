@@ -33,43 +33,101 @@ pub trait Upstream: Send + Sync {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError>;
 }
 
-/// TEMPORARY (replaced by the x-module branch): the real upstream over ureq.
+use std::time::Duration;
+
+/// Largest upstream body read, in bytes. Default 4 MiB; a larger body ends
+/// the request with [`FetchError::TooLarge`] and the agent sees an
+/// "unexpected response (body too large)" tool error.
+pub const MAX_UPSTREAM_BODY_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Default global timeout of one upstream request (connect, send, read the
+/// whole body): 10 s. When it passes the agent sees "FxTwitter API did not
+/// answer in time. (HTTP 504, code upstream_timeout)".
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The `User-Agent` sent upstream (FxTwitter refuses requests without one).
+pub const USER_AGENT: &str = concat!("xmd/", env!("CARGO_PKG_VERSION"));
+
+/// The real upstream: one shared `ureq` agent (connection reuse) talking to
+/// an FxTwitter-compatible base URL.
 pub struct HttpUpstream {
     agent: ureq::Agent,
-    base: String,
+    base_url: String,
 }
 
 impl HttpUpstream {
-    /// An upstream at `base_url` with a global request timeout.
-    pub fn new(base_url: &str, timeout: std::time::Duration) -> HttpUpstream {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
+    /// Builds the client for `base_url` (a trailing `/` is dropped) with a
+    /// global per-request `timeout`.
+    pub fn new(base_url: &str, timeout: Duration) -> HttpUpstream {
+        let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
-            .build()
-            .into();
-        HttpUpstream { agent, base: base_url.trim_end_matches('/').to_string() }
+            .user_agent(USER_AGENT)
+            .max_redirects(0)
+            .build();
+        HttpUpstream {
+            agent: config.new_agent(),
+            base_url: base_url.trim_end_matches('/').to_string(),
+        }
+    }
+
+    /// The base URL, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+}
+
+fn map_ureq_error(e: ureq::Error) -> FetchError {
+    match e {
+        ureq::Error::Timeout(_) => FetchError::Timeout,
+        ureq::Error::BodyExceedsLimit(_) => FetchError::TooLarge,
+        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => {
+            FetchError::Connect(e.to_string())
+        }
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => FetchError::Timeout,
+        ureq::Error::Io(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::NotConnected
+            ) =>
+        {
+            FetchError::Connect(io.to_string())
+        }
+        other => FetchError::Other(other.to_string()),
     }
 }
 
 impl Upstream for HttpUpstream {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
-        let url = format!("{}{}", self.base, path_and_query);
-        let mut res = self
+        let url = format!("{}{}", self.base_url, path_and_query);
+        let mut resp = self
             .agent
             .get(&url)
-            .header("User-Agent", concat!("xmd/", env!("CARGO_PKG_VERSION")))
+            .header("Accept", "application/json")
             .call()
-            .map_err(|e| FetchError::Other(e.to_string()))?;
-        let status = res.status().as_u16();
-        let header = |n: &str| res.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
+            .map_err(map_ureq_error)?;
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
         let retry_after = header("retry-after");
         let content_type = header("content-type");
-        let body = res
+        let status = resp.status().as_u16();
+        let body = resp
             .body_mut()
             .with_config()
-            .limit(4 * 1024 * 1024)
+            .limit(MAX_UPSTREAM_BODY_BYTES)
             .read_to_vec()
-            .map_err(|e| FetchError::Other(e.to_string()))?;
-        Ok(UpstreamResponse { status, retry_after, content_type, body })
+            .map_err(map_ureq_error)?;
+        Ok(UpstreamResponse {
+            status,
+            retry_after,
+            content_type,
+            body,
+        })
     }
 }

@@ -34,7 +34,11 @@ struct Pieces {
 impl Read for Pieces {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.pieces.is_empty() {
-            return if self.eof { Ok(0) } else { Err(io::ErrorKind::WouldBlock.into()) };
+            return if self.eof {
+                Ok(0)
+            } else {
+                Err(io::ErrorKind::WouldBlock.into())
+            };
         }
         let piece = &mut self.pieces[0];
         let n = piece.len().min(buf.len());
@@ -78,12 +82,23 @@ fn peer() -> SocketAddr {
 /// event; returns everything written and the final close reason.
 fn run(chunks: &[&[u8]], eof: bool, limits: &Limits) -> (String, Option<CloseReason>) {
     let now = Instant::now();
-    let ctx = Ctx { limits, date: DATE, now, draining: false };
+    let ctx = Ctx {
+        limits,
+        date: DATE,
+        now,
+        draining: false,
+    };
     let mut conn = Conn::new(peer(), now);
-    let mut sink = Sink { out: Vec::new(), budget: usize::MAX };
+    let mut sink = Sink {
+        out: Vec::new(),
+        budget: usize::MAX,
+    };
     let mut scratch = vec![0u8; 7];
     for (i, chunk) in chunks.iter().enumerate() {
-        let mut src = Pieces { pieces: vec![chunk.to_vec()], eof: eof && i == chunks.len() - 1 };
+        let mut src = Pieces {
+            pieces: vec![chunk.to_vec()],
+            eof: eof && i == chunks.len() - 1,
+        };
         loop {
             conn.read_from(&mut src, &mut scratch, &ctx).unwrap();
             while let Some(job) = conn.process(&Echo, &ctx) {
@@ -95,7 +110,10 @@ fn run(chunks: &[&[u8]], eof: bool, limits: &Limits) -> (String, Option<CloseRea
             }
         }
     }
-    (String::from_utf8_lossy(&sink.out).into_owned(), conn.close_reason())
+    (
+        String::from_utf8_lossy(&sink.out).into_owned(),
+        conn.close_reason(),
+    )
 }
 
 fn ok(body: &str) -> String {
@@ -106,7 +124,12 @@ const PIPELINE: &[u8] = b"POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r
 
 #[test]
 fn pipelined_requests_answer_in_order_for_every_split() {
-    let want = format!("{}{}{}", ok("POST /a hello"), ok("GET /slow "), ok("POST /c abc"));
+    let want = format!(
+        "{}{}{}",
+        ok("POST /a hello"),
+        ok("GET /slow "),
+        ok("POST /c abc")
+    );
     let limits = Limits::default();
     let (all, reason) = run(&[PIPELINE], false, &limits);
     assert_eq!(all, want);
@@ -120,7 +143,12 @@ fn pipelined_requests_answer_in_order_for_every_split() {
 #[test]
 fn byte_at_a_time_gives_the_same_answers() {
     let chunks: Vec<&[u8]> = PIPELINE.chunks(1).collect();
-    let want = format!("{}{}{}", ok("POST /a hello"), ok("GET /slow "), ok("POST /c abc"));
+    let want = format!(
+        "{}{}{}",
+        ok("POST /a hello"),
+        ok("GET /slow "),
+        ok("POST /c abc")
+    );
     assert_eq!(run(&chunks, false, &Limits::default()).0, want);
 }
 
@@ -128,7 +156,8 @@ fn byte_at_a_time_gives_the_same_answers() {
 fn short_body_leftovers_become_a_bad_request_and_close() {
     // Content-Length 3 for a 7-byte body: the 4 leftover bytes run into the
     // next request line and make it malformed; they are never skipped.
-    let raw = b"POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\n{\"a\":1}GET / HTTP/1.1\r\n\r\n";
+    let raw =
+        b"POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\n{\"a\":1}GET / HTTP/1.1\r\n\r\n";
     let (out, reason) = run(&[raw], false, &Limits::default());
     assert!(out.starts_with(&ok("POST /a {\"a")), "{out}");
     let rest = &out[ok("POST /a {\"a").len()..];
@@ -149,24 +178,55 @@ fn rejection_stops_pipelined_requests() {
 
 #[test]
 fn limits_map_to_status_codes() {
-    let limits = Limits { max_body_bytes: 10, ..Limits::default() };
-    let (out, _) = run(&[b"POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n"], false, &limits);
-    assert!(out.starts_with("HTTP/1.1 413 Content Too Large\r\n"), "{out}");
-    let (out, _) = run(&[b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nB\r\n"], false, &limits);
-    assert!(out.starts_with("HTTP/1.1 413 Content Too Large\r\n"), "{out}");
+    let limits = Limits {
+        max_body_bytes: 10,
+        ..Limits::default()
+    };
+    let (out, _) = run(
+        &[b"POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n"],
+        false,
+        &limits,
+    );
+    assert!(
+        out.starts_with("HTTP/1.1 413 Content Too Large\r\n"),
+        "{out}"
+    );
+    let (out, _) = run(
+        &[b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nB\r\n"],
+        false,
+        &limits,
+    );
+    assert!(
+        out.starts_with("HTTP/1.1 413 Content Too Large\r\n"),
+        "{out}"
+    );
     let big = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(20_000));
     let (out, reason) = run(&[big.as_bytes()], false, &Limits::default());
-    assert!(out.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"), "{out}");
+    assert!(
+        out.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+        "{out}"
+    );
     assert_eq!(reason, Some(CloseReason::Rejected(431)));
 }
 
 #[test]
 fn expect_continue_gets_an_interim_response_first() {
-    let head: &[u8] = b"POST /e HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n";
+    let head: &[u8] =
+        b"POST /e HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n";
     let (out, _) = run(&[head, b"{}"], false, &Limits::default());
-    assert_eq!(out, format!("HTTP/1.1 100 Continue\r\n\r\n{}", ok("POST /e {}")));
-    let (out, _) = run(&[b"POST /e HTTP/1.1\r\nExpect: nope\r\nContent-Length: 2\r\n\r\n"], false, &Limits::default());
-    assert!(out.starts_with("HTTP/1.1 417 Expectation Failed\r\n"), "{out}");
+    assert_eq!(
+        out,
+        format!("HTTP/1.1 100 Continue\r\n\r\n{}", ok("POST /e {}"))
+    );
+    let (out, _) = run(
+        &[b"POST /e HTTP/1.1\r\nExpect: nope\r\nContent-Length: 2\r\n\r\n"],
+        false,
+        &Limits::default(),
+    );
+    assert!(
+        out.starts_with("HTTP/1.1 417 Expectation Failed\r\n"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -174,14 +234,22 @@ fn http10_and_connection_close_end_the_connection() {
     let (out, reason) = run(&[b"GET /x HTTP/1.0\r\n\r\n"], false, &Limits::default());
     assert!(out.contains("Connection: close\r\n"), "{out}");
     assert_eq!(reason, Some(CloseReason::ConnectionClose));
-    let (out, reason) = run(&[b"GET /x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"], false, &Limits::default());
+    let (out, reason) = run(
+        &[b"GET /x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"],
+        false,
+        &Limits::default(),
+    );
     assert!(out.contains("Connection: keep-alive\r\n"), "{out}");
     assert_eq!(reason, None);
 }
 
 #[test]
 fn half_close_still_gets_its_answer() {
-    let (out, reason) = run(&[b"GET /slow HTTP/1.1\r\nHost: h\r\n\r\n"], true, &Limits::default());
+    let (out, reason) = run(
+        &[b"GET /slow HTTP/1.1\r\nHost: h\r\n\r\n"],
+        true,
+        &Limits::default(),
+    );
     assert_eq!(out, ok("GET /slow "));
     assert_eq!(reason, Some(CloseReason::PeerClosed));
 }
@@ -190,20 +258,35 @@ fn half_close_still_gets_its_answer() {
 fn partial_writes_resume_where_they_stopped() {
     let limits = Limits::default();
     let now = Instant::now();
-    let ctx = Ctx { limits: &limits, date: DATE, now, draining: false };
+    let ctx = Ctx {
+        limits: &limits,
+        date: DATE,
+        now,
+        draining: false,
+    };
     let mut conn = Conn::new(peer(), now);
-    let mut src = Pieces { pieces: vec![b"GET /w HTTP/1.1\r\n\r\n".to_vec()], eof: false };
+    let mut src = Pieces {
+        pieces: vec![b"GET /w HTTP/1.1\r\n\r\n".to_vec()],
+        eof: false,
+    };
     let mut scratch = vec![0u8; 64];
     conn.read_from(&mut src, &mut scratch, &ctx).unwrap();
     assert!(conn.process(&Echo, &ctx).is_none());
-    let mut sink = Sink { out: Vec::new(), budget: 10 };
+    let mut sink = Sink {
+        out: Vec::new(),
+        budget: 10,
+    };
     conn.write_to(&mut sink, now).unwrap();
     assert!(conn.wants_write());
     sink.budget = usize::MAX;
     conn.write_to(&mut sink, now).unwrap();
     assert!(!conn.wants_write());
     assert_eq!(String::from_utf8(sink.out).unwrap(), ok("GET /w "));
-    assert_eq!(conn.buffered_capacity(), 0, "idle connection holds no buffers");
+    assert_eq!(
+        conn.buffered_capacity(),
+        0,
+        "idle connection holds no buffers"
+    );
 }
 
 #[test]
@@ -214,15 +297,26 @@ fn deadlines_answer_408_or_close_idle() {
         ..Limits::default()
     };
     let t0 = Instant::now();
-    let ctx = |now| Ctx { limits: &limits, date: DATE, now, draining: false };
+    let ctx = |now| Ctx {
+        limits: &limits,
+        date: DATE,
+        now,
+        draining: false,
+    };
     let mut conn = Conn::new(peer(), t0);
-    let mut src = Pieces { pieces: vec![b"GET / HT".to_vec()], eof: false };
+    let mut src = Pieces {
+        pieces: vec![b"GET / HT".to_vec()],
+        eof: false,
+    };
     let mut scratch = vec![0u8; 64];
     conn.read_from(&mut src, &mut scratch, &ctx(t0)).unwrap();
     assert!(conn.process(&Echo, &ctx(t0)).is_none());
     assert!(!conn.check_deadlines(&ctx(t0 + Duration::from_secs(1))));
     assert!(!conn.check_deadlines(&ctx(t0 + Duration::from_secs(2))));
-    let mut sink = Sink { out: Vec::new(), budget: usize::MAX };
+    let mut sink = Sink {
+        out: Vec::new(),
+        budget: usize::MAX,
+    };
     conn.write_to(&mut sink, t0).unwrap();
     let out = String::from_utf8(sink.out).unwrap();
     assert!(out.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{out}");

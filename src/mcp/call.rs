@@ -1,0 +1,168 @@
+//! `tools/call`: validating `params` before any upstream work, and shaping
+//! a tool's output into a `CallToolResult` for the request's revision.
+
+use serde_json::{json, Map, Value};
+
+use super::error::{clip, RpcError};
+use super::jsonrpc::{Id, REPLY_PREFIX};
+use super::version::ProtocolVersion;
+use crate::x::tools::{PrepareError, ToolCall, ToolOutput, Tools, TOOL_NAMES};
+
+/// Checks `params.name` and `params.arguments` and asks the tool to
+/// validate its arguments.
+///
+/// # Errors
+///
+/// `-32602` for a missing or non-string `name`; `Unknown tool: <name>` with
+/// `data.availableTools`; or invalid arguments (including non-object
+/// `arguments`) with `data.inputSchema`, the tool's input schema.
+pub(crate) fn prepare(params: Option<&Map<String, Value>>) -> Result<ToolCall, RpcError> {
+    let name = match params.and_then(|p| p.get("name")) {
+        Some(Value::String(n)) => n.as_str(),
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "Invalid params: params.name must be a string naming a tool",
+            ))
+        }
+        None => {
+            return Err(RpcError::invalid_params(
+                "Invalid params: params.name is missing",
+            ))
+        }
+    };
+    let unknown = || {
+        RpcError::invalid_params(format!("Unknown tool: {}", clip(name)))
+            .with_data(json!({"availableTools": TOOL_NAMES}))
+    };
+    let Some(schema) = Tools::input_schema(name) else {
+        return Err(unknown());
+    };
+    let invalid = |why: &str| {
+        RpcError::invalid_params(format!("Invalid arguments for tool {name}: {why}"))
+            .with_data(json!({"inputSchema": schema.clone()}))
+    };
+    let arguments = match params.and_then(|p| p.get("arguments")) {
+        None | Some(Value::Null) => None,
+        Some(a @ Value::Object(_)) => Some(a),
+        Some(_) => {
+            return Err(invalid(
+                "params.arguments must be an object of named arguments",
+            ))
+        }
+    };
+    match Tools::prepare(name, arguments) {
+        Ok(call) => Ok(call),
+        Err(PrepareError::UnknownTool) => Err(unknown()),
+        Err(PrepareError::InvalidArguments(why)) => Err(invalid(&why)),
+    }
+}
+
+/// The whole reply for a finished call: `{content:[text], structuredContent?,
+/// isError}`, plus `resultType` and `_meta` (`modern_tail`) in 2026-07-28.
+///
+/// `structuredContent` is left out for 2025-03-26 (that revision has none)
+/// and wrapped as `{"result": …}` when a legacy revision would receive a
+/// non-object (2025 schemas require an object).
+pub(crate) fn reply_body(
+    id: &Id,
+    version: ProtocolVersion,
+    out: &ToolOutput,
+    modern_tail: &[u8],
+) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(REPLY_PREFIX.len() + 96 + out.text.len() + modern_tail.len());
+    buf.extend_from_slice(REPLY_PREFIX);
+    id.write_json(&mut buf);
+    buf.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
+    // Writing strings and Values into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut buf, &out.text);
+    buf.extend_from_slice(b"}]");
+    if let Some(sc) = &out.structured {
+        if version >= ProtocolVersion::V2025_06_18 {
+            buf.extend_from_slice(br#","structuredContent":"#);
+            if version.is_modern() || sc.is_object() {
+                let _ = serde_json::to_writer(&mut buf, sc);
+            } else {
+                let _ = serde_json::to_writer(&mut buf, &json!({"result": sc}));
+            }
+        }
+    }
+    buf.extend_from_slice(if out.is_error {
+        br#","isError":true"#
+    } else {
+        br#","isError":false"#
+    });
+    if version.is_modern() {
+        buf.extend_from_slice(modern_tail);
+    }
+    buf.extend_from_slice(b"}}");
+    buf
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TAIL: &[u8] = br#","resultType":"complete","_meta":{"k":1}"#;
+
+    fn body(version: ProtocolVersion, out: &ToolOutput) -> Value {
+        serde_json::from_slice(&reply_body(&Id::Int(9), version, out, TAIL)).unwrap()
+    }
+
+    fn output(structured: Option<Value>, is_error: bool) -> ToolOutput {
+        ToolOutput {
+            text: "# Post\n\"quoted\" é".into(),
+            structured,
+            is_error,
+        }
+    }
+
+    #[test]
+    fn modern_result_carries_result_type_and_meta() {
+        let out = output(Some(json!({"post": {"id": "1"}})), false);
+        assert_eq!(
+            body(ProtocolVersion::V2026_07_28, &out),
+            json!({"jsonrpc": "2.0", "id": 9, "result": {
+                "content": [{"type": "text", "text": "# Post\n\"quoted\" é"}],
+                "structuredContent": {"post": {"id": "1"}},
+                "isError": false, "resultType": "complete", "_meta": {"k": 1}}})
+        );
+        let arr = output(Some(json!([1, 2])), false);
+        assert_eq!(
+            body(ProtocolVersion::V2026_07_28, &arr)["result"]["structuredContent"],
+            json!([1, 2])
+        );
+    }
+
+    #[test]
+    fn legacy_results_have_no_modern_fields() {
+        let out = output(Some(json!({"a": 1})), false);
+        for v in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18] {
+            assert_eq!(
+                body(v, &out),
+                json!({"jsonrpc": "2.0", "id": 9, "result": {
+                    "content": [{"type": "text", "text": "# Post\n\"quoted\" é"}],
+                    "structuredContent": {"a": 1}, "isError": false}})
+            );
+        }
+        assert_eq!(
+            body(ProtocolVersion::V2025_03_26, &out),
+            json!({"jsonrpc": "2.0", "id": 9, "result": {
+                "content": [{"type": "text", "text": "# Post\n\"quoted\" é"}], "isError": false}})
+        );
+        let arr = output(Some(json!([1])), false);
+        assert_eq!(
+            body(ProtocolVersion::V2025_11_25, &arr)["result"]["structuredContent"],
+            json!({"result": [1]})
+        );
+    }
+
+    #[test]
+    fn error_output_is_is_error_true_without_structured_content() {
+        let out = output(None, true);
+        assert_eq!(
+            body(ProtocolVersion::V2025_11_25, &out),
+            json!({"jsonrpc": "2.0", "id": 9, "result": {
+                "content": [{"type": "text", "text": "# Post\n\"quoted\" é"}], "isError": true}})
+        );
+    }
+}

@@ -1,0 +1,320 @@
+//! The JSON-RPC 2.0 envelope: classifying one parsed body, request ids, and
+//! writing replies by splicing the id between pre-serialized bytes.
+
+use std::io::Write as _;
+
+use serde_json::{Map, Value};
+
+use super::error::RpcError;
+
+/// A request id: a string or an integer, never `null` (MCP narrows
+/// JSON-RPC's id). Integers cover the whole `i64` and `u64` range; `0` is a
+/// valid id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Id {
+    /// A string id, e.g. `"server-discover-probe-1"`.
+    Str(String),
+    /// An integer id.
+    Int(i128),
+}
+
+impl Id {
+    /// Reads an id value; `None` for null, booleans, floats, arrays, objects.
+    pub fn from_value(v: &Value) -> Option<Id> {
+        match v {
+            Value::String(s) => Some(Id::Str(s.clone())),
+            Value::Number(n) => n
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from))
+                .map(Id::Int),
+            _ => None,
+        }
+    }
+
+    /// Appends the id as JSON.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Id::Int(n) => {
+                let _ = write!(out, "{n}");
+            }
+            Id::Str(s) => {
+                // Writing a &str into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *out, s);
+            }
+        }
+    }
+
+    /// Bytes the JSON form needs, exact unless a string needs escapes.
+    pub fn json_len_hint(&self) -> usize {
+        match self {
+            Id::Int(_) => 40,
+            Id::Str(s) => s.len() + 2,
+        }
+    }
+}
+
+/// What one JSON-RPC object is.
+#[derive(Debug, PartialEq)]
+pub enum Message<'a> {
+    /// A request: it has an id and gets a response.
+    Request {
+        /// The request id.
+        id: Id,
+        /// The method name.
+        method: &'a str,
+        /// `params`, when present (always an object).
+        params: Option<&'a Map<String, Value>>,
+    },
+    /// A notification: no id, no response.
+    Notification {
+        /// The method name.
+        method: &'a str,
+        /// `params`, when present (always an object).
+        params: Option<&'a Map<String, Value>>,
+    },
+    /// A JSON-RPC response (`result` or `error`) sent by the client.
+    Response,
+}
+
+impl<'a> Message<'a> {
+    /// `params`, if any.
+    pub fn params(&self) -> Option<&'a Map<String, Value>> {
+        match self {
+            Message::Request { params, .. } | Message::Notification { params, .. } => *params,
+            Message::Response => None,
+        }
+    }
+}
+
+/// Why a body is not a single JSON-RPC 2.0 message; becomes `-32600`.
+#[derive(Debug, PartialEq)]
+pub struct Invalid {
+    /// The request id, when it could be read.
+    pub id: Option<Id>,
+    /// What is wrong, for the error message.
+    pub why: &'static str,
+}
+
+/// Classifies one parsed body.
+///
+/// # Errors
+///
+/// [`Invalid`] when the value is an array (batch: removed in 2025-06-18 and
+/// refused in every era, nothing executed), not an object, has `jsonrpc` other
+/// than `"2.0"`, an id that is null/bool/float/array/object, a non-string
+/// `method`, non-object `params`, or neither `method` nor `result`/`error`.
+pub fn classify(v: &Value) -> Result<Message<'_>, Invalid> {
+    let obj = match v {
+        Value::Object(o) => o,
+        Value::Array(_) => {
+            return Err(Invalid {
+                id: None,
+                why: "JSON-RPC batch arrays are not supported (removed in MCP 2025-06-18); send one message per POST",
+            })
+        }
+        _ => {
+            return Err(Invalid {
+                id: None,
+                why: "the body must be a JSON-RPC 2.0 request object",
+            })
+        }
+    };
+    let raw_id = obj.get("id");
+    let id = raw_id.and_then(Id::from_value);
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(Invalid {
+            id,
+            why: "\"jsonrpc\" must be \"2.0\"",
+        });
+    }
+    if !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error")) {
+        // A response to a server request; its id may be null (JSON-RPC
+        // error responses to unreadable requests).
+        return Ok(Message::Response);
+    }
+    if raw_id.is_some() && id.is_none() {
+        return Err(Invalid {
+            id: None,
+            why: "\"id\" must be a string or an integer",
+        });
+    }
+    let method = match obj.get("method") {
+        Some(Value::String(m)) => m.as_str(),
+        Some(_) => {
+            return Err(Invalid {
+                id,
+                why: "\"method\" must be a string",
+            })
+        }
+        None => {
+            return Err(Invalid {
+                id,
+                why: "\"method\" is missing",
+            })
+        }
+    };
+    let params = match obj.get("params") {
+        None => None,
+        Some(Value::Object(p)) => Some(p),
+        Some(_) => {
+            return Err(Invalid {
+                id,
+                why: "\"params\" must be an object",
+            })
+        }
+    };
+    Ok(match id {
+        Some(id) => Message::Request { id, method, params },
+        None => Message::Notification { method, params },
+    })
+}
+
+/// `{"jsonrpc":"2.0","id":` — every reply starts with these bytes.
+pub const REPLY_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+
+/// Serializes `result` into the bytes that follow the id:
+/// `,"result":<result>}`.
+pub fn result_suffix(result: &Value) -> Vec<u8> {
+    let mut out = br#","result":"#.to_vec();
+    // Serializing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, result);
+    out.push(b'}');
+    out
+}
+
+/// `REPLY_PREFIX + id + suffix`, in one allocation for common ids.
+pub fn splice(id: &Id, suffix: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(REPLY_PREFIX.len() + id.json_len_hint() + suffix.len());
+    out.extend_from_slice(REPLY_PREFIX);
+    id.write_json(&mut out);
+    out.extend_from_slice(suffix);
+    out
+}
+
+/// A full error message; `id: null` when the id is unknown.
+pub fn error_message(id: Option<&Id>, err: &RpcError) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128 + err.message.len());
+    out.extend_from_slice(REPLY_PREFIX);
+    match id {
+        Some(id) => id.write_json(&mut out),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(br#","error":"#);
+    let _ = serde_json::to_writer(&mut out, &err.to_value());
+    out.push(b'}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(b: &[u8]) -> Value {
+        serde_json::from_slice(b).unwrap()
+    }
+
+    #[test]
+    fn ids() {
+        assert_eq!(Id::from_value(&json!(0)), Some(Id::Int(0)));
+        assert_eq!(Id::from_value(&json!(-7)), Some(Id::Int(-7)));
+        assert_eq!(
+            Id::from_value(&json!(u64::MAX)),
+            Some(Id::Int(u64::MAX as i128))
+        );
+        assert_eq!(Id::from_value(&json!("a")), Some(Id::Str("a".into())));
+        for bad in [
+            json!(null),
+            json!(true),
+            json!(1.5),
+            json!([1]),
+            json!({"a": 1}),
+        ] {
+            assert_eq!(Id::from_value(&bad), None, "{bad}");
+        }
+        let mut out = Vec::new();
+        Id::Int(u64::MAX as i128).write_json(&mut out);
+        assert_eq!(out, b"18446744073709551615");
+        out.clear();
+        Id::Str("q\"\\\n".into()).write_json(&mut out);
+        assert_eq!(parse(&out), json!("q\"\\\n"));
+    }
+
+    #[test]
+    fn classify_messages() {
+        let v = json!({"jsonrpc": "2.0", "id": 0, "method": "ping"});
+        assert_eq!(
+            classify(&v),
+            Ok(Message::Request {
+                id: Id::Int(0),
+                method: "ping",
+                params: None
+            })
+        );
+        let v = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(
+            classify(&v),
+            Ok(Message::Notification {
+                method: "notifications/initialized",
+                params: None
+            })
+        );
+        let v = json!({"jsonrpc": "2.0", "id": 5, "result": {}});
+        assert_eq!(classify(&v), Ok(Message::Response));
+        let v = json!({"jsonrpc": "2.0", "id": "e", "error": {"code": 1, "message": "x"}});
+        assert_eq!(classify(&v), Ok(Message::Response));
+        let v = json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1, "message": "x"}});
+        assert_eq!(classify(&v), Ok(Message::Response));
+    }
+
+    #[test]
+    fn classify_invalid() {
+        let cases: [(Value, Option<Id>); 10] = [
+            (json!([]), None),
+            (json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]), None),
+            (json!("x"), None),
+            (
+                json!({"jsonrpc": "1.0", "id": 3, "method": "ping"}),
+                Some(Id::Int(3)),
+            ),
+            (json!({"id": 3, "method": "ping"}), Some(Id::Int(3))),
+            (
+                json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+                None,
+            ),
+            (json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}), None),
+            (
+                json!({"jsonrpc": "2.0", "id": "a", "method": 7}),
+                Some(Id::Str("a".into())),
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": [1]}),
+                Some(Id::Int(4)),
+            ),
+            (json!({"jsonrpc": "2.0", "id": 4}), Some(Id::Int(4))),
+        ];
+        for (v, id) in cases {
+            let err = classify(&v).expect_err(&v.to_string());
+            assert_eq!(err.id, id, "{v}");
+        }
+    }
+
+    #[test]
+    fn splice_and_error_bytes() {
+        let suffix = result_suffix(&json!({}));
+        assert_eq!(
+            splice(&Id::Int(0), &suffix),
+            br#"{"jsonrpc":"2.0","id":0,"result":{}}"#
+        );
+        assert_eq!(
+            splice(&Id::Str("x".into()), &suffix),
+            br#"{"jsonrpc":"2.0","id":"x","result":{}}"#
+        );
+        let e = error_message(None, &RpcError::parse_error());
+        assert_eq!(
+            parse(&e),
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error: the body is not valid JSON"}})
+        );
+    }
+}

@@ -1,0 +1,529 @@
+//! Argument tables and strict validation. The same tables generate the
+//! `inputSchema` (see `schema.rs`), so the advertised schema and the checks
+//! cannot drift apart.
+
+use serde_json::{Map, Value};
+
+use super::url::{self, StatusRef, MAX_URL_CHARS};
+
+/// Largest `limit` for browse tools. Default 20; larger values are refused
+/// with "`limit` must be an integer from 1 to 20".
+pub const MAX_LIMIT: i64 = 20;
+/// Largest `page`. Default 10; larger values are refused.
+pub const MAX_PAGE: i64 = 10;
+/// Longest search query, in characters (code points). Default 500.
+pub const MAX_QUERY_CHARS: usize = 500;
+/// Longest `cursor`, in characters. Default 1024.
+pub const MAX_CURSOR_CHARS: usize = 1024;
+/// Fewest and most posts `x_md_get_post` assembles. Default range 2–100.
+pub const MIN_MAX_POSTS: i64 = 2;
+/// See [`MIN_MAX_POSTS`].
+pub const MAX_MAX_POSTS: i64 = 100;
+
+/// How a property is typed and checked.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// A string of `min..=max` characters, optionally with a format check
+    /// (`pattern` is the equivalent ECMA-262 regex for the schema, `check`
+    /// the Rust test, `what` the accepted form in words).
+    Str {
+        /// Fewest characters.
+        min: usize,
+        /// Most characters.
+        max: usize,
+        /// Regex for the schema.
+        pattern: Option<&'static str>,
+        /// Rust equivalent of `pattern`.
+        check: Option<fn(&str) -> bool>,
+        /// The accepted form, for the refusal message.
+        what: &'static str,
+    },
+    /// One of a fixed set of strings; the first is the default.
+    Enum(&'static [&'static str]),
+    /// An integer in `min..=max`, with its default.
+    Int {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+        /// Default.
+        default: i64,
+    },
+    /// A boolean (default false).
+    Bool,
+}
+
+/// One argument of a tool.
+#[derive(Debug, Clone, Copy)]
+pub struct Prop {
+    /// Argument name.
+    pub name: &'static str,
+    /// Type and checks.
+    pub kind: Kind,
+    /// Description for the schema.
+    pub description: &'static str,
+}
+
+fn handle_ok(s: &str) -> bool {
+    url::is_handle(s.strip_prefix('@').unwrap_or(s))
+}
+
+fn has_non_space(s: &str) -> bool {
+    s.chars().any(|c| !c.is_whitespace())
+}
+
+const HANDLE_PATTERN: &str = "^@?[A-Za-z0-9_]{1,15}$";
+const HANDLE_WHAT: &str = "an X handle: 1 to 15 letters, digits or underscores, optionally starting with @ (e.g. \"example_user\")";
+
+/// `handle` of a profile-like tool.
+pub const HANDLE: Prop = Prop {
+    name: "handle",
+    kind: Kind::Str {
+        min: 1,
+        max: 16,
+        pattern: Some(HANDLE_PATTERN),
+        check: Some(handle_ok),
+        what: HANDLE_WHAT,
+    },
+    description: "X handle (screen name), with or without the leading @, e.g. \"example_user\".",
+};
+/// `page` of a browse tool.
+pub const PAGE: Prop = Prop {
+    name: "page",
+    kind: Kind::Int { min: 1, max: MAX_PAGE, default: 1 },
+    description: "Page number, 1 to 10 (default 1). Ignored when `cursor` is given; use `cursor` to go deeper.",
+};
+/// `limit` of a browse tool.
+pub const LIMIT: Prop = Prop {
+    name: "limit",
+    kind: Kind::Int {
+        min: 1,
+        max: MAX_LIMIT,
+        default: MAX_LIMIT,
+    },
+    description: "Items per page, 1 to 20 (default 20).",
+};
+/// `cursor` of a browse tool.
+pub const CURSOR: Prop = Prop {
+    name: "cursor",
+    kind: Kind::Str { min: 1, max: MAX_CURSOR_CHARS, pattern: None, check: None, what: "the `next_cursor` string of a previous result" },
+    description: "Opaque continuation: pass the `next_cursor` of the previous result unchanged to get the next page.",
+};
+/// `full` of every tool.
+pub const FULL: Prop = Prop {
+    name: "full",
+    kind: Kind::Bool,
+    description: "true adds dates, counts and details to the Markdown (default false: compact).",
+};
+
+/// `x_md_get_post` arguments.
+pub const POST_PROPS: [Prop; 10] = [
+    Prop {
+        name: "url",
+        kind: Kind::Str { min: 1, max: MAX_URL_CHARS, pattern: None, check: None, what: "an X post permalink" },
+        description: "Post link, e.g. https://x.com/example_user/status/1800000000000000001. twitter.com, mobile./www. hosts, fxtwitter.com/vxtwitter.com/fixupx.com mirrors, /i/status/<id>, /i/web/status/<id>, a missing scheme, /photo/N, /video/N, a language suffix, query and fragment are all accepted. Give either `url`, or `handle` and `id`, not both.",
+    },
+    Prop {
+        name: "handle",
+        kind: Kind::Str { min: 1, max: 16, pattern: Some(HANDLE_PATTERN), check: Some(handle_ok), what: HANDLE_WHAT },
+        description: "Author handle, used with `id` instead of `url`.",
+    },
+    Prop {
+        name: "id",
+        kind: Kind::Str { min: 1, max: 20, pattern: Some("^[0-9]{1,20}$"), check: Some(url::is_id), what: "a string of 1 to 20 decimal digits, e.g. \"1800000000000000001\" (send it quoted: JSON numbers cannot hold post ids exactly)" },
+        description: "Post id as a decimal string (not a number), used with `handle` instead of `url`.",
+    },
+    Prop {
+        name: "thread",
+        kind: Kind::Enum(&["full", "off", "conversation"]),
+        description: "full (default): the post with its ancestors and the author's own continuation; off: the post alone; conversation: same as full.",
+    },
+    Prop {
+        name: "replies",
+        kind: Kind::Enum(&["top", "recent", "off"]),
+        description: "Direct replies appended after the thread: top (default, up to 10 most liked), recent (up to 10 newest) or off. Ignored with thread=off or context=thread.",
+    },
+    Prop {
+        name: "max_posts",
+        kind: Kind::Int { min: MIN_MAX_POSTS, max: MAX_MAX_POSTS, default: MAX_MAX_POSTS },
+        description: "Most posts to return, 2 to 100 (default 100). The post itself and its nearest ancestors are kept first.",
+    },
+    Prop {
+        name: "format",
+        kind: Kind::Enum(&["markdown", "obsidian", "json"]),
+        description: "markdown (default); obsidian (YAML front matter, no Source/Date/Stats lines); json (the text is the raw posts as fenced JSON).",
+    },
+    FULL,
+    Prop {
+        name: "userinfo",
+        kind: Kind::Enum(&["off", "author", "all"]),
+        description: "Author profile blocks: off (default), author (for the first post) or all (for the first post of each author).",
+    },
+    Prop {
+        name: "context",
+        kind: Kind::Enum(&["full", "thread"]),
+        description: "full (default): every post of the thread; thread: only the focal post and posts by its author (no replies).",
+    },
+];
+
+/// `x_md_get_profile` arguments.
+pub const PROFILE_PROPS: [Prop; 5] = [HANDLE, PAGE, LIMIT, CURSOR, FULL];
+/// `x_md_get_followers` / `x_md_get_following` arguments.
+pub const CONNECTION_PROPS: [Prop; 5] = [HANDLE, PAGE, LIMIT, CURSOR, FULL];
+/// `x_md_search_posts` arguments.
+pub const SEARCH_PROPS: [Prop; 6] = [
+    Prop {
+        name: "q",
+        kind: Kind::Str { min: 1, max: MAX_QUERY_CHARS, pattern: Some("\\S"), check: Some(has_non_space), what: "a search query of 1 to 500 characters with at least one non-space character" },
+        description: "Search query in X syntax, e.g. \"rust lang:en\" or \"from:example_user cache\" (1 to 500 characters).",
+    },
+    Prop {
+        name: "feed",
+        kind: Kind::Enum(&["latest", "top", "photos", "videos", "media", "users"]),
+        description: "latest (default), top, photos, videos, media (photos and videos) or users.",
+    },
+    PAGE,
+    LIMIT,
+    CURSOR,
+    FULL,
+];
+
+/// Common misspellings that get a "did you mean" hint.
+const HINTS: [(&str, &str); 6] = [
+    ("query", "q"),
+    ("search", "q"),
+    ("max_thread_posts", "max_posts"),
+    ("username", "handle"),
+    ("screen_name", "handle"),
+    ("status_id", "id"),
+];
+
+/// Checks `arguments` against a property table: object-ness, unknown
+/// properties, types, ranges, patterns, then `required`. Every problem is
+/// reported, joined with "; ".
+pub fn validate(
+    args: Option<&Value>,
+    props: &[Prop],
+    required: &[&str],
+) -> Result<Map<String, Value>, String> {
+    let obj = match args {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => {
+            return Err(
+                "`arguments` must be a JSON object, e.g. {\"handle\": \"example_user\"}".into(),
+            )
+        }
+    };
+    let mut problems = Vec::new();
+    let allowed: Vec<&str> = props.iter().map(|p| p.name).collect();
+    for key in obj.keys() {
+        if !allowed.contains(&key.as_str()) {
+            let shown: String = key.chars().take(40).collect();
+            let hint = HINTS
+                .iter()
+                .find(|(k, v)| *k == key && allowed.contains(v))
+                .map(|(_, v)| format!(" (did you mean `{v}`?)"))
+                .unwrap_or_default();
+            problems.push(format!(
+                "unknown property `{shown}`{hint}; allowed: {}",
+                allowed.join(", ")
+            ));
+        }
+    }
+    for p in props {
+        if let Some(v) = obj.get(p.name) {
+            if let Err(m) = check(p, v) {
+                problems.push(m);
+            }
+        }
+    }
+    for r in required {
+        if !obj.contains_key(*r) {
+            problems.push(format!("missing required property `{r}`"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(obj)
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+fn check(p: &Prop, v: &Value) -> Result<(), String> {
+    let n = p.name;
+    match p.kind {
+        Kind::Bool => v
+            .as_bool()
+            .map(|_| ())
+            .ok_or_else(|| format!("`{n}` must be a boolean (true or false)")),
+        Kind::Int { min, max, .. } => match as_int(v) {
+            Some(i) if (min..=max).contains(&i) => Ok(()),
+            _ => Err(format!("`{n}` must be an integer from {min} to {max}")),
+        },
+        Kind::Enum(vals) => match v.as_str() {
+            Some(s) if vals.contains(&s) => Ok(()),
+            _ => Err(format!("`{n}` must be one of: {}", vals.join(", "))),
+        },
+        Kind::Str {
+            min,
+            max,
+            check,
+            what,
+            ..
+        } => {
+            let s = match v {
+                Value::String(s) => s,
+                _ => return Err(format!("`{n}` must be {what}")),
+            };
+            let len = s.chars().count();
+            if len < min || len > max {
+                return Err(match check {
+                    Some(_) => format!("`{n}` must be {what}"),
+                    None => format!("`{n}` must be a string of {min} to {max} characters ({what})"),
+                });
+            }
+            if check.is_some_and(|c| !c(s)) {
+                return Err(format!("`{n}` must be {what}"));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// An integer JSON value (including `20.0`, which JSON Schema counts as an
+/// integer).
+pub fn as_int(v: &Value) -> Option<i64> {
+    if let Some(i) = v.as_i64() {
+        return Some(i);
+    }
+    let f = v.as_f64()?;
+    (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
+}
+
+/// Validated `x_md_get_post` arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostArgs {
+    /// Post id and handle (from `url` or `handle`+`id`).
+    pub target: StatusRef,
+    /// `thread` is not `off`.
+    pub thread: bool,
+    /// `replies`: `top`, `recent` or `off`.
+    pub replies: &'static str,
+    /// `max_posts`.
+    pub max_posts: usize,
+    /// `format`: `markdown`, `obsidian` or `json`.
+    pub format: &'static str,
+    /// `full`.
+    pub full: bool,
+    /// `userinfo`: `off`, `author` or `all`.
+    pub userinfo: &'static str,
+    /// `context=thread`.
+    pub context_thread: bool,
+}
+
+fn enum_arg(
+    obj: &Map<String, Value>,
+    name: &str,
+    vals: &'static [&'static str],
+    default: &'static str,
+) -> &'static str {
+    let got = obj.get(name).and_then(Value::as_str);
+    vals.iter()
+        .find(|v| Some(**v) == got)
+        .copied()
+        .unwrap_or(default)
+}
+
+/// Validates and decodes `x_md_get_post` arguments.
+pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
+    let obj = validate(args, &POST_PROPS, &[])?;
+    let url = obj.get("url").and_then(Value::as_str);
+    let handle = obj.get("handle").and_then(Value::as_str);
+    let id = obj.get("id").and_then(Value::as_str);
+    let target = match (url, handle, id) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err("ambiguous target: supply either `url`, or `handle` and `id`, not both".into())
+        }
+        (Some(u), None, None) => url::parse_status_url(u)?,
+        (None, Some(h), Some(i)) => StatusRef { handle: h.trim_start_matches('@').to_string(), id: i.to_string() },
+        _ => {
+            return Err("supply `url` (e.g. \"https://x.com/example_user/status/1800000000000000001\"), or `handle` and `id` (e.g. \"example_user\" and \"1800000000000000001\")".into())
+        }
+    };
+    Ok(PostArgs {
+        target,
+        thread: enum_arg(&obj, "thread", &["full", "off", "conversation"], "full") != "off",
+        replies: enum_arg(&obj, "replies", &["top", "recent", "off"], "top"),
+        max_posts: obj
+            .get("max_posts")
+            .and_then(as_int)
+            .unwrap_or(MAX_MAX_POSTS) as usize,
+        format: enum_arg(
+            &obj,
+            "format",
+            &["markdown", "obsidian", "json"],
+            "markdown",
+        ),
+        full: obj.get("full").and_then(Value::as_bool).unwrap_or(false),
+        userinfo: enum_arg(&obj, "userinfo", &["off", "author", "all"], "off"),
+        context_thread: enum_arg(&obj, "context", &["full", "thread"], "full") == "thread",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn post(v: Value) -> Result<PostArgs, String> {
+        parse_post(Some(&v))
+    }
+
+    #[test]
+    fn empty_post_args_name_both_forms() {
+        let e = post(json!({})).unwrap_err();
+        assert!(e.starts_with("supply `url` (e.g."), "{e}");
+        assert_eq!(parse_post(None).unwrap_err(), e);
+        assert_eq!(post(json!({"handle": "a"})).unwrap_err(), e);
+    }
+
+    #[test]
+    fn ambiguous_target() {
+        let e =
+            post(json!({"url": "https://x.com/a/status/1", "handle": "a", "id": "1"})).unwrap_err();
+        assert_eq!(
+            e,
+            "ambiguous target: supply either `url`, or `handle` and `id`, not both"
+        );
+    }
+
+    #[test]
+    fn numeric_id_asks_for_string() {
+        let e = post(json!({"handle": "a", "id": 1800000000000000001u64})).unwrap_err();
+        assert!(
+            e.starts_with("`id` must be a string of 1 to 20 decimal digits"),
+            "{e}"
+        );
+        assert!(e.contains("send it quoted"), "{e}");
+        let e = post(json!({"handle": "a", "id": "180000000000000000199"})).unwrap_err();
+        assert!(
+            e.starts_with("`id` must be a string of 1 to 20 decimal digits"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn defaults_and_handle_strip() {
+        let a = post(json!({"handle": "@Example_User", "id": "18"})).unwrap();
+        assert_eq!(
+            a,
+            PostArgs {
+                target: StatusRef {
+                    handle: "Example_User".into(),
+                    id: "18".into()
+                },
+                thread: true,
+                replies: "top",
+                max_posts: 100,
+                format: "markdown",
+                full: false,
+                userinfo: "off",
+                context_thread: false,
+            }
+        );
+        let a = post(
+            json!({"url": "x.com/a/status/5", "thread": "off", "max_posts": 2.0, "format": "json"}),
+        )
+        .unwrap();
+        assert!(!a.thread);
+        assert_eq!(a.max_posts, 2);
+        assert_eq!(a.format, "json");
+    }
+
+    #[test]
+    fn c14_messages() {
+        let e = validate(
+            Some(&json!({"handle": "has spaces here"})),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
+        assert_eq!(e, format!("`handle` must be {HANDLE_WHAT}"));
+        let e = validate(Some(&json!({})), &PROFILE_PROPS, &["handle"]).unwrap_err();
+        assert_eq!(e, "missing required property `handle`");
+        let e = validate(
+            Some(&json!({"query": "rust", "limit": 500})),
+            &SEARCH_PROPS,
+            &["q"],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "unknown property `query` (did you mean `q`?); allowed: q, feed, page, limit, cursor, full; \
+             `limit` must be an integer from 1 to 20; missing required property `q`"
+        );
+        let e = validate(
+            Some(&json!({"handle": "example_user", "unknown_flag": true})),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "unknown property `unknown_flag`; allowed: handle, page, limit, cursor, full"
+        );
+        let e = validate(
+            Some(&json!("handle=example_user")),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "`arguments` must be a JSON object, e.g. {\"handle\": \"example_user\"}"
+        );
+    }
+
+    #[test]
+    fn ranges_types_and_lengths() {
+        let e = validate(
+            Some(&json!({"q": "x", "page": 11, "full": "yes", "feed": "LATEST"})),
+            &SEARCH_PROPS,
+            &["q"],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "`feed` must be one of: latest, top, photos, videos, media, users; `page` must be an integer from 1 to 10; \
+             `full` must be a boolean (true or false)"
+        );
+        assert!(validate(Some(&json!({"q": "🦀".repeat(500)})), &SEARCH_PROPS, &["q"]).is_ok());
+        let e = validate(Some(&json!({"q": "🦀".repeat(501)})), &SEARCH_PROPS, &["q"]).unwrap_err();
+        assert!(
+            e.starts_with("`q` must be a search query of 1 to 500"),
+            "{e}"
+        );
+        let e = validate(Some(&json!({"q": "   "})), &SEARCH_PROPS, &["q"]).unwrap_err();
+        assert!(e.starts_with("`q` must be a search query"), "{e}");
+        let e = validate(
+            Some(&json!({"handle": "a", "limit": 1.5})),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
+        assert_eq!(e, "`limit` must be an integer from 1 to 20");
+        let e = validate(
+            Some(&json!({"handle": "a", "cursor": ""})),
+            &PROFILE_PROPS,
+            &["handle"],
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("`cursor` must be a string of 1 to 1024 characters"),
+            "{e}"
+        );
+        let e = validate(Some(&json!({"handle": null})), &PROFILE_PROPS, &["handle"]).unwrap_err();
+        assert_eq!(e, format!("`handle` must be {HANDLE_WHAT}"));
+    }
+}

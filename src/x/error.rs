@@ -1,0 +1,410 @@
+//! Upstream failures as tool errors: one type, one Display, one mapping from
+//! an upstream answer.
+//!
+//! Every failure becomes a *successful* `tools/call` result with
+//! `isError: true` whose text is `<message> (HTTP <status>, code <code>[,
+//! retry after <n>s])`. `status` is the status xmd's own HTTP surface would
+//! use, not necessarily the upstream's.
+
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use super::upstream::{FetchError, UpstreamResponse};
+
+/// Retry hint used when a 429 carries no usable `Retry-After`.
+/// Default 5 s; the agent sees `retry after 5s`.
+pub const DEFAULT_RETRY_AFTER_SECS: u64 = 5;
+
+/// Longest upstream `message` echoed into an error text, in characters.
+/// Default 200; longer messages are cut and end in `…`.
+pub const MAX_ECHOED_MESSAGE_CHARS: usize = 200;
+
+/// A tool failure with its status, machine code and optional retry hint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XError {
+    /// HTTP status xmd reports for this failure.
+    pub status: u16,
+    /// Machine-readable code, e.g. `not_found`.
+    pub code: &'static str,
+    /// One human sentence.
+    pub message: String,
+    /// Seconds to wait before retrying, when known and positive.
+    pub retry_after: Option<u64>,
+}
+
+/// Machine codes, so callers can match without string literals.
+pub mod code {
+    /// The upstream could not be reached at all.
+    pub const NETWORK: &str = "fxtwitter_network";
+    /// The upstream did not answer within the global timeout.
+    pub const TIMEOUT: &str = "upstream_timeout";
+    /// The upstream answered 429.
+    pub const RATE_LIMITED: &str = "upstream_rate_limited";
+    /// The upstream reported an error we do not map more precisely.
+    pub const UPSTREAM_ERROR: &str = "fxtwitter_error";
+    /// The body was not the JSON we expect (HTML, truncated, too large).
+    pub const INVALID_RESPONSE: &str = "upstream_invalid_response";
+    /// The post (or account) does not exist or is unavailable.
+    pub const NOT_FOUND: &str = "not_found";
+    /// The post belongs to a protected account.
+    pub const PRIVATE: &str = "private_tweet";
+    /// The tool exists but is not implemented in this build.
+    pub const NOT_IMPLEMENTED: &str = "not_implemented";
+}
+
+impl XError {
+    /// Builds an error without a retry hint.
+    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> XError {
+        XError {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// The error for a transport failure (no HTTP answer).
+    pub fn from_fetch(e: &FetchError) -> XError {
+        match e {
+            FetchError::Connect(_) | FetchError::Other(_) => {
+                XError::new(502, code::NETWORK, "Failed to reach FxTwitter API.")
+            }
+            FetchError::Timeout => {
+                XError::new(504, code::TIMEOUT, "FxTwitter API did not answer in time.")
+            }
+            FetchError::TooLarge => XError::new(
+                502,
+                code::INVALID_RESPONSE,
+                "FxTwitter upstream returned an unexpected response (body too large).",
+            ),
+        }
+    }
+
+    /// The error for a body that is not a JSON object.
+    pub fn unexpected_response() -> XError {
+        XError::new(
+            502,
+            code::INVALID_RESPONSE,
+            "FxTwitter upstream returned an unexpected response (not the JSON it should send).",
+        )
+    }
+
+    /// True for a protected-account refusal (never retried elsewhere).
+    pub fn is_private(&self) -> bool {
+        self.code == code::PRIVATE
+    }
+
+    /// True when another request to the same upstream is pointless now
+    /// (private, rate limited, unreachable, timed out).
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self.code,
+            code::PRIVATE | code::RATE_LIMITED | code::NETWORK | code::TIMEOUT
+        )
+    }
+}
+
+impl fmt::Display for XError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (HTTP {}, code {}",
+            self.message, self.status, self.code
+        )?;
+        if let Some(n) = self.retry_after.filter(|n| *n > 0) {
+            write!(f, ", retry after {n}s")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// Turns a post endpoint answer (`/2/status`, `/2/thread`,
+/// `/2/conversation`) into its JSON body or the matching error.
+///
+/// Order (first match wins): 429, 5xx, 401/403, JSON parse, 404 shapes
+/// (v1 `NOT_FOUND`, v2 `code: 404`, tombstone status), other errors.
+pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
+    if resp.status == 429 {
+        let secs = resp
+            .retry_after
+            .as_deref()
+            .and_then(|v| parse_retry_after(v, now_unix()))
+            .filter(|n| *n > 0)
+            .unwrap_or(DEFAULT_RETRY_AFTER_SECS);
+        let mut e = XError::new(
+            503,
+            code::RATE_LIMITED,
+            "FxTwitter is rate limiting xmd right now.",
+        );
+        e.retry_after = Some(secs);
+        return Err(e);
+    }
+    if resp.status >= 500 {
+        let mut e = XError::new(
+            502,
+            code::UPSTREAM_ERROR,
+            format!("FxTwitter API error: HTTP {}.", resp.status),
+        );
+        e.retry_after = resp
+            .retry_after
+            .as_deref()
+            .and_then(|v| parse_retry_after(v, now_unix()));
+        return Err(e);
+    }
+    if resp.status == 401 || resp.status == 403 {
+        return Err(private_error());
+    }
+    let body: Value = match serde_json::from_slice(&resp.body) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => return Err(XError::unexpected_response()),
+    };
+    let body_code = body.get("code").and_then(Value::as_u64);
+    let message = body.get("message").and_then(Value::as_str);
+    if message == Some("PRIVATE_TWEET") || matches!(body_code, Some(401 | 403)) {
+        return Err(private_error());
+    }
+    if resp.status == 404 || body_code == Some(404) || message == Some("NOT_FOUND") {
+        return Err(not_found_error(&body));
+    }
+    if !(200..300).contains(&resp.status) || body_code.is_some_and(|c| c >= 400) {
+        let what = match message {
+            Some(m) => clip(m),
+            None => format!("HTTP {}", resp.status),
+        };
+        return Err(XError::new(
+            502,
+            code::UPSTREAM_ERROR,
+            format!("FxTwitter API error: {what}."),
+        ));
+    }
+    Ok(body)
+}
+
+fn private_error() -> XError {
+    XError::new(
+        403,
+        code::PRIVATE,
+        "Post is from a protected account and cannot be fetched.",
+    )
+}
+
+fn not_found_error(body: &Value) -> XError {
+    let tomb = body
+        .get("status")
+        .filter(|s| s.get("type").and_then(Value::as_str) == Some("tombstone"));
+    if let Some(t) = tomb {
+        let reason = t
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("unavailable");
+        let msg = t
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("This post is unavailable");
+        return XError::new(
+            404,
+            code::NOT_FOUND,
+            format!(
+                "Post unavailable ({}): {}.",
+                clip(reason),
+                clip(msg).trim_end_matches('.')
+            ),
+        );
+    }
+    XError::new(
+        404,
+        code::NOT_FOUND,
+        "Post not found or unavailable; it may be deleted, private or age-restricted.",
+    )
+}
+
+/// Cuts upstream text to [`MAX_ECHOED_MESSAGE_CHARS`] and drops control
+/// characters, so an upstream cannot flood or reshape the error line.
+fn clip(s: &str) -> String {
+    let clean: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if clean.chars().count() > MAX_ECHOED_MESSAGE_CHARS {
+        let mut out: String = clean.chars().take(MAX_ECHOED_MESSAGE_CHARS).collect();
+        out.push('…');
+        out
+    } else {
+        clean
+    }
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Parses a `Retry-After` value (RFC 9110 §10.2.3): delay-seconds, or an
+/// IMF-fixdate turned into seconds from `now` (at least 1). `None` when
+/// unparsable.
+pub fn parse_retry_after(value: &str, now: u64) -> Option<u64> {
+    let v = value.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        return v.parse::<u64>().ok().or(Some(u64::MAX));
+    }
+    let at = parse_imf_fixdate(v)?;
+    Some(at.saturating_sub(now).max(1))
+}
+
+/// Parses `Sun, 06 Nov 1994 08:49:37 GMT` into unix seconds.
+fn parse_imf_fixdate(v: &str) -> Option<u64> {
+    let parts: Vec<&str> = v.split_whitespace().collect();
+    if parts.len() != 6 || !parts[0].ends_with(',') || parts[5] != "GMT" {
+        return None;
+    }
+    let day: u64 = parts[1].parse().ok()?;
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| *m == parts[2])? as u64 + 1;
+    let year: u64 = parts[3].parse().ok()?;
+    let hms: Vec<u64> = parts[4]
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    if hms.len() != 3
+        || !(1..=31).contains(&day)
+        || year < 1970
+        || hms[0] > 23
+        || hms[1] > 59
+        || hms[2] > 60
+    {
+        return None;
+    }
+    let days = days_from_civil(year as i64, month as i64, day as i64);
+    Some(days as u64 * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
+}
+
+/// Days since 1970-01-01 for a proleptic Gregorian date (H. Hinnant).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resp(status: u16, body: &str) -> UpstreamResponse {
+        UpstreamResponse {
+            status,
+            retry_after: None,
+            content_type: Some("application/json".into()),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn display_with_and_without_retry() {
+        let mut e = XError::new(503, code::RATE_LIMITED, "Slow down.");
+        assert_eq!(
+            e.to_string(),
+            "Slow down. (HTTP 503, code upstream_rate_limited)"
+        );
+        e.retry_after = Some(30);
+        assert_eq!(
+            e.to_string(),
+            "Slow down. (HTTP 503, code upstream_rate_limited, retry after 30s)"
+        );
+        e.retry_after = Some(0);
+        assert_eq!(
+            e.to_string(),
+            "Slow down. (HTTP 503, code upstream_rate_limited)"
+        );
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(parse_retry_after("30", 0), Some(30));
+        assert_eq!(parse_retry_after(" 7 ", 0), Some(7));
+        // 1994-11-06T08:49:37Z = 784111777
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777 - 42),
+            Some(42)
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777 + 5),
+            Some(1)
+        );
+        assert_eq!(parse_retry_after("soon", 0), None);
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 PST", 0), None);
+    }
+
+    #[test]
+    fn both_not_found_shapes() {
+        let v2 = check_post_response(&resp(
+            404,
+            r#"{"code":404,"status":null,"thread":null,"author":null}"#,
+        ));
+        let v1 = check_post_response(&resp(
+            404,
+            r#"{"code":404,"message":"NOT_FOUND","tweet":null}"#,
+        ));
+        let e = v2.unwrap_err();
+        assert_eq!(e, v1.unwrap_err());
+        assert_eq!(
+            e.to_string(),
+            "Post not found or unavailable; it may be deleted, private or age-restricted. (HTTP 404, code not_found)"
+        );
+    }
+
+    #[test]
+    fn tombstone_404_names_reason() {
+        let e = check_post_response(&resp(
+            404,
+            r#"{"status":{"type":"tombstone","reason":"suspended","message":"This post is from a suspended account"},"code":404}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "Post unavailable (suspended): This post is from a suspended account."
+        );
+    }
+
+    #[test]
+    fn html_and_truncated_are_unexpected() {
+        let mut html = resp(
+            200,
+            "<!DOCTYPE html><html><body><h1>Owie</h1></body></html>",
+        );
+        html.content_type = Some("text/html".into());
+        let e = check_post_response(&html).unwrap_err();
+        assert_eq!(e.code, code::INVALID_RESPONSE);
+        assert!(!e.to_string().contains('<'));
+        let e = check_post_response(&resp(200, r#"{"code":200,"status":{"id":"18"#)).unwrap_err();
+        assert_eq!(e.code, code::INVALID_RESPONSE);
+    }
+
+    #[test]
+    fn other_errors_echo_clipped_message() {
+        let e = check_post_response(&resp(
+            400,
+            r#"{"code":400,"message":"id: tweet ID must be a numeric snowflake"}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "FxTwitter API error: id: tweet ID must be a numeric snowflake. (HTTP 502, code fxtwitter_error)"
+        );
+        let long = format!(r#"{{"code":400,"message":"{}"}}"#, "a".repeat(500));
+        let e = check_post_response(&resp(400, &long)).unwrap_err();
+        assert_eq!(
+            e.message.chars().count(),
+            "FxTwitter API error: .".len() + MAX_ECHOED_MESSAGE_CHARS + 1
+        );
+    }
+}

@@ -1,0 +1,356 @@
+//! `x_md_get_post`: fetching, thread assembly (upstream.md §3) and the
+//! result (§2.8).
+
+use std::collections::HashSet;
+
+use serde_json::{json, Value};
+
+use super::args::PostArgs;
+use super::error::{check_post_response, XError};
+use super::model::{self, id, is_status, parent_id};
+use super::render::{render_posts, RenderOptions};
+use super::upstream::Upstream;
+
+/// Most direct replies appended. Default 10; further replies are not shown.
+pub const MAX_REPLIES: usize = 10;
+
+/// What a successful run produced.
+#[derive(Debug, Clone)]
+pub struct PostResult {
+    /// Text content (Markdown, or fenced JSON for `format=json`).
+    pub text: String,
+    /// `structuredContent`.
+    pub structured: Value,
+}
+
+fn fetch(up: &dyn Upstream, path: &str) -> Result<Value, XError> {
+    let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
+    check_post_response(&resp)
+}
+
+fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Value, XError> {
+    let body = fetch(up, &format!("/2/status/{id}"))?;
+    match body.get("status").or_else(|| body.get("tweet")) {
+        Some(s) if is_status(s) => Ok(s.clone()),
+        _ => Err(XError::new(
+            404,
+            super::error::code::NOT_FOUND,
+            "Post not found.",
+        )),
+    }
+}
+
+struct Assembly {
+    posts: Vec<(Value, &'static str)>,
+    warnings: Vec<String>,
+    complete: bool,
+}
+
+/// `/2/thread`, then (for a lone reply) the parent walk over `/2/status`.
+fn fetch_thread(
+    up: &dyn Upstream,
+    focal_id: &str,
+    max_posts: usize,
+    a: &mut Assembly,
+) -> Result<Vec<Value>, XError> {
+    let body = fetch(up, &format!("/2/thread/{focal_id}"))?;
+    let rows: Vec<Value> = body
+        .get("thread")
+        .and_then(Value::as_array)
+        .map(|t| t.iter().filter(|r| r.is_object()).cloned().collect())
+        .unwrap_or_default();
+    if rows.len() > 1 {
+        return Ok(rows);
+    }
+    let single = match rows.into_iter().next().filter(is_status) {
+        Some(s) => s,
+        None => match body.get("status").filter(|s| is_status(s)) {
+            Some(s) => s.clone(),
+            None => fetch_status(up, focal_id)?,
+        },
+    };
+    let mut chain = vec![single];
+    let mut seen: HashSet<String> = HashSet::from([focal_id.to_string()]);
+    let mut next = parent_id(&chain[0]);
+    while let Some(pid) = next {
+        if seen.contains(&pid) {
+            a.warnings.push(format!(
+                "The reply chain loops back to post {pid}; stopped there."
+            ));
+            a.complete = false;
+            break;
+        }
+        if chain.len() >= max_posts {
+            a.warnings.push(format!(
+                "Stopped walking up the reply chain at {max_posts} posts (max_posts)."
+            ));
+            a.complete = false;
+            break;
+        }
+        match fetch_status(up, &pid) {
+            Ok(p) => {
+                seen.insert(pid);
+                next = parent_id(&p);
+                chain.push(p);
+            }
+            Err(e) => {
+                a.warnings
+                    .push(format!("Parent post {pid} could not be loaded: {e}"));
+                a.complete = false;
+                break;
+            }
+        }
+    }
+    chain.reverse();
+    Ok(chain)
+}
+
+fn fetch_replies(up: &dyn Upstream, focal_id: &str, recent: bool) -> Result<Vec<Value>, XError> {
+    let mode = if recent { "recency" } else { "likes" };
+    let body = fetch(
+        up,
+        &format!("/2/conversation/{focal_id}?ranking_mode={mode}"),
+    )?;
+    let list = ["replies", "results", "tweets", "conversation"]
+        .iter()
+        .find_map(|k| body.get(*k).and_then(Value::as_array))
+        .cloned()
+        .unwrap_or_default();
+    let mut direct: Vec<Value> = list
+        .into_iter()
+        .filter(|r| is_status(r) && parent_id(r).as_deref() == Some(focal_id))
+        .collect();
+    let ts = |v: &Value| {
+        v.get("created_timestamp")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    };
+    let likes = |v: &Value| model::count(v, "likes").unwrap_or(0);
+    direct.sort_by(|x, y| {
+        let primary = if recent {
+            ts(y).total_cmp(&ts(x))
+        } else {
+            likes(y).cmp(&likes(x))
+        };
+        primary
+            .then(ts(y).total_cmp(&ts(x)))
+            .then_with(|| id(x).cmp(&id(y)))
+    });
+    direct.truncate(MAX_REPLIES);
+    Ok(direct)
+}
+
+fn same_author(p: &Value, focal: &Value, requested_handle: &str) -> bool {
+    let aid = |v: &Value| {
+        v.get("author")
+            .and_then(|a| model::s(a, "id"))
+            .map(str::to_string)
+    };
+    if let (Some(x), Some(y)) = (aid(p), aid(focal)) {
+        return x == y;
+    }
+    let want = model::handle(focal).unwrap_or(requested_handle);
+    model::handle(p).is_some_and(|h| h.eq_ignore_ascii_case(want))
+}
+
+/// Keeps the focal post first, then ancestors (nearest first) and the
+/// author's continuation, then replies; restores the original order.
+fn truncate(posts: &mut Vec<(Value, &'static str)>, cap: usize) -> bool {
+    if posts.len() <= cap {
+        return false;
+    }
+    let focal_pos = posts.iter().position(|(_, r)| *r == "post").unwrap_or(0);
+    let mut order: Vec<usize> = (0..posts.len()).collect();
+    order.sort_by_key(|&i| {
+        let (_, role) = &posts[i];
+        match *role {
+            "post" => (0, 0),
+            "parent" => (1, focal_pos.saturating_sub(i)),
+            "thread" => (1, i + posts.len()),
+            _ => (2, i),
+        }
+    });
+    let keep: HashSet<usize> = order.into_iter().take(cap).collect();
+    let mut i = 0;
+    posts.retain(|_| {
+        i += 1;
+        keep.contains(&(i - 1))
+    });
+    true
+}
+
+/// Runs `x_md_get_post`.
+pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError> {
+    let focal_id = args.target.id.as_str();
+    let mut a = Assembly {
+        posts: Vec::new(),
+        warnings: Vec::new(),
+        complete: true,
+    };
+    if !args.thread {
+        a.posts.push((fetch_status(up, focal_id)?, "post"));
+    } else {
+        let mut probe = Assembly {
+            posts: Vec::new(),
+            warnings: Vec::new(),
+            complete: true,
+        };
+        match fetch_thread(up, focal_id, args.max_posts, &mut probe) {
+            Ok(rows) => {
+                a.warnings = probe.warnings;
+                a.complete = probe.complete;
+                let pos = rows.iter().position(|r| id(r) == Some(focal_id));
+                for (i, r) in rows.into_iter().enumerate() {
+                    let role = match pos {
+                        Some(p) if i == p => "post",
+                        Some(p) if i < p => "parent",
+                        _ => "thread",
+                    };
+                    a.posts.push((r, role));
+                }
+            }
+            Err(e) if e.is_final() => return Err(e),
+            Err(e) => {
+                let single = fetch_status(up, focal_id)?;
+                a.warnings.push(format!(
+                    "The thread could not be loaded ({e}); showing the post alone."
+                ));
+                a.complete = false;
+                a.posts.push((single, "post"));
+            }
+        }
+        let focal = a
+            .posts
+            .iter()
+            .find(|(_, r)| *r == "post")
+            .map(|(v, _)| v.clone());
+        if args.context_thread {
+            if let Some(f) = &focal {
+                a.posts
+                    .retain(|(p, r)| *r == "post" || same_author(p, f, &args.target.handle));
+            }
+        } else if args.replies != "off" {
+            match fetch_replies(up, focal_id, args.replies == "recent") {
+                Ok(replies) => a.posts.extend(replies.into_iter().map(|r| (r, "reply"))),
+                Err(e) => {
+                    a.warnings.push(format!("Replies could not be loaded: {e}"));
+                    a.complete = false;
+                }
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    a.posts
+        .retain(|(p, _)| id(p).is_none_or(|i| seen.insert(i.to_string())));
+    if truncate(&mut a.posts, args.max_posts) {
+        a.warnings
+            .push(format!("Thread truncated to {} posts.", args.max_posts));
+        a.complete = false;
+    }
+    let canonical = args.target.canonical_url();
+    let posts: Vec<Value> = a
+        .posts
+        .into_iter()
+        .map(|(mut p, role)| {
+            model::normalize(&mut p, 0);
+            model::fill_url(&mut p, (role == "post").then_some(canonical.as_str()));
+            p["context"] = json!(role);
+            p
+        })
+        .collect();
+    let url = posts
+        .iter()
+        .find(|p| p["context"] == "post")
+        .and_then(|p| p["url"].as_str())
+        .filter(|u| *u != model::MISSING_IDENTITY)
+        .map(str::to_string)
+        .unwrap_or(canonical);
+    let opts = RenderOptions {
+        format: args.format,
+        full: args.full,
+        userinfo: args.userinfo,
+    };
+    let mut markdown = render_posts(&posts, &opts);
+    if !a.warnings.is_empty() {
+        markdown.push_str("\n\n");
+        let notes: Vec<String> = a
+            .warnings
+            .iter()
+            .map(|w| format!("> **Note:** {w}"))
+            .collect();
+        markdown.push_str(&notes.join("\n"));
+        if !a.complete {
+            markdown.push_str("\n> The thread may be incomplete.");
+        }
+    }
+    let text = if args.format == "json" {
+        fenced_json(&posts)
+    } else {
+        markdown.clone()
+    };
+    let structured = json!({
+        "url": url,
+        "format": args.format,
+        "markdown": markdown,
+        "post_count": posts.len(),
+        "compact": !args.full && args.format != "obsidian",
+        "source": "fxtwitter",
+        "cache": "bypass",
+        "warnings": a.warnings,
+        "thread_complete": a.complete,
+        "posts": posts,
+    });
+    Ok(PostResult { text, structured })
+}
+
+/// Posts as a fenced `json` block whose fence is longer than any backtick
+/// run inside, so post text cannot close it.
+pub fn fenced_json(posts: &[Value]) -> String {
+    let body = serde_json::to_string_pretty(posts).unwrap_or_else(|_| "[]".into());
+    let mut longest = 0;
+    let mut run = 0;
+    for c in body.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    format!("{fence}json\n{body}\n{fence}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fence_outgrows_backticks() {
+        let t = fenced_json(&[json!({"text": "a ```` b"})]);
+        assert!(t.starts_with("`````json\n"), "{t}");
+        assert!(t.ends_with("\n`````"));
+        assert!(fenced_json(&[]).starts_with("```json\n"));
+    }
+
+    #[test]
+    fn truncation_prefers_focal_and_near_parents() {
+        let mk = |i: u32, r| (json!({"id": i.to_string()}), r);
+        let mut posts = vec![
+            mk(1, "parent"),
+            mk(2, "parent"),
+            mk(3, "post"),
+            mk(4, "thread"),
+            mk(5, "reply"),
+        ];
+        assert!(truncate(&mut posts, 3));
+        let ids: Vec<&str> = posts
+            .iter()
+            .map(|(p, _)| p["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["1", "2", "3"]);
+        assert!(!truncate(&mut posts, 3));
+        assert!(truncate(&mut posts, 2));
+        let ids: Vec<&str> = posts
+            .iter()
+            .map(|(p, _)| p["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["2", "3"]);
+    }
+}

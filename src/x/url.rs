@@ -1,0 +1,311 @@
+//! Status URL parsing: every common way people paste a post link, reduced
+//! to `(handle, id)`, without touching the network.
+//!
+//! Accepted: optional `http://`/`https://` scheme; hosts `x.com`,
+//! `twitter.com` and the mirrors `fxtwitter.com`, `vxtwitter.com`,
+//! `fixupx.com`, `fixvx.com`, each optionally under `www.`, `mobile.`, `m.`,
+//! `d.` or `dl.`; paths `/<handle>/status/<id>` (or `statuses`),
+//! `/i/status/<id>` and `/i/web/status/<id>`, then optionally `/photo/<n>` or
+//! `/video/<n>`, then optionally a language segment such as `/en` or
+//! `/pt-br`, then an optional trailing slash. Query and fragment are
+//! ignored. Refused: user info or a port in the authority, other hosts,
+//! profile URLs, ids that are not 1–[`MAX_ID_DIGITS`] digits.
+
+/// Most digits a post id may have. Default 20 (the width of the largest
+/// unsigned 64-bit snowflake); a longer id is refused before any upstream call.
+pub const MAX_ID_DIGITS: usize = 20;
+
+/// Longest accepted `url` argument, in characters. Default 2048; longer
+/// values are refused as invalid arguments.
+pub const MAX_URL_CHARS: usize = 2048;
+
+/// Registrable domains whose status permalinks are accepted.
+const HOSTS: [&str; 6] = [
+    "x.com",
+    "twitter.com",
+    "fxtwitter.com",
+    "vxtwitter.com",
+    "fixupx.com",
+    "fixvx.com",
+];
+
+/// Sub-domain labels accepted in front of [`HOSTS`].
+const SUBDOMAINS: [&str; 5] = ["www", "mobile", "m", "d", "dl"];
+
+/// The accepted-forms sentence used in every URL refusal.
+pub const ACCEPTED_FORMS: &str = "`url` must be an X post permalink such as \
+https://x.com/<handle>/status/<id> (twitter.com, mobile., www., fxtwitter.com, vxtwitter.com, \
+fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits)";
+
+/// A parsed status link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusRef {
+    /// The handle as typed (without `@`); `i` for `/i/status` links.
+    pub handle: String,
+    /// The post id, decimal digits only.
+    pub id: String,
+}
+
+impl StatusRef {
+    /// `https://x.com/<handle>/status/<id>`.
+    pub fn canonical_url(&self) -> String {
+        format!("https://x.com/{}/status/{}", self.handle, self.id)
+    }
+}
+
+/// True for 1–15 ASCII letters, digits or underscores.
+pub fn is_handle(s: &str) -> bool {
+    (1..=15).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// True for 1–[`MAX_ID_DIGITS`] ASCII digits.
+pub fn is_id(s: &str) -> bool {
+    (1..=MAX_ID_DIGITS).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn is_lang(s: &str) -> bool {
+    let (main, region) = match s.split_once('-') {
+        Some((a, b)) => (a, Some(b)),
+        None => (s, None),
+    };
+    (2..=3).contains(&main.len())
+        && main.bytes().all(|b| b.is_ascii_alphabetic())
+        && region.is_none_or(|r| {
+            (2..=4).contains(&r.len()) && r.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
+}
+
+fn host_ok(host: &str) -> bool {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    if HOSTS.contains(&host) {
+        return true;
+    }
+    match host.split_once('.') {
+        Some((sub, rest)) => SUBDOMAINS.contains(&sub) && HOSTS.contains(&rest),
+        None => false,
+    }
+}
+
+/// Parses a status link; the error is a sentence for the agent.
+pub fn parse_status_url(input: &str) -> Result<StatusRef, String> {
+    let s = input.trim();
+    if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("{ACCEPTED_FORMS}; it must not contain spaces"));
+    }
+    let lower = s.to_ascii_lowercase();
+    let rest = if lower.starts_with("https://") {
+        &s[8..]
+    } else if lower.starts_with("http://") {
+        &s[7..]
+    } else if lower.contains("://") {
+        return Err(format!(
+            "{ACCEPTED_FORMS}; only http and https links are accepted"
+        ));
+    } else {
+        s
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if authority.contains('@') || authority.contains(':') {
+        return Err(format!(
+            "{ACCEPTED_FORMS}; user names and ports are not accepted in the host"
+        ));
+    }
+    let host = authority.to_ascii_lowercase();
+    if !host_ok(&host) {
+        return Err(format!(
+            "{ACCEPTED_FORMS}; host `{}` is not an X host",
+            short(authority)
+        ));
+    }
+    let path = tail.split(['?', '#']).next().unwrap_or("");
+    let segs: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let (handle, id, after) = match segs.as_slice() {
+        ["i", "web", "status", id, after @ ..] => ("i", *id, after),
+        [h, st, id, after @ ..]
+            if st.eq_ignore_ascii_case("status") || st.eq_ignore_ascii_case("statuses") =>
+        {
+            (*h, *id, after)
+        }
+        _ => {
+            return Err(format!(
+                "{ACCEPTED_FORMS}; this link is not a post permalink"
+            ))
+        }
+    };
+    if !is_handle(handle) {
+        return Err(format!(
+            "{ACCEPTED_FORMS}; `{}` is not a valid handle",
+            short(handle)
+        ));
+    }
+    if !is_id(id) {
+        return Err(format!(
+            "{ACCEPTED_FORMS}; `{}` is not a valid post id",
+            short(id)
+        ));
+    }
+    let mut after = after;
+    if let [kind, n, more @ ..] = after {
+        if matches!(*kind, "photo" | "video")
+            && !n.is_empty()
+            && n.len() <= 2
+            && n.bytes().all(|b| b.is_ascii_digit())
+            && *n != "0"
+            && !n.starts_with('0')
+        {
+            after = more;
+        }
+    }
+    match after {
+        [] => {}
+        [lang] if is_lang(lang) => {}
+        _ => return Err(format!("{ACCEPTED_FORMS}; unexpected path after the id")),
+    }
+    Ok(StatusRef {
+        handle: handle.to_string(),
+        id: id.to_string(),
+    })
+}
+
+fn short(s: &str) -> String {
+    let cut: String = s.chars().take(40).collect();
+    if cut.len() < s.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "1800000000000000001";
+
+    #[test]
+    fn c24_accepted_forms() {
+        let cases = [
+            (
+                "https://x.com/example_user/status/1800000000000000001",
+                "example_user",
+            ),
+            (
+                "https://twitter.com/example_user/status/1800000000000000001?s=20&t=AbCdEf",
+                "example_user",
+            ),
+            (
+                "https://mobile.twitter.com/example_user/status/1800000000000000001/photo/1",
+                "example_user",
+            ),
+            ("https://x.com/i/web/status/1800000000000000001", "i"),
+            ("https://x.com/i/status/1800000000000000001", "i"),
+            (
+                "https://fxtwitter.com/example_user/status/1800000000000000001/en",
+                "example_user",
+            ),
+            (
+                "https://vxtwitter.com/example_user/statuses/1800000000000000001",
+                "example_user",
+            ),
+            (
+                "https://fixupx.com/example_user/status/1800000000000000001#m",
+                "example_user",
+            ),
+            (
+                "x.com/example_user/status/1800000000000000001",
+                "example_user",
+            ),
+            (
+                "https://www.x.com/Example_User/status/1800000000000000001/video/1",
+                "Example_User",
+            ),
+            (
+                "https://d.fxtwitter.com/example_user/status/1800000000000000001",
+                "example_user",
+            ),
+            (
+                "HTTPS://X.COM/example_user/status/1800000000000000001/",
+                "example_user",
+            ),
+            (
+                "https://mobile.x.com/example_user/status/1800000000000000001/photo/2/pt-br",
+                "example_user",
+            ),
+            (
+                "  https://x.com./example_user/status/1800000000000000001  ",
+                "example_user",
+            ),
+        ];
+        for (u, h) in cases {
+            let r = parse_status_url(u).unwrap_or_else(|e| panic!("{u}: {e}"));
+            assert_eq!(
+                r,
+                StatusRef {
+                    handle: h.into(),
+                    id: ID.into()
+                },
+                "{u}"
+            );
+        }
+    }
+
+    #[test]
+    fn c24_refused_forms() {
+        let cases = [
+            ("https://x.com/example_user", "not a post permalink"),
+            (
+                "https://x.com/example_user/status/180000000000000000199",
+                "not a valid post id",
+            ),
+            (
+                "https://attacker.example/x.com/example_user/status/1800000000000000001",
+                "not an X host",
+            ),
+            (
+                "https://x.com@attacker.example/a/status/1",
+                "user names and ports",
+            ),
+            ("https://x.com:8443/a/status/1", "user names and ports"),
+            ("javascript://x.com/a/status/1", "only http and https"),
+            (
+                "https://x.com/example_user/status/1800000000000000001/analytics",
+                "unexpected path",
+            ),
+            (
+                "https://x.com/example_user/status/1800000000000000001/photo/0",
+                "unexpected path",
+            ),
+            (
+                "https://x.com/example_user/status/12a4",
+                "not a valid post id",
+            ),
+            (
+                "https://x.com/this_handle_is_too_long/status/1",
+                "not a valid handle",
+            ),
+            ("https://nitter.net/example_user/status/1", "not an X host"),
+            (
+                "https://evil.x.com.attacker.example/a/status/1",
+                "not an X host",
+            ),
+            ("https://x.com/a b/status/1", "must not contain spaces"),
+        ];
+        for (u, why) in cases {
+            let e = parse_status_url(u).expect_err(u);
+            assert!(e.starts_with(ACCEPTED_FORMS), "{u}: {e}");
+            assert!(e.contains(why), "{u}: {e}");
+        }
+    }
+
+    #[test]
+    fn canonical() {
+        let r =
+            parse_status_url("https://www.x.com/Example_User/status/1800000000000000001/video/1")
+                .unwrap();
+        assert_eq!(
+            r.canonical_url(),
+            "https://x.com/Example_User/status/1800000000000000001"
+        );
+    }
+}
