@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""A loopback imitation of the FxTwitter v2 API that serves the recorded fixtures.
+
+Routes follow shared/design/upstream.md section 4 (fixture table) and section 1
+(transport rules). Query parameters are matched as a set, not as a string, so
+the order a client writes them in does not matter; `count` is a page-size hint
+upstream and is only range-checked (1-100, else 400 like FxTwitter).
+
+  GET /2/status/2087208847298015232        200 status-plain.json
+  GET /2/status/2086794960023072769        200 status-media-quote.json
+  GET /2/thread/2086014813833539585        200 thread-self.json
+  GET /2/thread/2085826244871471104        200 built from conversation-reply.json
+  GET /2/conversation/2085826244871471104  200 conversation-reply.json
+        (?ranking_mode=likes or recency; with a cursor: an empty reply page)
+  GET /2/status|thread/2086600000000000001 401 status-401-private.json
+  GET /2/status|thread/<other digits>      404 status-404-not-found.json
+  GET /2/status|thread/<non-digits>        400 id: tweet ID must be a numeric snowflake
+  GET /2/status|thread/2086000000000000429 429 error-429-rate-limited.json, Retry-After: 30
+  GET /2/profile/demo_author               200 profile.json
+  GET /2/profile/demo_author/statuses      200 pages 1, 2, 3 (empty) by cursor; another
+        cursor whose embedded sortIndex is a known post id continues after that post
+  GET /2/profile/demo_author/followers     200 followers-page1.json; its bottom cursor
+  GET /2/profile/demo_author/following         gives an empty page
+  GET /2/profile/<other>[/...]             404 like FxTwitter for unknown users
+  GET /2/search?q=fixture cache&feed=latest  200 search-latest.json; its bottom cursor
+        gives an empty page; q=outage gives 404 search-404-outage.json (FxEmbed#2303)
+  GET /2/typeahead?q=demo&result_type=users  200 search-users-typeahead.json
+  anything else                            404 {"code":404,"message":"Not found"}
+
+Transport rules copied from FxTwitter: a request without User-Agent gets 401
+with an `error` body; a path with a trailing slash is redirected (301) to the
+slash-less path. `--rate-limit` makes every /2/ request a 429 with Retry-After.
+
+Test hooks outside /2/: `GET /__fake/requests` returns
+{"total": n, "paths": {"/2/...?...": count}} and `POST /__fake/reset` clears it.
+
+Usage: fake_upstream.py [--host 127.0.0.1] [--port 0] [--fixtures DIR]
+                        [--rate-limit] [--verbose]
+With --port 0 the chosen port is printed alone on the first stdout line. The
+server prints nothing else unless --verbose (one line per request, stderr).
+"""
+
+import argparse
+import base64
+import json
+import os
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl, urlsplit
+
+HANDLE = "demo_author"
+PRIVATE_ID = "2086600000000000001"
+RATE_LIMITED_ID = "2086000000000000429"
+RETRY_AFTER = "30"
+TRUTHY = {"1", "true", "yes", "on", ""}
+NOT_FOUND = {"code": 404, "message": "Not found"}
+EMPTY_LIST = {"code": 200, "results": [], "cursor": {"top": None, "bottom": None}}
+UNKNOWN_USER_LIST = {"code": 404, "results": [], "cursor": {"top": None, "bottom": None}}
+USER_NOT_FOUND = {"code": 404, "message": "User not found"}
+
+
+class Fixtures:
+    """The fixture bodies, loaded once, plus the derived answers."""
+
+    def __init__(self, directory):
+        def load(name):
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                return json.load(f)
+
+        self.status = {
+            "2087208847298015232": load("status-plain.json"),
+            "2086794960023072769": load("status-media-quote.json"),
+        }
+        conversation = load("conversation-reply.json")
+        self.conversation = {"2085826244871471104": conversation}
+        self.thread = {
+            "2086014813833539585": load("thread-self.json"),
+            # upstream.md section 4: the thread call for the focal reply.
+            "2085826244871471104": {
+                "status": conversation["status"],
+                "thread": conversation["thread"],
+                "author": conversation["author"],
+                "code": 200,
+            },
+        }
+        self.not_found = load("status-404-not-found.json")
+        self.private = load("status-401-private.json")
+        self.rate_limited = load("error-429-rate-limited.json")
+        self.profile = load("profile.json")
+        self.pages = [
+            load("profile-statuses-page1.json"),
+            load("profile-statuses-page2.json"),
+            load("profile-statuses-page3-empty.json"),
+        ]
+        self.followers = load("followers-page1.json")
+        self.search = load("search-latest.json")
+        self.search_outage = load("search-404-outage.json")
+        self.typeahead = load("search-users-typeahead.json")
+
+
+def timeline_cursor_sort_index(cursor):
+    """The sortIndex (a snowflake as decimal text) inside a profile cursor:
+    URL-safe base64 of a Thrift struct, see upstream.md section 1.5."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except (ValueError, TypeError):
+        return None
+    digits = b""
+    best = b""
+    for byte in raw:
+        if 0x30 <= byte <= 0x39:
+            digits += bytes([byte])
+        else:
+            if len(digits) > len(best):
+                best = digits
+            digits = b""
+    if len(digits) > len(best):
+        best = digits
+    return best.decode() if len(best) >= 15 else None
+
+
+def forge_cursor(sort_index):
+    """A bottom cursor in X's format with the given sortIndex (direction 2)."""
+    text = sort_index.encode()
+    raw = (
+        b"\x0c\x00\x07\n\x00\x01\x1c\xf87FO\xc0\xff\xef\x0b\x00\x02"
+        + len(text).to_bytes(4, "big")
+        + text
+        + b"\x08\x00\x03\x00\x00\x00\x02\x00\x00"
+    )
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+class Answer:
+    """One response: status, JSON body (or None), extra headers."""
+
+    def __init__(self, status, body=None, headers=None):
+        self.status = status
+        self.body = body
+        self.headers = headers or {}
+
+
+def check_count(query):
+    """FxTwitter validates `count` as an integer 1-100."""
+    if "count" not in query:
+        return None
+    value = query.pop("count")
+    try:
+        n = int(value)
+    except ValueError:
+        return Answer(400, {"code": 400, "message": "count: Expected number, received nan"})
+    if n < 1:
+        return Answer(400, {"code": 400, "message": "count: Number must be greater than or equal to 1"})
+    if n > 100:
+        return Answer(400, {"code": 400, "message": "count: Number must be less than or equal to 100"})
+    return None
+
+
+def route(fx, path, query):
+    """Maps a request to an Answer. `query` is a dict (last value wins)."""
+    parts = path.strip("/").split("/")
+    if len(parts) < 2 or parts[0] != "2":
+        return Answer(404, NOT_FOUND)
+    kind = parts[1]
+    query = dict(query)
+    bad_count = check_count(query)
+
+    if kind in ("status", "thread", "conversation") and len(parts) == 3:
+        sid = parts[2]
+        query.pop("lang", None)
+        query.pop("about_account", None)
+        query.pop("aboutAccount", None)
+        if not sid.isdigit():
+            return Answer(400, {"code": 400, "message": "id: tweet ID must be a numeric snowflake"})
+        if sid == RATE_LIMITED_ID:
+            return Answer(429, fx.rate_limited, {"Retry-After": RETRY_AFTER})
+        if kind == "conversation":
+            ranking = query.pop("ranking_mode", "likes")
+            cursor = query.pop("cursor", None)
+            if ranking not in ("likes", "recency"):
+                return Answer(400, {"code": 400, "message": "ranking_mode: Invalid enum value. Expected 'likes' | 'recency'"})
+            if query:
+                return Answer(404, NOT_FOUND)
+            if sid == PRIVATE_ID:
+                return Answer(401, dict(fx.private, replies=None, cursor=None))
+            body = fx.conversation.get(sid)
+            if body is None:
+                return Answer(404, {"status": None, "thread": None, "replies": None, "author": None, "cursor": None, "code": 404})
+            if cursor is not None:
+                focal = body["status"]
+                return Answer(200, {"status": focal, "thread": [focal], "replies": [], "author": body["author"], "cursor": None, "code": 200})
+            return Answer(200, body)
+        if query:
+            return Answer(404, NOT_FOUND)
+        if sid == PRIVATE_ID:
+            return Answer(401, fx.private)
+        table = fx.status if kind == "status" else fx.thread
+        body = table.get(sid)
+        if body is None and kind == "thread" and sid in fx.status:
+            # A post with no thread context: /2/thread answers it alone.
+            plain = fx.status[sid]
+            body = dict(plain, thread=[plain["status"]])
+        if body is None:
+            return Answer(404, fx.not_found)
+        return Answer(200, body)
+
+    if kind == "profile" and len(parts) in (3, 4):
+        handle = parts[2]
+        sub = parts[3] if len(parts) == 4 else None
+        query.pop("about_account", None)
+        query.pop("lang", None)
+        if bad_count:
+            return bad_count
+        known = handle.lower() == HANDLE
+        if sub is None:
+            if query:
+                return Answer(404, NOT_FOUND)
+            return Answer(200, fx.profile) if known else Answer(404, USER_NOT_FOUND)
+        if sub == "statuses":
+            cursor = query.pop("cursor", None)
+            with_replies = query.pop("with_replies", None)
+            if query:
+                return Answer(404, NOT_FOUND)
+            if not known:
+                return Answer(404, UNKNOWN_USER_LIST)
+            if with_replies is not None and with_replies.lower() in TRUTHY:
+                # The fixtures record the timeline without replies only.
+                return Answer(404, NOT_FOUND)
+            return Answer(200, statuses_page(fx, cursor))
+        if sub in ("followers", "following"):
+            cursor = query.pop("cursor", None)
+            if query:
+                return Answer(404, NOT_FOUND)
+            if not known:
+                return Answer(404, UNKNOWN_USER_LIST)
+            if cursor is None:
+                return Answer(200, fx.followers)
+            return Answer(200, EMPTY_LIST)
+        return Answer(404, NOT_FOUND)
+
+    if kind == "search" and len(parts) == 2:
+        if bad_count:
+            return bad_count
+        q = query.pop("q", None)
+        feed = query.pop("feed", "latest")
+        cursor = query.pop("cursor", None)
+        query.pop("lang", None)
+        if query:
+            return Answer(404, NOT_FOUND)
+        if q is None or not q.replace("_", "").strip():
+            return Answer(400, {"code": 400, "message": "q: Search query must not be empty"})
+        if len(q) > 512:
+            return Answer(400, {"code": 400, "message": f"q: Raw query length {len(q)} exceeds max allowed 512"})
+        if feed not in ("latest", "top", "media"):
+            return Answer(400, {"code": 400, "message": "feed: Invalid enum value. Expected 'latest' | 'top' | 'media'"})
+        if q == "outage":
+            return Answer(404, fx.search_outage)
+        if q != "fixture cache" or feed != "latest":
+            return Answer(200, EMPTY_LIST)
+        if cursor is None:
+            return Answer(200, fx.search)
+        return Answer(200, EMPTY_LIST)
+
+    if kind == "typeahead" and len(parts) == 2:
+        if query.get("q") == "demo" and query.get("result_type", "users") == "users":
+            return Answer(200, fx.typeahead)
+        q = query.get("q", "")
+        return Answer(404, {"code": 404, "query": q, "num_results": 0, "users": [], "topics": [], "events": []})
+
+    return Answer(404, NOT_FOUND)
+
+
+def statuses_page(fx, cursor):
+    """The profile timeline page for a cursor (None = first page)."""
+    if cursor is None:
+        return fx.pages[0]
+    for i, page in enumerate(fx.pages[:-1]):
+        if page["cursor"]["bottom"] == cursor:
+            return fx.pages[i + 1]
+    # A forged cursor (upstream.md 2.4): continue after the post it names.
+    rows = fx.pages[0]["results"] + fx.pages[1]["results"]
+    sort_index = timeline_cursor_sort_index(cursor)
+    after = None
+    if sort_index is not None:
+        for i, row in enumerate(rows):
+            if row["id"] == sort_index:
+                after = rows[i + 1 :]
+                break
+        if after is None:
+            after = [r for r in rows if int(r["id"]) < int(sort_index)]
+    if not after:
+        return fx.pages[2]
+    return {
+        "code": 200,
+        "results": after[:20],
+        "cursor": {"top": forge_cursor(after[0]["id"]), "bottom": forge_cursor(after[:20][-1]["id"])},
+    }
+
+
+class Counter:
+    """Request counts by path+query, for the /__fake/requests hook."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.paths = {}
+
+    def add(self, target):
+        with self.lock:
+            self.paths[target] = self.paths.get(target, 0) + 1
+
+    def snapshot(self):
+        with self.lock:
+            return {"total": sum(self.paths.values()), "paths": dict(self.paths)}
+
+    def reset(self):
+        with self.lock:
+            self.paths.clear()
+
+
+def make_handler(fx, counter, rate_limit_all, verbose):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        # Without this, headers and body leave as two writes and Nagle plus
+        # delayed ACK stall every keep-alive request by ~40 ms.
+        disable_nagle_algorithm = True
+        server_version = "fake-fxtwitter/1"
+        sys_version = ""
+
+        def log_message(self, fmt, *args):
+            if verbose:
+                sys.stderr.write("fake_upstream: " + (fmt % args) + "\n")
+
+        def send_json(self, answer):
+            data = b"" if answer.body is None else json.dumps(answer.body).encode()
+            self.send_response(answer.status)
+            if answer.body is not None:
+                self.send_header("Content-Type", "application/json")
+            self.send_header("Access-Control-Allow-Origin", "*")
+            for k, v in answer.headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        def do_GET(self):
+            split = urlsplit(self.path)
+            if split.path == "/__fake/requests":
+                return self.send_json(Answer(200, counter.snapshot()))
+            counter.add(self.path)
+            if not self.headers.get("User-Agent"):
+                return self.send_json(Answer(401, {
+                    "error": "You must identify yourself with a User-Agent header in order to use the FxTwitter API. "
+                    "Please use a descriptive User-Agent that identifies your app."
+                }))
+            if len(split.path) > 1 and split.path.endswith("/"):
+                location = split.path.rstrip("/") + (("?" + split.query) if split.query else "")
+                return self.send_json(Answer(301, None, {"Location": location}))
+            if rate_limit_all and split.path.startswith("/2/"):
+                return self.send_json(Answer(429, fx.rate_limited, {"Retry-After": RETRY_AFTER}))
+            query = dict(parse_qsl(split.query, keep_blank_values=True))
+            try:
+                answer = route(fx, split.path, query)
+            except Exception as e:  # a bug here must show, not hang the client
+                sys.stderr.write(f"fake_upstream: error on {self.path}: {e!r}\n")
+                answer = Answer(500, {"code": 500, "message": "fake upstream error"})
+            self.send_json(answer)
+
+        do_HEAD = do_GET
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            if urlsplit(self.path).path == "/__fake/reset":
+                counter.reset()
+                return self.send_json(Answer(200, {"ok": True}))
+            self.send_json(Answer(404, NOT_FOUND))
+
+    return Handler
+
+
+def main(argv=None):
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description="Loopback FxTwitter v2 imitation serving fixtures.")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--fixtures", default=os.path.join(here, "fixtures"))
+    p.add_argument("--rate-limit", action="store_true", help="answer every /2/ request with 429")
+    p.add_argument("--verbose", action="store_true", help="log each request to stderr")
+    args = p.parse_args(argv)
+
+    fx = Fixtures(args.fixtures)
+    handler = make_handler(fx, Counter(), args.rate_limit, args.verbose)
+    server = ThreadingHTTPServer((args.host, args.port), handler)
+    server.daemon_threads = True
+    if args.port == 0:
+        print(server.server_address[1], flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()
