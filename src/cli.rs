@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::config::{self, Config};
+use crate::server::log::LogFormat;
 
 /// What the command line asked for.
 #[derive(Debug)]
@@ -42,6 +43,7 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--idle-timeout", env: "XMD_IDLE_TIMEOUT", value: "SECS", help: format!("idle keep-alive time before closing [default: {}]", secs(config::DEFAULT_IDLE_TIMEOUT)) },
         Setting { flag: "--upstream-timeout", env: "XMD_UPSTREAM_TIMEOUT", value: "SECS", help: format!("timeout of one upstream request [default: {}]", secs(config::DEFAULT_UPSTREAM_TIMEOUT)) },
         Setting { flag: "--shutdown-grace", env: "XMD_SHUTDOWN_GRACE", value: "SECS", help: format!("how long SIGTERM waits for in-flight requests [default: {}]", secs(config::DEFAULT_SHUTDOWN_GRACE)) },
+        Setting { flag: "--log-format", env: "XMD_LOG_FORMAT", value: "FORMAT", help: "access log on stderr: plain, json or off [default: plain]".into() },
         Setting { flag: "--allowed-origins", env: "XMD_ALLOWED_ORIGINS", value: "LIST", help: "comma-separated Origins allowed to call the server (replaces the loopback-only rule) [default: loopback origins on a loopback listener, any on a public one]".into() },
     ]
 }
@@ -180,6 +182,13 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
                 .filter(|o| !o.is_empty())
                 .collect(),
         );
+    }
+    if let Some((name, v)) = lookup("--log-format") {
+        config.log_format = LogFormat::parse(v.trim()).ok_or_else(|| {
+            UsageError(format!(
+                "invalid {name} '{v}' (expected plain, json or off)"
+            ))
+        })?;
     }
     Ok(Command::Serve(Box::new(config)))
 }

@@ -136,6 +136,8 @@ pub struct Config {
     /// (loopback listeners accept loopback origins only, public listeners
     /// accept any origin).
     pub allowed_origins: Option<Vec<String>>,
+    /// Access-log format; default plain.
+    pub log_format: crate::server::log::LogFormat,
     /// HTTP limits.
     pub limits: Limits,
 }
@@ -153,6 +155,7 @@ impl Config {
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             allowed_origins: None,
+            log_format: crate::server::log::LogFormat::Plain,
             limits: Limits::default(),
         }
     }

@@ -21,5 +21,6 @@ pub mod config;
 pub mod docs;
 pub mod http;
 pub mod mcp;
+pub mod metrics;
 pub mod server;
 pub mod x;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use xmd::app::App;
 use xmd::cli::{self, Command};
+use xmd::server::log::{rfc3339_now, LogFormat};
 use xmd::server::{Server, ServerOptions};
 use xmd::x::upstream::HttpUpstream;
 
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
         max_connections: config.max_connections,
         shutdown_grace: config.shutdown_grace,
         handle_signals: true,
+        log_format: config.log_format,
     };
     let server = match Server::bind(config.listen, options) {
         Ok(s) => s,
@@ -44,17 +46,43 @@ fn main() -> ExitCode {
     }
     let upstream = Arc::new(HttpUpstream::new(&config.upstream, config.upstream_timeout));
     let app = Arc::new(App::new(&config, upstream));
-    eprintln!(
-        "xmd {} listening on http://{local}/mcp (public URL {}, upstream {}, {} workers, queue {})",
-        env!("CARGO_PKG_VERSION"),
-        config.public_url,
-        config.upstream,
-        config.workers,
-        config.queue
-    );
+    let effective = serde_json::json!({
+        "listen": local.to_string(),
+        "public_url": config.public_url,
+        "upstream": config.upstream,
+        "workers": config.workers,
+        "queue": config.queue,
+        "max_connections": config.max_connections,
+        "max_body_bytes": config.limits.max_body_bytes,
+        "header_timeout_s": config.limits.header_timeout.as_secs(),
+        "body_timeout_s": config.limits.body_timeout.as_secs(),
+        "idle_timeout_s": config.limits.idle_timeout.as_secs(),
+        "upstream_timeout_s": config.upstream_timeout.as_secs(),
+        "shutdown_grace_s": config.shutdown_grace.as_secs(),
+        "allowed_origins": config.allowed_origins,
+    });
+    let json_log = config.log_format == LogFormat::Json;
+    if json_log {
+        let line = serde_json::json!({"time": rfc3339_now(), "event": "start",
+            "endpoint": format!("http://{local}/mcp"),
+            "version": env!("CARGO_PKG_VERSION"), "config": effective});
+        eprintln!("{line}");
+    } else {
+        eprintln!(
+            "xmd {} listening on http://{local}/mcp (config {effective})",
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    let started = std::time::Instant::now();
     match server.run(app) {
         Ok(()) => {
-            eprintln!("xmd: shut down cleanly");
+            let secs = started.elapsed().as_secs();
+            if json_log {
+                let line = serde_json::json!({"time": rfc3339_now(), "event": "shutdown", "uptime_s": secs});
+                eprintln!("{line}");
+            } else {
+                eprintln!("xmd: shut down cleanly after {secs} s");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

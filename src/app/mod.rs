@@ -16,6 +16,7 @@
 //!
 //! Query strings never change the route and nothing ever redirects.
 
+pub mod metered;
 pub mod origin;
 pub mod statics;
 
@@ -27,6 +28,7 @@ use crate::config::Config;
 use crate::http::accept::{self, Framing};
 use crate::http::{Body, Method, Request, Response};
 use crate::mcp::{self, Mcp, Outcome, Reply, ServerInfo};
+use crate::metrics::METRICS;
 use crate::server::conn::{Handled, Handler};
 use crate::x::tools::Tools;
 use crate::x::upstream::Upstream;
@@ -47,6 +49,35 @@ const CORS_MAX_AGE_SECS: &str = "86400";
 struct StaticDoc {
     content_type: &'static str,
     body: Arc<[u8]>,
+    route: usize,
+}
+
+/// Route indexes into [`crate::metrics::ROUTES`].
+const ROUTE_MCP: usize = 0;
+const ROUTE_SERVER_CARD: usize = 1;
+const ROUTE_SERVER_JSON: usize = 2;
+const ROUTE_HEALTHZ: usize = 3;
+const ROUTE_DOCS: usize = 4;
+const ROUTE_METRICS: usize = 6;
+
+/// Media type of the Prometheus text exposition format.
+pub const METRICS_MEDIA_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+fn routed(mut response: Response, route: usize) -> Response {
+    response.trace.route = route;
+    response
+}
+
+fn metrics_route(method: &Method) -> Response {
+    match method {
+        Method::Get | Method::Head => Response::with_body(
+            200,
+            METRICS_MEDIA_TYPE,
+            Body::Owned(METRICS.render().into_bytes()),
+        ),
+        Method::Options => preflight(READ_ALLOW, None),
+        _ => method_not_allowed(READ_ALLOW, "this resource is read-only"),
+    }
 }
 
 /// The handler for the event loop.
@@ -64,7 +95,7 @@ impl App {
         let public = config.public_url.trim_end_matches('/').to_string();
         let card = statics::server_card(&public);
         let card_text = serde_json::to_string_pretty(&card).unwrap_or_default();
-        let tools = Arc::new(Tools::new(upstream));
+        let tools = Arc::new(Tools::new(Arc::new(metered::Metered(upstream))));
         let info = ServerInfo {
             name: statics::SERVER_NAME.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -83,15 +114,20 @@ impl App {
                 StaticDoc {
                     content_type: SERVER_CARD_MEDIA_TYPE,
                     body: Arc::clone(&card_body),
+                    route: ROUTE_SERVER_CARD,
                 },
             );
         }
-        routes.insert("/server.json", json_doc(&statics::server_json(&public)));
+        routes.insert(
+            "/server.json",
+            json_doc(&statics::server_json(&public), ROUTE_SERVER_JSON),
+        );
         routes.insert(
             "/healthz",
             StaticDoc {
                 content_type: "application/json",
                 body: Arc::from(&b"{\"status\":\"ok\"}"[..]),
+                route: ROUTE_HEALTHZ,
             },
         );
         for doc in crate::docs::DOCS {
@@ -101,10 +137,11 @@ impl App {
                 StaticDoc {
                     content_type: doc.mime_type,
                     body: Arc::from(text.as_bytes()),
+                    route: ROUTE_DOCS,
                 },
             );
         }
-        let manifest = json_doc(&statics::manifest(&public, &card));
+        let manifest = json_doc(&statics::manifest(&public, &card), ROUTE_MCP);
         let policy = OriginPolicy::new(
             config.listen.ip(),
             &public,
@@ -166,11 +203,29 @@ impl App {
             ));
         };
         let lookup = |name: &str| head.header(name);
-        match self.mcp.handle(&lookup, &request.body) {
-            Outcome::Reply(reply) => Handled::Now(frame(reply, framing)),
-            Outcome::Call(call) => {
-                Handled::Later(Box::new(move || frame(call.run_guarded(), framing)))
+        let (outcome, method) = self.mcp.handle_traced(&lookup, &request.body);
+        match outcome {
+            Outcome::Reply(reply) => {
+                METRICS.rpc(method.as_deref(), reply.status);
+                let mut response = frame(reply, framing);
+                response.trace.rpc_method = method.map(String::into_boxed_str);
+                Handled::Now(response)
             }
+            Outcome::Call(call) => Handled::Later(Box::new(move || {
+                let (reply, stats) = call.run_traced();
+                METRICS.rpc(Some("tools/call"), reply.status);
+                METRICS.tool(stats.tool, stats.outcome as usize);
+                if let Some(c) = stats.cache {
+                    METRICS.cache(c);
+                }
+                let mut response = frame(reply, framing);
+                response.trace.route = ROUTE_MCP;
+                response.trace.rpc_method = Some("tools/call".into());
+                response.trace.tool = Some(stats.tool);
+                response.trace.tool_ms = Some(stats.took.as_millis() as u64);
+                response.trace.cache = stats.cache;
+                response
+            })),
         }
     }
 }
@@ -194,11 +249,16 @@ impl Handler for App {
         };
         let path = head.path();
         let handled = if path == "/mcp" || path == "/mcp/" {
-            self.mcp_endpoint(request)
+            match self.mcp_endpoint(request) {
+                Handled::Now(r) => Handled::Now(routed(r, ROUTE_MCP)),
+                later => later,
+            }
         } else if let Some(doc) = self.routes.get(path) {
-            Handled::Now(self.static_route(&head.method, doc))
+            Handled::Now(routed(self.static_route(&head.method, doc), doc.route))
+        } else if path == "/metrics" {
+            Handled::Now(routed(metrics_route(&head.method), ROUTE_METRICS))
         } else {
-            Handled::Now(not_found())
+            Handled::Now(routed(not_found(), crate::metrics::ROUTE_NOT_FOUND))
         };
         match (cors_origin, handled) {
             (None, h) => h,
@@ -225,10 +285,11 @@ fn joined(head: &crate::http::Head, name: &str) -> Option<Vec<u8>> {
     out
 }
 
-fn json_doc(value: &serde_json::Value) -> StaticDoc {
+fn json_doc(value: &serde_json::Value, route: usize) -> StaticDoc {
     StaticDoc {
         content_type: "application/json",
         body: Arc::from(value.to_string().as_bytes()),
+        route,
     }
 }
 
@@ -251,6 +312,7 @@ pub fn frame(reply: Reply, framing: Framing) -> Response {
 }
 
 fn transport_error(status: u16, message: &str) -> Response {
+    METRICS.rejected(crate::metrics::rejection_reason(status));
     Response::with_body(
         status,
         "application/json",

@@ -10,7 +10,7 @@ pub mod date;
 pub mod parse;
 pub mod response;
 
-pub use response::{Body, Response};
+pub use response::{Body, Response, Trace};
 
 /// Request method (RFC 9110 §9).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -33,6 +33,22 @@ impl Body {
     }
 }
 
+/// What the layers above HTTP learned about a request, for the access log
+/// and metrics. Never encoded on the wire.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// Index into [`crate::metrics::ROUTES`].
+    pub route: usize,
+    /// The JSON-RPC method, when the body had one.
+    pub rpc_method: Option<Box<str>>,
+    /// The tool of a `tools/call`.
+    pub tool: Option<&'static str>,
+    /// How long the tool ran, in milliseconds (upstream time included).
+    pub tool_ms: Option<u64>,
+    /// The tool result's cache status (`hit`, `miss`, `bypass`).
+    pub cache: Option<&'static str>,
+}
+
 /// A response ready to encode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
@@ -45,6 +61,8 @@ pub struct Response {
     pub body: Body,
     /// Close the connection after this response.
     pub close: bool,
+    /// Log and metrics details (not sent).
+    pub trace: Trace,
 }
 
 impl Response {
@@ -55,6 +73,7 @@ impl Response {
             headers: Vec::new(),
             body: Body::Empty,
             close: false,
+            trace: Trace::default(),
         }
     }
 

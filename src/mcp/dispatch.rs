@@ -20,7 +20,7 @@
 use serde_json::{Map, Value};
 
 use super::call;
-use super::error::{clip_bytes, http_status, Era, RpcError, HEADER_MISMATCH};
+use super::error::{clip, clip_bytes, http_status, Era, RpcError, HEADER_MISMATCH};
 use super::headers::{
     decode_header_value, Headers, HEADER_MCP_METHOD, HEADER_MCP_NAME, HEADER_MCP_PROTOCOL_VERSION,
 };
@@ -58,7 +58,12 @@ fn accepted() -> Outcome {
 }
 
 /// Handles one POST body.
-pub(crate) fn handle(mcp: &Mcp, headers: &Headers<'_, '_>, body: &[u8]) -> Outcome {
+pub(crate) fn handle(
+    mcp: &Mcp,
+    headers: &Headers<'_, '_>,
+    body: &[u8],
+    method_seen: &mut Option<String>,
+) -> Outcome {
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(_) => return fail(None, RpcError::parse_error(), Era::Legacy),
@@ -72,6 +77,11 @@ pub(crate) fn handle(mcp: &Mcp, headers: &Headers<'_, '_>, body: &[u8]) -> Outco
                 Era::Legacy,
             )
         }
+    };
+    *method_seen = match &msg {
+        Message::Request { method, .. } => Some(clip(method).into_owned()),
+        Message::Notification { .. } => Some("notification".to_string()),
+        Message::Response => None,
     };
     let header_version = headers.get(HEADER_MCP_PROTOCOL_VERSION);
     let modern_header = header_version == Some(ProtocolVersion::MODERN.as_str().as_bytes());

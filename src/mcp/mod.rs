@@ -113,20 +113,45 @@ impl PendingCall {
     /// JSON-RPC `-32603` error carrying the request id (HTTP 500 in the
     /// 2026-07-28 era, 200 in the handshake era) instead of unwinding.
     pub fn run_guarded(self) -> Reply {
+        self.run_traced().0
+    }
+
+    /// [`PendingCall::run_guarded`] plus what happened, for logs and metrics.
+    pub fn run_traced(self) -> (Reply, CallStats) {
+        let started = std::time::Instant::now();
         let run =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.tools.run(&self.call)));
+        let mut stats = CallStats {
+            tool: self.call.name,
+            outcome: CallOutcome::Ok,
+            cache: None,
+            took: started.elapsed(),
+        };
         match run {
-            Ok(output) => self.reply(&output),
+            Ok(output) => {
+                if output.is_error {
+                    stats.outcome = CallOutcome::Error;
+                }
+                stats.cache = output
+                    .structured
+                    .as_ref()
+                    .and_then(|v| v.get("cache"))
+                    .and_then(serde_json::Value::as_str)
+                    .and_then(|c| ["hit", "miss", "bypass"].into_iter().find(|k| *k == c));
+                (self.reply(&output), stats)
+            }
             Err(_) => {
+                stats.outcome = CallOutcome::Panic;
                 let era = error::Era::of(self.version);
                 let err = error::RpcError::new(
                     error::INTERNAL_ERROR,
                     "Internal error: the tool failed unexpectedly",
                 );
-                Reply {
+                let reply = Reply {
                     status: error::http_status(err.code, era),
                     body: Some(jsonrpc::error_message(Some(&self.id), &err)),
-                }
+                };
+                (reply, stats)
             }
         }
     }
@@ -162,6 +187,30 @@ impl PendingCall {
     }
 }
 
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// A result with `isError: false`.
+    Ok = 0,
+    /// A result with `isError: true`.
+    Error = 1,
+    /// The tool panicked; a `-32603` error was sent.
+    Panic = 2,
+}
+
+/// What a tool call did, for logs and metrics.
+#[derive(Debug, Clone)]
+pub struct CallStats {
+    /// The tool.
+    pub tool: &'static str,
+    /// How it ended.
+    pub outcome: CallOutcome,
+    /// The result's cache status, when it reported one.
+    pub cache: Option<&'static str>,
+    /// How long the tool ran.
+    pub took: std::time::Duration,
+}
+
 /// The dispatcher, with its static results serialized once at start-up.
 pub struct Mcp {
     info: ServerInfo,
@@ -188,7 +237,20 @@ impl Mcp {
     /// returns its raw value; values are OWS-trimmed here. The lifetime `'h`
     /// lets the closure return slices of the caller's request buffer.
     pub fn handle<'h>(&self, header: &dyn Fn(&str) -> Option<&'h [u8]>, body: &[u8]) -> Outcome {
-        dispatch::handle(self, &headers::Headers::new(header), body)
+        self.handle_traced(header, body).0
+    }
+
+    /// Like [`Mcp::handle`], also returning the JSON-RPC method of the
+    /// message (clipped; `notification` for notifications) for logs and
+    /// metrics.
+    pub fn handle_traced<'h>(
+        &self,
+        header: &dyn Fn(&str) -> Option<&'h [u8]>,
+        body: &[u8],
+    ) -> (Outcome, Option<String>) {
+        let mut method = None;
+        let outcome = dispatch::handle(self, &headers::Headers::new(header), body, &mut method);
+        (outcome, method)
     }
 
     /// This deployment's identity.

@@ -95,6 +95,8 @@ enum State {
 
 /// Per-call context from the event loop.
 pub struct Ctx<'a> {
+    /// The access log.
+    pub log: &'a super::log::AccessLog,
     /// HTTP limits.
     pub limits: &'a Limits,
     /// The `Date` value for this second.
@@ -123,6 +125,9 @@ pub struct Conn {
     read_eof: bool,
     /// Reading stopped at the buffer cap before `WouldBlock`.
     read_pending: bool,
+    /// Method, path and completion time of the request being answered
+    /// (kept only while the access log is on).
+    current: Option<(Method, String, Instant)>,
 }
 
 impl Conn {
@@ -140,6 +145,7 @@ impl Conn {
             write_blocked_since: None,
             read_eof: false,
             read_pending: false,
+            current: None,
         }
     }
 
@@ -365,6 +371,9 @@ impl Conn {
         let http10 = head.minor_version == 0;
         self.head_started = None;
         self.body_started = None;
+        if ctx.log.enabled() {
+            self.current = Some((head.method.clone(), head.path().to_string(), ctx.now));
+        }
         let request = Request {
             head,
             body,
@@ -416,6 +425,19 @@ impl Conn {
         ctx: &Ctx,
     ) {
         response.encode(head_only, keep_alive, http10, ctx.date, &mut self.wbuf);
+        let bytes = response.body.as_bytes().len();
+        crate::metrics::METRICS.http(response.trace.route, response.status, bytes);
+        if let Some((method, path, started)) = self.current.take() {
+            ctx.log.record(&super::log::Entry {
+                peer: self.peer,
+                method: &method,
+                path: &path,
+                status: response.status,
+                bytes,
+                duration: Instant::now().saturating_duration_since(started),
+                trace: &response.trace,
+            });
+        }
         self.idle_since = ctx.now;
         if !keep_alive || response.close {
             let reason = if ctx.draining {
@@ -434,12 +456,30 @@ impl Conn {
             "{{\"error\":{{\"status\":{},\"message\":\"{}\"}}}}",
             rejection.status, rejection.reason
         );
-        let response = Response::with_body(
+        let mut response = Response::with_body(
             rejection.status,
             "application/json",
             Body::Owned(body.into_bytes()),
         );
+        response.trace.route = crate::metrics::ROUTE_REJECTED;
         response.encode(false, false, false, ctx.date, &mut self.wbuf);
+        let bytes = response.body.as_bytes().len();
+        let metrics = &crate::metrics::METRICS;
+        metrics.rejected(crate::metrics::rejection_reason(rejection.status));
+        metrics.http(response.trace.route, rejection.status, bytes);
+        let method = self
+            .current
+            .take()
+            .map_or(Method::Other("-".into()), |c| c.0);
+        ctx.log.record(&super::log::Entry {
+            peer: self.peer,
+            method: &method,
+            path: "-",
+            status: rejection.status,
+            bytes,
+            duration: std::time::Duration::ZERO,
+            trace: &response.trace,
+        });
         self.state = State::Closing(CloseReason::Rejected(rejection.status));
         self.rbuf = Vec::new();
     }

@@ -7,6 +7,7 @@
 //! names MCP.
 
 pub mod conn;
+pub mod log;
 pub mod workers;
 
 use std::io;
@@ -47,6 +48,8 @@ pub struct ServerOptions {
     pub shutdown_grace: Duration,
     /// Stop gracefully on SIGTERM and SIGINT.
     pub handle_signals: bool,
+    /// Access-log format.
+    pub log_format: log::LogFormat,
 }
 
 /// Stops a running server from another thread.
@@ -140,6 +143,7 @@ impl Server {
             None
         };
         let pool = Pool::start(options.workers, options.queue, Arc::clone(&waker))?;
+        let options_log_format = options.log_format;
         let mut lp = Loop {
             listener: Some(listener),
             slots: Vec::new(),
@@ -151,6 +155,7 @@ impl Server {
             date: DateCache::default(),
             scratch: vec![0u8; conn::READ_CHUNK_BYTES],
             draining_since: None,
+            log: log::AccessLog::new(options_log_format),
         };
         let mut events = Events::with_capacity(1024);
         let mut next_sweep = Instant::now() + SWEEP_INTERVAL;
@@ -191,12 +196,14 @@ impl Server {
                 lp.sweep(&poll, now);
                 next_sweep = now + SWEEP_INTERVAL;
             }
+            lp.log.flush();
             if let Some(since) = lp.draining_since {
                 if lp.open == 0 || now.duration_since(since) >= lp.options.shutdown_grace {
                     break;
                 }
             }
         }
+        lp.log.flush();
         lp.pool.shutdown();
         Ok(())
     }
@@ -213,6 +220,7 @@ struct Loop {
     date: DateCache,
     scratch: Vec<u8>,
     draining_since: Option<Instant>,
+    log: log::AccessLog,
 }
 
 impl Loop {
@@ -226,6 +234,7 @@ impl Loop {
                     let _ = stream.set_nodelay(true);
                     if self.open >= self.options.max_connections {
                         refuse_overloaded(&mut stream, self.date.now());
+                        crate::metrics::METRICS.rejected("too_many_connections");
                         continue;
                     }
                     let index = self.free.pop().unwrap_or_else(|| {
@@ -248,6 +257,7 @@ impl Loop {
                         writable: false,
                     });
                     self.open += 1;
+                    crate::metrics::METRICS.connections(1);
                     // Data may already be waiting (edge-triggered readiness).
                     self.on_ready(poll, index, true, false);
                 }
@@ -259,35 +269,35 @@ impl Loop {
     }
 
     fn on_ready(&mut self, poll: &Poll, index: usize, readable: bool, _writable: bool) {
-        let Some(Some(slot)) = self.slots.get_mut(index) else {
+        let now = Instant::now();
+        let draining = self.draining_since.is_some();
+        let Loop {
+            slots,
+            options,
+            date,
+            handler,
+            pool,
+            scratch,
+            log,
+            ..
+        } = self;
+        let Some(Some(slot)) = slots.get_mut(index) else {
             return;
         };
-        let now = Instant::now();
-        let date = self.date.now().to_string();
         let ctx = Ctx {
-            limits: &self.options.limits,
-            date: &date,
+            log,
+            limits: &options.limits,
+            date: date.now(),
             now,
-            draining: self.draining_since.is_some(),
+            draining,
         };
-        let mut failed = false;
-        if readable
+        let mut failed = readable
             && slot
                 .conn
-                .read_from(&mut slot.stream, &mut self.scratch, &ctx)
-                .is_err()
-        {
-            failed = true;
-        }
+                .read_from(&mut slot.stream, scratch, &ctx)
+                .is_err();
         if !failed {
-            failed = drive(
-                slot,
-                &*self.handler,
-                &self.pool,
-                index,
-                &ctx,
-                &mut self.scratch,
-            );
+            failed = drive(slot, &**handler, pool, index, &ctx, scratch);
         }
         self.settle(poll, index, failed);
     }
@@ -308,9 +318,10 @@ impl Loop {
             } else {
                 Interest::READABLE
             };
+            let token = Token(index + FIRST_CONN);
             if poll
                 .registry()
-                .reregister(&mut slot.stream, Token(index + FIRST_CONN), interest)
+                .reregister(&mut slot.stream, token, interest)
                 .is_err()
             {
                 self.close(poll, index);
@@ -325,50 +336,63 @@ impl Loop {
             let _ = poll.registry().deregister(&mut slot.stream);
             self.free.push(index);
             self.open -= 1;
+            crate::metrics::METRICS.connections(-1);
         }
     }
 
     fn deliver_completions(&mut self, poll: &Poll) {
         for (ticket, response) in self.pool.take_completions() {
+            crate::metrics::METRICS.queue(-1);
             let now = Instant::now();
-            let date = self.date.now().to_string();
-            let ctx = Ctx {
-                limits: &self.options.limits,
-                date: &date,
-                now,
-                draining: self.draining_since.is_some(),
-            };
-            let Some(Some(slot)) = self.slots.get_mut(ticket.index) else {
+            let draining = self.draining_since.is_some();
+            let Loop {
+                slots,
+                options,
+                date,
+                handler,
+                pool,
+                scratch,
+                log,
+                ..
+            } = self;
+            let Some(Some(slot)) = slots.get_mut(ticket.index) else {
                 continue;
             };
             if slot.generation != ticket.generation {
                 continue;
             }
+            let ctx = Ctx {
+                log,
+                limits: &options.limits,
+                date: date.now(),
+                now,
+                draining,
+            };
             slot.conn.complete(response, &ctx);
-            let failed = drive(
-                slot,
-                &*self.handler,
-                &self.pool,
-                ticket.index,
-                &ctx,
-                &mut self.scratch,
-            );
+            let failed = drive(slot, &**handler, pool, ticket.index, &ctx, scratch);
             self.settle(poll, ticket.index, failed);
         }
     }
 
     fn sweep(&mut self, poll: &Poll, now: Instant) {
-        let date = self.date.now().to_string();
-        let limits = self.options.limits.clone();
-        let ctx = Ctx {
-            limits: &limits,
-            date: &date,
-            now,
-            draining: self.draining_since.is_some(),
-        };
+        let draining = self.draining_since.is_some();
         for index in 0..self.slots.len() {
-            let Some(Some(slot)) = self.slots.get_mut(index) else {
+            let Loop {
+                slots,
+                options,
+                date,
+                log,
+                ..
+            } = self;
+            let Some(Some(slot)) = slots.get_mut(index) else {
                 continue;
+            };
+            let ctx = Ctx {
+                log,
+                limits: &options.limits,
+                date: date.now(),
+                now,
+                draining,
             };
             if slot.conn.check_deadlines(&ctx) {
                 self.close(poll, index);
@@ -412,9 +436,11 @@ fn drive(
                 generation: slot.generation,
             };
             if pool.submit(ticket, job).is_err() {
+                crate::metrics::METRICS.rejected("queue_full");
                 slot.conn.complete(queue_full(), ctx);
                 continue;
             }
+            crate::metrics::METRICS.queue(1);
         }
         if slot.conn.write_to(&mut slot.stream, ctx.now).is_err() {
             return true;

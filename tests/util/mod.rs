@@ -32,7 +32,13 @@ impl Xmd {
         let mut reader = BufReader::new(stderr);
         let mut line = String::new();
         reader.read_line(&mut line).expect("read startup line");
-        let addr: SocketAddr = line
+        let endpoint = if line.starts_with('{') {
+            let v: serde_json::Value = serde_json::from_str(&line).expect("JSON start line");
+            format!("listening on {}", v["endpoint"].as_str().unwrap_or(""))
+        } else {
+            line.clone()
+        };
+        let addr: SocketAddr = endpoint
             .split("listening on http://")
             .nth(1)
             .and_then(|r| r.split("/mcp").next())

@@ -3,6 +3,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::http::Body;
+use crate::server::log::{AccessLog, LogFormat};
 
 /// Answers every request at once with `<METHOD> <target> <body>`, or hands
 /// `/slow` to a worker.
@@ -83,6 +84,7 @@ fn peer() -> SocketAddr {
 fn run(chunks: &[&[u8]], eof: bool, limits: &Limits) -> (String, Option<CloseReason>) {
     let now = Instant::now();
     let ctx = Ctx {
+        log: &AccessLog::new(LogFormat::Off),
         limits,
         date: DATE,
         now,
@@ -259,6 +261,7 @@ fn partial_writes_resume_where_they_stopped() {
     let limits = Limits::default();
     let now = Instant::now();
     let ctx = Ctx {
+        log: &AccessLog::new(LogFormat::Off),
         limits: &limits,
         date: DATE,
         now,
@@ -297,7 +300,9 @@ fn deadlines_answer_408_or_close_idle() {
         ..Limits::default()
     };
     let t0 = Instant::now();
+    let no_log = AccessLog::new(LogFormat::Off);
     let ctx = |now| Ctx {
+        log: &no_log,
         limits: &limits,
         date: DATE,
         now,

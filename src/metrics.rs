@@ -1,0 +1,405 @@
+//! Process-wide counters, exposed at `GET /metrics` in the Prometheus text
+//! exposition format (version 0.0.4).
+//!
+//! Every label set is fixed at compile time, so recording is one relaxed
+//! atomic add and the series count is bounded whatever peers send.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Route labels of `xmd_http_requests_total`.
+pub const ROUTES: [&str; 9] = [
+    "mcp",
+    "server_card",
+    "server_json",
+    "healthz",
+    "docs",
+    "landing",
+    "metrics",
+    "not_found",
+    "rejected",
+];
+
+/// Index of `rejected` in [`ROUTES`].
+pub const ROUTE_REJECTED: usize = 8;
+/// Index of `not_found` in [`ROUTES`].
+pub const ROUTE_NOT_FOUND: usize = 7;
+
+/// Status labels; anything else counts as `other`.
+pub const STATUSES: [u16; 21] = [
+    100, 200, 202, 204, 304, 400, 403, 404, 405, 406, 408, 411, 413, 415, 417, 429, 431, 500, 501,
+    503, 505,
+];
+
+/// JSON-RPC method labels; anything else counts as `other`.
+pub const METHODS: [&str; 10] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "notification",
+    "invalid",
+];
+
+/// Tool labels.
+pub const TOOLS: [&str; 5] = [
+    "x_md_get_post",
+    "x_md_get_profile",
+    "x_md_search_posts",
+    "x_md_get_followers",
+    "x_md_get_following",
+];
+
+/// Tool outcome labels.
+pub const OUTCOMES: [&str; 3] = ["ok", "error", "panic"];
+
+/// Upstream answer labels.
+pub const UPSTREAM: [&str; 15] = [
+    "200",
+    "204",
+    "400",
+    "401",
+    "403",
+    "404",
+    "429",
+    "500",
+    "502",
+    "503",
+    "504",
+    "other",
+    "network",
+    "timeout",
+    "too_large",
+];
+
+/// Upstream latency histogram bounds in seconds.
+pub const BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// Reasons of `xmd_rejected_requests_total`.
+pub const REJECTIONS: [&str; 12] = [
+    "malformed",
+    "head_too_large",
+    "body_too_large",
+    "timeout",
+    "expectation_failed",
+    "transfer_coding_not_implemented",
+    "queue_full",
+    "too_many_connections",
+    "forbidden",
+    "not_acceptable",
+    "unsupported_media_type",
+    "method_not_allowed",
+];
+
+// A `const` (not a `static`) on purpose: array-repeat expressions need one,
+// and every use makes a fresh, independent counter.
+#[allow(clippy::declare_interior_mutable_const)]
+const Z: AtomicU64 = AtomicU64::new(0);
+
+/// All counters.
+pub struct Metrics {
+    http: [[AtomicU64; STATUSES.len() + 1]; ROUTES.len()],
+    rpc: [[AtomicU64; STATUSES.len() + 1]; METHODS.len() + 1],
+    tools: [[AtomicU64; OUTCOMES.len()]; TOOLS.len()],
+    upstream: [AtomicU64; UPSTREAM.len()],
+    upstream_buckets: [AtomicU64; BUCKETS.len()],
+    upstream_count: AtomicU64,
+    upstream_micros: AtomicU64,
+    cache: [AtomicU64; 3],
+    rejected: [AtomicU64; REJECTIONS.len()],
+    open_connections: AtomicI64,
+    queue_depth: AtomicI64,
+    response_bytes: AtomicU64,
+}
+
+/// The process-wide instance.
+pub static METRICS: Metrics = Metrics {
+    http: [const { [Z; STATUSES.len() + 1] }; ROUTES.len()],
+    rpc: [const { [Z; STATUSES.len() + 1] }; METHODS.len() + 1],
+    tools: [const { [Z; OUTCOMES.len()] }; TOOLS.len()],
+    upstream: [Z; UPSTREAM.len()],
+    upstream_buckets: [Z; BUCKETS.len()],
+    upstream_count: Z,
+    upstream_micros: Z,
+    cache: [Z; 3],
+    rejected: [Z; REJECTIONS.len()],
+    open_connections: AtomicI64::new(0),
+    queue_depth: AtomicI64::new(0),
+    response_bytes: Z,
+};
+
+fn status_index(status: u16) -> usize {
+    STATUSES
+        .iter()
+        .position(|s| *s == status)
+        .unwrap_or(STATUSES.len())
+}
+
+fn add(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+impl Metrics {
+    /// Counts one answered HTTP request (`route` indexes [`ROUTES`]).
+    pub fn http(&self, route: usize, status: u16, bytes: usize) {
+        if let Some(row) = self.http.get(route) {
+            add(&row[status_index(status)]);
+        }
+        self.response_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Counts one JSON-RPC message by method and HTTP status.
+    pub fn rpc(&self, method: Option<&str>, status: u16) {
+        let m = method.map_or(METHODS.len(), |m| {
+            METHODS
+                .iter()
+                .position(|x| *x == m)
+                .unwrap_or(METHODS.len())
+        });
+        add(&self.rpc[m][status_index(status)]);
+    }
+
+    /// Counts one tool call by outcome (`0` ok, `1` isError, `2` panic).
+    pub fn tool(&self, tool: &str, outcome: usize) {
+        if let Some(t) = TOOLS.iter().position(|x| *x == tool) {
+            add(&self.tools[t][outcome.min(OUTCOMES.len() - 1)]);
+        }
+    }
+
+    /// Counts one upstream answer (`label` from [`UPSTREAM`]) and its latency.
+    pub fn upstream(&self, label: &str, took: Duration) {
+        let i = UPSTREAM.iter().position(|x| *x == label).unwrap_or(11);
+        add(&self.upstream[i]);
+        let secs = took.as_secs_f64();
+        for (b, bound) in BUCKETS.iter().enumerate() {
+            if secs <= *bound {
+                add(&self.upstream_buckets[b]);
+            }
+        }
+        add(&self.upstream_count);
+        self.upstream_micros
+            .fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Counts a tool result's cache status (`hit`, `miss` or `bypass`).
+    pub fn cache(&self, status: &str) {
+        match status {
+            "hit" => add(&self.cache[0]),
+            "miss" => add(&self.cache[1]),
+            "bypass" => add(&self.cache[2]),
+            _ => {}
+        }
+    }
+
+    /// Counts a refused request (`reason` from [`REJECTIONS`]).
+    pub fn rejected(&self, reason: &str) {
+        if let Some(i) = REJECTIONS.iter().position(|x| *x == reason) {
+            add(&self.rejected[i]);
+        }
+    }
+
+    /// Moves the open-connection gauge.
+    pub fn connections(&self, delta: i64) {
+        self.open_connections.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    /// Moves the worker-queue gauge (jobs queued or running).
+    pub fn queue(&self, delta: i64) {
+        self.queue_depth.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    /// The exposition text.
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(16 * 1024);
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let status_label = |i: usize| {
+            STATUSES
+                .get(i)
+                .map_or("other".to_string(), |s| s.to_string())
+        };
+        header(
+            &mut out,
+            "xmd_http_requests_total",
+            "counter",
+            "HTTP requests answered, by route and status.",
+        );
+        for (r, row) in self.http.iter().enumerate() {
+            for (s, c) in row.iter().enumerate() {
+                if get(c) > 0 {
+                    let _ = writeln!(
+                        out,
+                        "xmd_http_requests_total{{route=\"{}\",status=\"{}\"}} {}",
+                        ROUTES[r],
+                        status_label(s),
+                        get(c)
+                    );
+                }
+            }
+        }
+        header(
+            &mut out,
+            "xmd_http_response_bytes_total",
+            "counter",
+            "Response bytes queued for writing.",
+        );
+        let _ = writeln!(
+            out,
+            "xmd_http_response_bytes_total {}",
+            get(&self.response_bytes)
+        );
+        header(
+            &mut out,
+            "xmd_mcp_requests_total",
+            "counter",
+            "JSON-RPC messages on POST /mcp, by method and HTTP status.",
+        );
+        for (m, row) in self.rpc.iter().enumerate() {
+            for (s, c) in row.iter().enumerate() {
+                if get(c) > 0 {
+                    let method = METHODS.get(m).copied().unwrap_or("other");
+                    let _ = writeln!(
+                        out,
+                        "xmd_mcp_requests_total{{method=\"{method}\",status=\"{}\"}} {}",
+                        status_label(s),
+                        get(c)
+                    );
+                }
+            }
+        }
+        header(
+            &mut out,
+            "xmd_tool_calls_total",
+            "counter",
+            "Tool calls by tool and outcome (ok, error = isError result, panic).",
+        );
+        for (t, row) in self.tools.iter().enumerate() {
+            for (o, c) in row.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "xmd_tool_calls_total{{tool=\"{}\",outcome=\"{}\"}} {}",
+                    TOOLS[t],
+                    OUTCOMES[o],
+                    get(c)
+                );
+            }
+        }
+        header(
+            &mut out,
+            "xmd_upstream_requests_total",
+            "counter",
+            "Upstream (FxTwitter) requests by HTTP status or failure.",
+        );
+        for (i, c) in self.upstream.iter().enumerate() {
+            if get(c) > 0 {
+                let _ = writeln!(
+                    out,
+                    "xmd_upstream_requests_total{{status=\"{}\"}} {}",
+                    UPSTREAM[i],
+                    get(c)
+                );
+            }
+        }
+        header(
+            &mut out,
+            "xmd_upstream_request_duration_seconds",
+            "histogram",
+            "Upstream request latency.",
+        );
+        for (b, bound) in BUCKETS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "xmd_upstream_request_duration_seconds_bucket{{le=\"{bound}\"}} {}",
+                get(&self.upstream_buckets[b])
+            );
+        }
+        let count = get(&self.upstream_count);
+        let _ = writeln!(
+            out,
+            "xmd_upstream_request_duration_seconds_bucket{{le=\"+Inf\"}} {count}"
+        );
+        let _ = writeln!(
+            out,
+            "xmd_upstream_request_duration_seconds_sum {}",
+            get(&self.upstream_micros) as f64 / 1e6
+        );
+        let _ = writeln!(out, "xmd_upstream_request_duration_seconds_count {count}");
+        header(
+            &mut out,
+            "xmd_cache_requests_total",
+            "counter",
+            "Tool results by cache status.",
+        );
+        for (i, name) in ["hit", "miss", "bypass"].iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "xmd_cache_requests_total{{result=\"{name}\"}} {}",
+                get(&self.cache[i])
+            );
+        }
+        header(
+            &mut out,
+            "xmd_rejected_requests_total",
+            "counter",
+            "Requests refused before reaching a handler, by reason.",
+        );
+        for (i, reason) in REJECTIONS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "xmd_rejected_requests_total{{reason=\"{reason}\"}} {}",
+                get(&self.rejected[i])
+            );
+        }
+        header(
+            &mut out,
+            "xmd_open_connections",
+            "gauge",
+            "Open client connections.",
+        );
+        let _ = writeln!(
+            out,
+            "xmd_open_connections {}",
+            self.open_connections.load(Ordering::Relaxed)
+        );
+        header(
+            &mut out,
+            "xmd_worker_queue_depth",
+            "gauge",
+            "Tool calls queued or running on workers.",
+        );
+        let _ = writeln!(
+            out,
+            "xmd_worker_queue_depth {}",
+            self.queue_depth.load(Ordering::Relaxed)
+        );
+        out
+    }
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// The rejection reason for a refused request's status.
+pub fn rejection_reason(status: u16) -> &'static str {
+    match status {
+        431 => "head_too_large",
+        413 => "body_too_large",
+        408 => "timeout",
+        417 => "expectation_failed",
+        501 => "transfer_coding_not_implemented",
+        503 => "queue_full",
+        403 => "forbidden",
+        406 => "not_acceptable",
+        415 => "unsupported_media_type",
+        405 => "method_not_allowed",
+        _ => "malformed",
+    }
+}
