@@ -1,0 +1,444 @@
+//! xmd benchmark harness (a benchmark, not a test): starts the release
+//! binary and an in-process fake FxTwitter upstream with a configurable
+//! delay, drives load with `wrk`, and prints a table.
+//!
+//! Run: `cargo bench --bench xmd_bench` (needs `wrk` on PATH: `apt-get
+//! install wrk`). Environment: `BENCH_SECS` (default 10), `BENCH_CONNS`
+//! (default 64), `BENCH_ONLY` (comma list of a,b,c,d,e,f).
+//!
+//! Rows:
+//! - (a) `tools/list`;
+//! - (b) `tools/call` `x_md_get_profile`, 20 ms upstream delay, a different
+//!   handle per request (cache misses), against the upstream's own bound;
+//! - (c) the same call repeated (cache hits);
+//! - (d) idle RSS; (e) RSS with 5,000 idle keep-alive connections;
+//! - (f) `tools/list` p99 while 1,000 `tools/call`s wait on a 2 s upstream.
+//!
+//! Server CPU µs per request = (utime + stime of the server over the run) /
+//! requests served, read from `/proc/<pid>/stat`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fxtwitter/");
+
+/// The fake upstream: thread per connection, keep-alive, every answer
+/// after `delay_ms`.
+struct Upstream {
+    addr: SocketAddr,
+    delay_ms: Arc<AtomicU64>,
+    served: Arc<AtomicU64>,
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{FIX}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+impl Upstream {
+    fn start() -> Upstream {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let delay_ms = Arc::new(AtomicU64::new(0));
+        let served = Arc::new(AtomicU64::new(0));
+        let profile = Arc::new(fixture("profile.json"));
+        let statuses = Arc::new(fixture("profile-statuses-page1.json"));
+        let status = Arc::new(fixture("status-plain.json"));
+        let (d, s) = (Arc::clone(&delay_ms), Arc::clone(&served));
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (d, s) = (Arc::clone(&d), Arc::clone(&s));
+                let (profile, statuses, status) = (
+                    Arc::clone(&profile),
+                    Arc::clone(&statuses),
+                    Arc::clone(&status),
+                );
+                thread::Builder::new()
+                    .stack_size(64 * 1024)
+                    .spawn(move || serve(stream, &d, &s, &profile, &statuses, &status))
+                    .ok();
+            }
+        });
+        Upstream {
+            addr,
+            delay_ms,
+            served,
+        }
+    }
+}
+
+fn serve(
+    stream: TcpStream,
+    delay: &AtomicU64,
+    served: &AtomicU64,
+    profile: &str,
+    statuses: &str,
+    status: &str,
+) {
+    let _ = stream.set_nodelay(true);
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut out = stream;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let target = line.split(' ').nth(1).unwrap_or("/").to_string();
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            if h == "\r\n" || h == "\n" {
+                break;
+            }
+        }
+        let ms = delay.load(Ordering::Relaxed);
+        if ms > 0 {
+            thread::sleep(Duration::from_millis(ms));
+        }
+        let path = target.split('?').next().unwrap_or("");
+        let parts: Vec<&str> = path.split('/').collect();
+        let body = match parts.as_slice() {
+            ["", "2", "profile", handle] => profile.replace("demo_author", handle),
+            ["", "2", "profile", handle, "statuses"] => statuses.replace("demo_author", handle),
+            ["", "2", "status", _] | ["", "2", "thread", _] => status.to_string(),
+            _ => r#"{"code":404,"message":"Not found"}"#.to_string(),
+        };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        if out
+            .write_all(head.as_bytes())
+            .and_then(|_| out.write_all(body.as_bytes()))
+            .is_err()
+        {
+            return;
+        }
+        served.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(upstream: SocketAddr, extra: &[&str]) -> Server {
+        let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/xmd");
+        let mut child = Command::new(bin)
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--log-format",
+                "off",
+                "--upstream",
+            ])
+            .arg(format!("http://{upstream}"))
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("target/release/xmd (cargo build --release)");
+        let mut first = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let addr = first
+            .split("http://")
+            .nth(1)
+            .and_then(|r| r.split("/mcp").next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        Server { child, addr }
+    }
+
+    fn cpu_ticks(&self) -> u64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        let after = stat.rsplit(')').next().unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        // Fields 14 and 15 of stat are utime and stime; after the ')' they are 12 and 13 (1-based 3 → index 0).
+        f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+            + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+    }
+
+    fn status_kib(&self, key: &str) -> u64 {
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        s.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const TICKS_PER_SEC: f64 = 100.0;
+
+struct WrkResult {
+    requests: u64,
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    non2xx: u64,
+}
+
+fn wrk(addr: SocketAddr, lua: &str, secs: u64, conns: u64) -> WrkResult {
+    let script = std::env::temp_dir().join(format!("xmd-bench-{}.lua", std::process::id()));
+    std::fs::write(&script, lua).unwrap();
+    let threads = conns.clamp(1, 2);
+    let out = Command::new("wrk")
+        .args([
+            "-t",
+            &threads.to_string(),
+            "-c",
+            &conns.to_string(),
+            "-d",
+            &format!("{secs}s"),
+            "--latency",
+            "-s",
+        ])
+        .arg(&script)
+        .arg(format!("http://{addr}/mcp"))
+        .output()
+        .expect("wrk on PATH (apt-get install wrk)");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let ms = |label: &str| -> f64 {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .map(parse_duration_ms)
+            .unwrap_or(f64::NAN)
+    };
+    let requests = text
+        .lines()
+        .find(|l| l.contains("requests in"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let rps = text
+        .lines()
+        .find(|l| l.starts_with("Requests/sec:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let non2xx = text
+        .lines()
+        .find(|l| l.contains("Non-2xx or 3xx responses:"))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    WrkResult {
+        requests,
+        rps,
+        p50_ms: ms("50%"),
+        p99_ms: ms("99%"),
+        non2xx,
+    }
+}
+
+fn parse_duration_ms(v: &str) -> f64 {
+    let (num, unit) = v.split_at(v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len()));
+    let n: f64 = num.parse().unwrap_or(f64::NAN);
+    match unit {
+        "us" => n / 1000.0,
+        "ms" => n,
+        "s" => n * 1000.0,
+        "m" => n * 60_000.0,
+        _ => f64::NAN,
+    }
+}
+
+fn lua(body: &str, per_request_handle: bool) -> String {
+    let headers = "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Accept\"] = \"application/json, text/event-stream\"\nwrk.headers[\"MCP-Protocol-Version\"] = \"2025-11-25\"\n";
+    if per_request_handle {
+        format!(
+            "{headers}counter = 0\nrequest = function()\n  counter = counter + 1\n  local h = string.format(\"u%d_%d\", math.random(1, 99999), counter)\n  local body = string.gsub('{body}', 'HANDLE', h)\n  return wrk.format(nil, nil, nil, body)\nend\n"
+        )
+    } else {
+        format!("{headers}wrk.body = '{body}'\n")
+    }
+}
+
+const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+const PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"HANDLE","limit":5}}}"#;
+
+fn row(name: &str, r: &WrkResult, cpu_us: f64, peak_kib: u64, note: &str) {
+    println!(
+        "| {name} | {:.0} | {:.2} | {:.2} | {:.1} | {:.1} | {} | {note} |",
+        r.rps,
+        r.p50_ms,
+        r.p99_ms,
+        cpu_us,
+        peak_kib as f64 / 1024.0,
+        r.non2xx
+    );
+}
+
+fn measured(server: &Server, f: impl FnOnce() -> WrkResult) -> (WrkResult, f64) {
+    let t0 = server.cpu_ticks();
+    let r = f();
+    let ticks = server.cpu_ticks() - t0;
+    let cpu_us = if r.requests > 0 {
+        ticks as f64 / TICKS_PER_SEC * 1e6 / r.requests as f64
+    } else {
+        f64::NAN
+    };
+    (r, cpu_us)
+}
+
+fn main() {
+    let secs: u64 = std::env::var("BENCH_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let conns: u64 = std::env::var("BENCH_CONNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    let only = std::env::var("BENCH_ONLY").unwrap_or_else(|_| "a,b,c,d,e,f".into());
+    let want = |k: &str| only.split(',').any(|o| o.trim() == k);
+    let status = Command::new("cargo")
+        .args(["build", "--release", "--bin", "xmd"])
+        .status()
+        .unwrap();
+    assert!(status.success(), "cargo build --release failed");
+    let upstream = Upstream::start();
+    println!("xmd benchmark: {secs} s per row, {conns} keep-alive connections, wrk on loopback, {} cores", thread::available_parallelism().map_or(0, |n| n.get()));
+    println!();
+    println!(
+        "| row | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB | non-2xx | note |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---|");
+    let server = Server::start(upstream.addr, &[]);
+    thread::sleep(Duration::from_millis(200));
+    if want("d") {
+        println!(
+            "| (d) idle RSS | | | | | {:.1} | | VmRSS after start |",
+            server.status_kib("VmRSS:") as f64 / 1024.0
+        );
+    }
+    if want("a") {
+        let (r, cpu) = measured(&server, || wrk(server.addr, &lua(LIST, false), secs, conns));
+        row("(a) tools/list", &r, cpu, server.status_kib("VmHWM:"), "");
+    }
+    if want("b") {
+        upstream.delay_ms.store(20, Ordering::Relaxed);
+        let served0 = upstream.served.load(Ordering::Relaxed);
+        let (r, cpu) = measured(&server, || {
+            wrk(server.addr, &lua(PROFILE, true), secs, conns)
+        });
+        let up = (upstream.served.load(Ordering::Relaxed) - served0) as f64 / secs as f64;
+        let bound = conns as f64 / 0.020;
+        row(
+            "(b) get_profile, 20 ms upstream, misses",
+            &r,
+            cpu,
+            server.status_kib("VmHWM:"),
+            &format!(
+                "bound {bound:.0} calls/s ({:.1} %); upstream served {up:.0}/s",
+                100.0 * r.rps / bound
+            ),
+        );
+    }
+    if want("c") {
+        upstream.delay_ms.store(20, Ordering::Relaxed);
+        let body = PROFILE.replace("HANDLE", "cached_handle");
+        let (r, cpu) = measured(&server, || {
+            wrk(server.addr, &lua(&body, false), secs, conns)
+        });
+        row(
+            "(c) get_profile, cache hits",
+            &r,
+            cpu,
+            server.status_kib("VmHWM:"),
+            "",
+        );
+    }
+    drop(server);
+    if want("e") {
+        let server = Server::start(upstream.addr, &[]);
+        thread::sleep(Duration::from_millis(200));
+        let before = server.status_kib("VmRSS:");
+        let mut idle = Vec::with_capacity(5000);
+        let req = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{LIST}", server.addr, LIST.len());
+        for _ in 0..5000 {
+            let mut s = TcpStream::connect(server.addr).unwrap();
+            s.write_all(req.as_bytes()).unwrap();
+            idle.push(s);
+        }
+        for s in idle.iter_mut() {
+            read_one(s);
+        }
+        thread::sleep(Duration::from_millis(300));
+        let after = server.status_kib("VmRSS:");
+        println!("| (e) 5,000 idle keep-alive connections | | | | | {:.1} | | VmRSS {:.1} MiB before, each connection answered one tools/list |", after as f64 / 1024.0, before as f64 / 1024.0);
+        drop(idle);
+    }
+    if want("f") {
+        let server = Server::start(upstream.addr, &["--workers", "64", "--queue", "2048"]);
+        upstream.delay_ms.store(2000, Ordering::Relaxed);
+        let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x_md_get_post","arguments":{"url":"https://x.com/demo_author/status/2087208847298015232","thread":"off"}}}"#;
+        let req = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{call}", server.addr, call.len());
+        let mut slow = Vec::with_capacity(1000);
+        for _ in 0..1000 {
+            let mut s = TcpStream::connect(server.addr).unwrap();
+            s.write_all(req.as_bytes()).unwrap();
+            slow.push(s);
+        }
+        let started = Instant::now();
+        let (r, cpu) = measured(&server, || {
+            wrk(server.addr, &lua(LIST, false), 3.min(secs), conns)
+        });
+        row(
+            "(f) tools/list while 1,000 calls wait on a 2 s upstream",
+            &r,
+            cpu,
+            server.status_kib("VmHWM:"),
+            &format!(
+                "measured during the first {:.1} s of the slow calls",
+                started.elapsed().as_secs_f64()
+            ),
+        );
+        upstream.delay_ms.store(0, Ordering::Relaxed);
+        drop(slow);
+    }
+}
+
+fn read_one(s: &mut TcpStream) {
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte).unwrap_or(0) == 0 {
+            return;
+        }
+        buf.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap_or(0))
+        })
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    let _ = s.read_exact(&mut body);
+}
