@@ -105,9 +105,9 @@ fn collect(
     start: String,
     limit: usize,
     budget: &mut usize,
-    seen: &mut HashSet<String>,
 ) -> Result<Block, XError> {
     let mut posts = Vec::new();
+    let mut seen = HashSet::new();
     let mut cur = start;
     loop {
         if *budget == 0 {
@@ -203,7 +203,6 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs) -> Result<BrowseResult, XError> {
     let blocks = if start.is_some() { 1 } else { args.page };
     let total_budget = PROFILE_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
     let mut budget = total_budget;
-    let mut seen = HashSet::new();
     let mut cur = first_cursor.clone();
     let mut notes = Vec::new();
     let mut block = Block {
@@ -212,14 +211,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs) -> Result<BrowseResult, XError> {
         budget_hit: false,
     };
     for b in 1..=blocks {
-        block = collect(
-            &mut fetch,
-            handle,
-            cur.clone(),
-            args.limit,
-            &mut budget,
-            &mut seen,
-        )?;
+        block = collect(&mut fetch, handle, cur.clone(), args.limit, &mut budget)?;
         if block.budget_hit {
             notes.push(format!(
                 "Stopped after reading {total_budget} upstream timeline pages; pass next_cursor to continue."
