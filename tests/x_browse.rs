@@ -65,7 +65,7 @@ fn golden_profile_default() {
         t,
         [
             "/2/profile/demo_author".to_string(),
-            format!("/2/profile/demo_author/statuses?count=20&with_replies=false").to_string(),
+            "/2/profile/demo_author/statuses?count=20&with_replies=false".to_string(),
             format!("/2/profile/demo_author/statuses?cursor={P2}&count=20&with_replies=false"),
             format!("/2/profile/demo_author/statuses?cursor={P3}&count=20&with_replies=false"),
         ]
