@@ -115,7 +115,7 @@ fn golden_conversation_reply() {
             s["cache"].as_str(),
             s["compact"].as_bool()
         ),
-        (Some("fxtwitter"), Some("bypass"), Some(true))
+        (Some("fxtwitter"), Some("miss"), Some(true))
     );
     let ua = fake.recorded()[0].header("user-agent").map(str::to_string);
     assert_eq!(
@@ -293,7 +293,11 @@ fn c24_url_forms_hit_one_status_call_each() {
         &format!("/2/status/{ID}"),
         Answer::json(200, &status_body(ID, json!({}))),
     );
-    let tools = tools_for(&fake);
+    // Without the cache every form must reach the upstream once.
+    let tools = Tools::with_cache_bytes(
+        Arc::new(HttpUpstream::new(&fake.base_url(), Duration::from_secs(5))),
+        0,
+    );
     let mut first: Option<String> = None;
     for (n, u) in forms.iter().enumerate() {
         let out = ok(&tools, json!({"url": u, "thread": "off"}));
@@ -321,6 +325,19 @@ fn c24_url_forms_hit_one_status_call_each() {
         }
     }
     assert_eq!(fake.request_count(), forms.len());
+    // With the cache, all forms share one upstream request.
+    let fake = FakeUpstream::start();
+    fake.on(
+        &format!("/2/status/{ID}"),
+        Answer::json(200, &status_body(ID, json!({}))),
+    );
+    let tools = tools_for(&fake);
+    for (n, u) in forms.iter().enumerate() {
+        let out = ok(&tools, json!({"url": u, "thread": "off"}));
+        let want = if n == 0 { "miss" } else { "hit" };
+        assert_eq!(out.structured.unwrap()["cache"], want, "{u}");
+    }
+    assert_eq!(fake.request_count(), 1);
 }
 
 #[test]
@@ -542,43 +559,6 @@ fn user_text_cannot_inject_structure() {
          published: Wed Oct 02 12:00:00 +0000 2024\ntags: [twitter, x, example_user]\n---\n\n\
          ## Post · 1/1 — Evil \\*Name\\* \\<b\\> (@example_user)\n\n\\# Fake heading\n&lt;img src=x onerror=alert(1)>\n\\---\n1\\. list\ncode"
     );
-}
-
-#[test]
-fn other_tools_validate_but_are_not_available_yet() {
-    let fake = FakeUpstream::start();
-    let tools = tools_for(&fake);
-    for (name, args) in [
-        (
-            "x_md_get_profile",
-            json!({"handle": "demo_author", "limit": 3}),
-        ),
-        (
-            "x_md_search_posts",
-            json!({"q": "fixture cache", "feed": "latest"}),
-        ),
-        (
-            "x_md_get_followers",
-            json!({"handle": "demo_author", "cursor": "@3"}),
-        ),
-        (
-            "x_md_get_following",
-            json!({"handle": "@demo_author", "page": 2, "full": true}),
-        ),
-    ] {
-        let out = tools.run(&Tools::prepare(name, Some(&args)).unwrap());
-        assert_eq!(
-            out,
-            ToolOutput {
-                text: format!(
-                    "{name} is not yet available in this build. (HTTP 501, code not_implemented)"
-                ),
-                structured: None,
-                is_error: true
-            }
-        );
-    }
-    assert_eq!(fake.request_count(), 0);
 }
 
 #[test]

@@ -180,7 +180,7 @@ pub const SEARCH_PROPS: [Prop; 6] = [
     Prop {
         name: "feed",
         kind: Kind::Enum(&["latest", "top", "photos", "videos", "media", "users"]),
-        description: "latest (default), top, photos, videos, media (photos and videos) or users.",
+        description: "latest (default), top, photos (posts with photos), videos (posts with videos or GIFs), media (same as photos) or users (accounts matching the query; one page, without counts).",
     },
     PAGE,
     LIMIT,

@@ -52,6 +52,16 @@ pub mod code {
     pub const PRIVATE: &str = "private_tweet";
     /// The tool exists but is not implemented in this build.
     pub const NOT_IMPLEMENTED: &str = "not_implemented";
+    /// The account is suspended.
+    pub const SUSPENDED: &str = "suspended";
+    /// The account is protected: its posts and lists are not public.
+    pub const PROTECTED: &str = "protected_account";
+    /// X search is failing upstream (FxEmbed#2303); retry later.
+    pub const SEARCH_UNAVAILABLE: &str = "search_unavailable";
+    /// A `cursor` argument that this tool did not issue.
+    pub const INVALID_CURSOR: &str = "invalid_cursor";
+    /// The upstream refused the request as invalid (HTTP 400).
+    pub const BAD_REQUEST: &str = "upstream_bad_request";
 }
 
 impl XError {
@@ -73,6 +83,15 @@ impl XError {
             }
             FetchError::Timeout => {
                 XError::new(504, code::TIMEOUT, "FxTwitter API did not answer in time.")
+            }
+            FetchError::CoolingDown(secs) => {
+                let mut e = XError::new(
+                    503,
+                    code::RATE_LIMITED,
+                    "FxTwitter asked xmd to slow down; no request is sent until its cool-down ends.",
+                );
+                e.retry_after = Some(*secs);
+                e
             }
             FetchError::TooLarge => XError::new(
                 502,
@@ -126,6 +145,36 @@ impl fmt::Display for XError {
 /// Order (first match wins): 429, 5xx, 401/403, JSON parse, 404 shapes
 /// (v1 `NOT_FOUND`, v2 `code: 404`, tombstone status), other errors.
 pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
+    check_transport(resp)?;
+    if resp.status == 401 || resp.status == 403 {
+        return Err(private_error());
+    }
+    let body = parse_object(resp)?;
+    let body_code = body.get("code").and_then(Value::as_u64);
+    let message = body.get("message").and_then(Value::as_str);
+    if message == Some("PRIVATE_TWEET") || matches!(body_code, Some(401 | 403)) {
+        return Err(private_error());
+    }
+    if resp.status == 404 || body_code == Some(404) || message == Some("NOT_FOUND") {
+        return Err(not_found_error(&body));
+    }
+    if !(200..300).contains(&resp.status) || body_code.is_some_and(|c| c >= 400) {
+        let what = match message {
+            Some(m) => clip(m),
+            None => format!("HTTP {}", resp.status),
+        };
+        return Err(XError::new(
+            502,
+            code::UPSTREAM_ERROR,
+            format!("FxTwitter API error: {what}."),
+        ));
+    }
+    Ok(body)
+}
+
+/// The checks every upstream answer goes through first: 429 (with its
+/// retry hint) and 5xx become errors; anything else passes.
+pub fn check_transport(resp: &UpstreamResponse) -> Result<(), XError> {
     if resp.status == 429 {
         let secs = resp
             .retry_after
@@ -153,33 +202,20 @@ pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
             .and_then(|v| parse_retry_after(v, now_unix()));
         return Err(e);
     }
-    if resp.status == 401 || resp.status == 403 {
-        return Err(private_error());
+    Ok(())
+}
+
+/// The body as a JSON object, or [`XError::unexpected_response`].
+pub fn parse_object(resp: &UpstreamResponse) -> Result<Value, XError> {
+    match serde_json::from_slice(&resp.body) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        _ => Err(XError::unexpected_response()),
     }
-    let body: Value = match serde_json::from_slice(&resp.body) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => return Err(XError::unexpected_response()),
-    };
-    let body_code = body.get("code").and_then(Value::as_u64);
-    let message = body.get("message").and_then(Value::as_str);
-    if message == Some("PRIVATE_TWEET") || matches!(body_code, Some(401 | 403)) {
-        return Err(private_error());
-    }
-    if resp.status == 404 || body_code == Some(404) || message == Some("NOT_FOUND") {
-        return Err(not_found_error(&body));
-    }
-    if !(200..300).contains(&resp.status) || body_code.is_some_and(|c| c >= 400) {
-        let what = match message {
-            Some(m) => clip(m),
-            None => format!("HTTP {}", resp.status),
-        };
-        return Err(XError::new(
-            502,
-            code::UPSTREAM_ERROR,
-            format!("FxTwitter API error: {what}."),
-        ));
-    }
-    Ok(body)
+}
+
+/// Cuts upstream text for echoing (see [`MAX_ECHOED_MESSAGE_CHARS`]).
+pub fn clip_message(s: &str) -> String {
+    clip(s)
 }
 
 fn private_error() -> XError {

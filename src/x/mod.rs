@@ -4,11 +4,16 @@
 //! This module knows nothing of HTTP serving or MCP framing.
 
 pub mod args;
+pub mod browse;
+pub mod cache;
+pub mod cursor;
 pub mod error;
 pub mod model;
 pub mod post;
+pub mod profile;
 pub mod render;
 pub mod schema;
+pub mod search;
 pub mod tools;
 pub mod upstream;
 pub mod url;

@@ -1,18 +1,21 @@
 //! The five read-only X tools: definitions, argument validation, runs.
 //!
 //! `prepare` is pure (no upstream); `run` blocks on the upstream and is
-//! meant for a worker thread. In this build only `x_md_get_post` runs; the
-//! other four validate fully and answer an `isError` result saying they are
-//! not yet available.
+//! meant for a worker thread. Every upstream request of a run goes through
+//! the shared cache (see `cache.rs`).
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::args;
-use super::error::{code, XError};
+use super::browse::{self, BrowseResult};
+use super::cache::{Cache, Fetcher, DEFAULT_CACHE_BYTES};
+use super::error::XError;
 use super::post;
+use super::profile;
 use super::schema;
+use super::search;
 use super::upstream::Upstream;
 
 /// Tool names, in `tools/list` order.
@@ -65,15 +68,26 @@ pub struct ToolCall {
     pub arguments: Value,
 }
 
-/// The tool runner: holds the upstream (and later the cache).
+/// The tool runner: holds the upstream and the response cache.
 pub struct Tools {
     upstream: Arc<dyn Upstream>,
+    cache: Cache,
 }
 
 impl Tools {
-    /// Builds the runner over an upstream.
+    /// Builds the runner over an upstream with a cache of
+    /// [`DEFAULT_CACHE_BYTES`].
     pub fn new(upstream: Arc<dyn Upstream>) -> Tools {
-        Tools { upstream }
+        Tools::with_cache_bytes(upstream, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Builds the runner with a cache of `cache_bytes` (0 disables the
+    /// cache: every result then reports `cache: "bypass"`).
+    pub fn with_cache_bytes(upstream: Arc<dyn Upstream>, cache_bytes: usize) -> Tools {
+        Tools {
+            upstream,
+            cache: Cache::new(cache_bytes),
+        }
     }
 
     /// The JSON array of the five tool definitions for `tools/list`.
@@ -110,23 +124,49 @@ impl Tools {
 
     /// Runs a validated call (blocking; call from a worker thread).
     pub fn run(&self, call: &ToolCall) -> ToolOutput {
-        match call.name {
-            "x_md_get_post" => match args::parse_post(Some(&call.arguments)) {
-                Ok(a) => match post::get_post(self.upstream.as_ref(), &a) {
-                    Ok(r) => ToolOutput {
-                        text: r.text,
-                        structured: Some(r.structured),
-                        is_error: false,
+        let f = Fetcher::new(&self.cache, self.upstream.as_ref());
+        let browse_args = || browse::parse_browse(&call.arguments);
+        let result: Result<BrowseResult, XError> = match call.name {
+            "x_md_get_post" => {
+                return match args::parse_post(Some(&call.arguments)) {
+                    Ok(a) => match post::get_post(&f, &a) {
+                        Ok(mut r) => {
+                            r.structured["cache"] = Value::from(f.outcome());
+                            ToolOutput {
+                                text: r.text,
+                                structured: Some(r.structured),
+                                is_error: false,
+                            }
+                        }
+                        Err(e) => ToolOutput::error(&e),
                     },
-                    Err(e) => ToolOutput::error(&e),
-                },
-                Err(m) => ToolOutput::error(&XError::new(400, "invalid_arguments", m)),
+                    Err(m) => ToolOutput::error(&XError::new(400, "invalid_arguments", m)),
+                }
+            }
+            "x_md_get_profile" => profile::profile(&f, &browse_args()),
+            "x_md_get_followers" => browse::connections(&f, false, &browse_args()),
+            "x_md_get_following" => browse::connections(&f, true, &browse_args()),
+            _ => {
+                let q = call
+                    .arguments
+                    .get("q")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let feed = call
+                    .arguments
+                    .get("feed")
+                    .and_then(Value::as_str)
+                    .unwrap_or("latest");
+                search::search(&f, &browse_args(), q, feed)
+            }
+        };
+        match result {
+            Ok(r) => ToolOutput {
+                text: r.text,
+                structured: Some(r.structured),
+                is_error: false,
             },
-            name => ToolOutput::error(&XError::new(
-                501,
-                code::NOT_IMPLEMENTED,
-                format!("{name} is not yet available in this build."),
-            )),
+            Err(e) => ToolOutput::error(&e),
         }
     }
 }

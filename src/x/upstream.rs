@@ -25,6 +25,10 @@ pub enum FetchError {
     TooLarge,
     /// Anything else the transport reported.
     Other(String),
+    /// Every upstream base is cooling down after a 429 (or a failure while
+    /// another base was available); no request was sent. Whole seconds
+    /// until the first base is usable again (at least 1).
+    CoolingDown(u64),
 }
 
 /// A source of FxTwitter v2 answers. `path_and_query` starts with `/2/`.
@@ -33,7 +37,11 @@ pub trait Upstream: Send + Sync {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError>;
 }
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::error::{parse_retry_after, DEFAULT_RETRY_AFTER_SECS};
 
 /// Largest upstream body read, in bytes. Default 4 MiB; a larger body ends
 /// the request with [`FetchError::TooLarge`] and the agent sees an
@@ -48,16 +56,64 @@ pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 /// The `User-Agent` sent upstream (FxTwitter refuses requests without one).
 pub const USER_AGENT: &str = concat!("xmd/", env!("CARGO_PKG_VERSION"));
 
+/// Cool-down of a base that answered 5xx or could not be reached, while
+/// another base is configured. Default 30 s; during it requests go to the
+/// other bases (when every base is cooling, the agent sees
+/// "… (HTTP 503, code upstream_rate_limited, retry after <n>s)").
+pub const FAILOVER_COOLDOWN: Duration = Duration::from_secs(30);
+
+/// Longest cool-down honoured from a `Retry-After`. Default 1 hour; a
+/// longer delay is cut to it.
+pub const MAX_COOLDOWN: Duration = Duration::from_secs(3600);
+
+/// Most upstream base URLs in one pool. Default 16; more are refused by
+/// [`HttpUpstream::from_list`].
+pub const MAX_UPSTREAM_BASES: usize = 16;
+
+struct Base {
+    url: String,
+    cool_until: Mutex<Option<Instant>>,
+}
+
+impl Base {
+    /// Time left in this base's cool-down, if any.
+    fn cooling_left(&self, now: Instant) -> Option<Duration> {
+        let mut g = self.cool_until.lock().unwrap_or_else(|p| p.into_inner());
+        match *g {
+            Some(t) if t > now => Some(t - now),
+            Some(_) => {
+                *g = None;
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn cool(&self, d: Duration) {
+        let until = Instant::now() + d.min(MAX_COOLDOWN);
+        let mut g = self.cool_until.lock().unwrap_or_else(|p| p.into_inner());
+        *g = Some(g.map_or(until, |t| t.max(until)));
+    }
+}
+
 /// The real upstream: one shared `ureq` agent (connection reuse) talking to
-/// an FxTwitter-compatible base URL.
+/// a pool of FxTwitter-compatible base URLs, used in turn. A base that
+/// answers 429 cools for its `Retry-After` (default
+/// [`DEFAULT_RETRY_AFTER_SECS`]); with several bases, one that answers 5xx
+/// or cannot be reached cools for [`FAILOVER_COOLDOWN`] and the request
+/// moves on to the next base. While every base cools, requests fail with
+/// [`FetchError::CoolingDown`] without touching the network.
 pub struct HttpUpstream {
     agent: ureq::Agent,
-    base_url: String,
+    bases: Vec<Base>,
+    next: AtomicUsize,
 }
 
 impl HttpUpstream {
-    /// Builds the client for `base_url` (a trailing `/` is dropped) with a
-    /// global per-request `timeout`.
+    /// Builds the client for `base_url` with a global per-request
+    /// `timeout`. `base_url` may be a comma-separated list (see
+    /// [`HttpUpstream::from_list`]); blank entries are skipped and a
+    /// trailing `/` is dropped.
     pub fn new(base_url: &str, timeout: Duration) -> HttpUpstream {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
@@ -65,43 +121,64 @@ impl HttpUpstream {
             .user_agent(USER_AGENT)
             .max_redirects(0)
             .build();
+        let mut bases: Vec<Base> = split_bases(base_url)
+            .into_iter()
+            .map(|url| Base {
+                url,
+                cool_until: Mutex::new(None),
+            })
+            .collect();
+        if bases.is_empty() {
+            bases.push(Base {
+                url: base_url.trim().trim_end_matches('/').to_string(),
+                cool_until: Mutex::new(None),
+            });
+        }
         HttpUpstream {
             agent: config.new_agent(),
-            base_url: base_url.trim_end_matches('/').to_string(),
+            bases,
+            next: AtomicUsize::new(0),
         }
     }
 
-    /// The base URL, without a trailing slash.
+    /// Builds a pool from a comma-separated list of `http://` or
+    /// `https://` base URLs (for `--upstream a,b`), refusing an empty list,
+    /// a non-HTTP entry or more than [`MAX_UPSTREAM_BASES`] entries.
+    pub fn from_list(list: &str, timeout: Duration) -> Result<HttpUpstream, String> {
+        let bases = split_bases(list);
+        if bases.is_empty() {
+            return Err("no upstream base URL given".into());
+        }
+        if bases.len() > MAX_UPSTREAM_BASES {
+            return Err(format!(
+                "at most {MAX_UPSTREAM_BASES} upstream base URLs are supported"
+            ));
+        }
+        if let Some(bad) = bases.iter().find(|b| {
+            let rest = b
+                .strip_prefix("http://")
+                .or_else(|| b.strip_prefix("https://"));
+            rest.is_none_or(|r| r.is_empty() || r.starts_with('/'))
+        }) {
+            return Err(format!(
+                "invalid upstream base URL '{bad}' (expected http:// or https://)"
+            ));
+        }
+        Ok(HttpUpstream::new(list, timeout))
+    }
+
+    /// The first base URL, without a trailing slash.
     pub fn base_url(&self) -> &str {
-        &self.base_url
+        &self.bases[0].url
     }
-}
 
-fn map_ureq_error(e: ureq::Error) -> FetchError {
-    match e {
-        ureq::Error::Timeout(_) => FetchError::Timeout,
-        ureq::Error::BodyExceedsLimit(_) => FetchError::TooLarge,
-        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => {
-            FetchError::Connect(e.to_string())
-        }
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => FetchError::Timeout,
-        ureq::Error::Io(io)
-            if matches!(
-                io.kind(),
-                std::io::ErrorKind::ConnectionRefused
-                    | std::io::ErrorKind::ConnectionReset
-                    | std::io::ErrorKind::NotConnected
-            ) =>
-        {
-            FetchError::Connect(io.to_string())
-        }
-        other => FetchError::Other(other.to_string()),
+    /// Every base URL, in rotation order.
+    pub fn base_urls(&self) -> Vec<&str> {
+        self.bases.iter().map(|b| b.url.as_str()).collect()
     }
-}
 
-impl Upstream for HttpUpstream {
-    fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
-        let url = format!("{}{}", self.base_url, path_and_query);
+    fn get_from(&self, base: &str, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
+        let url = format!("{base}{path_and_query}");
         let mut resp = self
             .agent
             .get(&url)
@@ -129,5 +206,102 @@ impl Upstream for HttpUpstream {
             content_type,
             body,
         })
+    }
+}
+
+fn split_bases(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(|b| b.trim().trim_end_matches('/').to_string())
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
+/// The cool-down a 429 answer asks for.
+fn retry_after_of(resp: &UpstreamResponse) -> Duration {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let secs = resp
+        .retry_after
+        .as_deref()
+        .and_then(|v| parse_retry_after(v, now))
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_RETRY_AFTER_SECS);
+    Duration::from_secs(secs.min(MAX_COOLDOWN.as_secs()))
+}
+
+/// Whole seconds of `d`, rounded up, at least 1.
+fn ceil_secs(d: Duration) -> u64 {
+    (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
+}
+
+fn map_ureq_error(e: ureq::Error) -> FetchError {
+    match e {
+        ureq::Error::Timeout(_) => FetchError::Timeout,
+        ureq::Error::BodyExceedsLimit(_) => FetchError::TooLarge,
+        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => {
+            FetchError::Connect(e.to_string())
+        }
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => FetchError::Timeout,
+        ureq::Error::Io(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::NotConnected
+            ) =>
+        {
+            FetchError::Connect(io.to_string())
+        }
+        other => FetchError::Other(other.to_string()),
+    }
+}
+
+impl Upstream for HttpUpstream {
+    fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
+        let n = self.bases.len();
+        let first = self.next.fetch_add(1, Ordering::Relaxed) % n;
+        let mut last = None;
+        let mut soonest: Option<Duration> = None;
+        for i in 0..n {
+            let base = &self.bases[(first + i) % n];
+            if let Some(left) = base.cooling_left(Instant::now()) {
+                soonest = Some(soonest.map_or(left, |s| s.min(left)));
+                continue;
+            }
+            let r = self.get_from(&base.url, path_and_query);
+            let cool = match &r {
+                Ok(resp) if resp.status == 429 => retry_after_of(resp),
+                Ok(resp) if resp.status >= 500 && n > 1 => FAILOVER_COOLDOWN,
+                Err(FetchError::Connect(_) | FetchError::Timeout) if n > 1 => FAILOVER_COOLDOWN,
+                _ => return r,
+            };
+            base.cool(cool);
+            last = Some(r);
+        }
+        match (last, soonest) {
+            (Some(r), _) => r,
+            (None, Some(left)) => Err(FetchError::CoolingDown(ceil_secs(left))),
+            (None, None) => Err(FetchError::Other("no upstream base configured".into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_seconds() {
+        let u = HttpUpstream::new("http://a/, http://b ,", Duration::from_secs(1));
+        assert_eq!(u.base_urls(), ["http://a", "http://b"]);
+        assert_eq!(u.base_url(), "http://a");
+        assert!(HttpUpstream::from_list(" , ", Duration::from_secs(1)).is_err());
+        assert!(HttpUpstream::from_list("http://a,ftp://b", Duration::from_secs(1)).is_err());
+        assert!(HttpUpstream::from_list("http://a,https://b", Duration::from_secs(1)).is_ok());
+        assert_eq!(ceil_secs(Duration::from_millis(29_001)), 30);
+        assert_eq!(ceil_secs(Duration::from_secs(30)), 30);
+        assert_eq!(ceil_secs(Duration::from_millis(1)), 1);
     }
 }

@@ -92,9 +92,13 @@ impl Recorded {
     }
 }
 
+/// A computed answer for targets without a scripted route.
+pub type Handler = Arc<dyn Fn(&str) -> Option<Answer> + Send + Sync>;
+
 #[derive(Default)]
 struct State {
     routes: HashMap<String, VecDeque<Answer>>,
+    handler: Option<Handler>,
     requests: Vec<Recorded>,
 }
 
@@ -147,6 +151,20 @@ impl FakeUpstream {
         self.route(target, vec![answer])
     }
 
+    /// Answers targets that have no scripted route with `f` (when it
+    /// returns `Some`).
+    pub fn handler(&self, f: impl Fn(&str) -> Option<Answer> + Send + Sync + 'static) {
+        self.state.lock().unwrap().handler = Some(Arc::new(f));
+    }
+
+    /// Requests whose target starts with `prefix`.
+    pub fn count_prefix(&self, prefix: &str) -> usize {
+        self.targets()
+            .iter()
+            .filter(|t| t.starts_with(prefix))
+            .count()
+    }
+
     /// Every request so far, in arrival order.
     pub fn recorded(&self) -> Vec<Recorded> {
         self.state.lock().unwrap().requests.clone()
@@ -171,12 +189,17 @@ impl Drop for FakeUpstream {
 }
 
 fn next_answer(state: &Mutex<State>, target: &str) -> Answer {
-    let mut st = state.lock().unwrap();
-    match st.routes.get_mut(target) {
-        Some(q) if q.len() > 1 => q.pop_front().unwrap(),
-        Some(q) => q.front().cloned().unwrap(),
-        None => Answer::json(404, r#"{"code":404,"message":"Not found"}"#),
-    }
+    let handler = {
+        let mut st = state.lock().unwrap();
+        match st.routes.get_mut(target) {
+            Some(q) if q.len() > 1 => return q.pop_front().unwrap(),
+            Some(q) => return q.front().cloned().unwrap(),
+            None => st.handler.clone(),
+        }
+    };
+    handler
+        .and_then(|h| h(target))
+        .unwrap_or_else(|| Answer::json(404, r#"{"code":404,"message":"Not found"}"#))
 }
 
 fn reason(status: u16) -> &'static str {

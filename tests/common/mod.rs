@@ -1,4 +1,6 @@
 //! Helpers shared by integration tests (`mod common;`).
 #![allow(dead_code)]
 
+pub mod browse;
 pub mod fake_upstream;
+pub mod timeline;

@@ -15,8 +15,14 @@
 
 /// Escapes one line of body text (see the module rules).
 pub fn escape_line(line: &str) -> String {
-    let t = line.trim_start_matches([' ', '\t', '\u{a0}']);
-    let t = t.trim_end_matches(['\r']);
+    // Controls become spaces first, so a NUL before `#` cannot leave an
+    // indented (still block-starting) marker behind.
+    let cleaned: String = line
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let t = cleaned.trim_start_matches(char::is_whitespace);
+    let t = t.trim_end();
     let mut out = String::with_capacity(t.len() + 2);
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     if matches!(
@@ -153,6 +159,8 @@ mod tests {
             "@demo_author Agree, except for CI files. #ci 3."
         );
         assert_eq!(escape_line("Context 🧪"), "Context 🧪");
+        assert_eq!(escape_line("\0# not a heading"), "\\# not a heading");
+        assert_eq!(escape_line("\u{2003}- item"), "\\- item");
     }
 
     #[test]

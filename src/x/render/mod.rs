@@ -1,5 +1,6 @@
 //! Markdown rendering of posts and threads (pure functions, golden-tested).
 
+pub mod browse;
 pub mod escape;
 pub mod media;
 pub mod post;

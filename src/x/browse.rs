@@ -1,0 +1,468 @@
+//! The list tools' shared machinery (upstream.md §2.4): browse arguments,
+//! the "collect list" walk over upstream pages with `<cursor>@<offset>`
+//! positions, page mode, the list error mapping, and
+//! `x_md_get_followers` / `x_md_get_following`.
+
+use serde_json::{json, Map, Value};
+
+use super::args::{as_int, MAX_LIMIT, MAX_PAGE};
+use super::cache::Fetcher;
+use super::cursor::{self, CursorKind, Position};
+use super::error::{check_transport, clip_message, code, parse_object, XError};
+use super::profile::fetch_profile;
+use super::render::browse::{connections_markdown, Continuation};
+use super::upstream::Upstream;
+
+/// `count` sent upstream for every list page. Default 20 (the largest
+/// `limit`), whatever the caller's `limit`, so offsets in cursors stay valid
+/// when `limit` changes between calls and pages are shared in the cache.
+pub const UPSTREAM_PAGE_COUNT: usize = 20;
+
+/// Upstream pages one search or connections block may read. Default 6;
+/// when reached the result holds what was collected, a note says so, and
+/// `next_cursor` continues from there.
+pub const LIST_PAGE_BUDGET: usize = 6;
+
+/// Extra upstream pages allowed per additional block in page mode
+/// (`page=N` walks N blocks). Default 2.
+pub const PAGE_BUDGET_PER_BLOCK: usize = 2;
+
+/// Decoded browse arguments (after `inputSchema` validation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowseArgs {
+    /// The handle without `@` (empty for search).
+    pub handle: String,
+    /// `page`, 1–10 (default 1).
+    pub page: usize,
+    /// `limit`, 1–20 (default 20).
+    pub limit: usize,
+    /// `cursor`, when given (wins over `page`).
+    pub cursor: Option<String>,
+    /// `full`.
+    pub full: bool,
+}
+
+/// Reads browse arguments from a validated argument object.
+pub fn parse_browse(args: &Value) -> BrowseArgs {
+    let int = |k: &str, d: i64, max: i64| {
+        args.get(k).and_then(as_int).unwrap_or(d).clamp(1, max) as usize
+    };
+    BrowseArgs {
+        handle: args
+            .get("handle")
+            .and_then(Value::as_str)
+            .map(|h| h.trim_start_matches('@').to_string())
+            .unwrap_or_default(),
+        page: int("page", 1, MAX_PAGE),
+        limit: int("limit", MAX_LIMIT, MAX_LIMIT),
+        cursor: args
+            .get("cursor")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        full: args.get("full").and_then(Value::as_bool).unwrap_or(false),
+    }
+}
+
+/// A refused `cursor` argument.
+pub fn cursor_error(message: String) -> XError {
+    XError::new(400, code::INVALID_CURSOR, message)
+}
+
+/// One upstream list page.
+#[derive(Debug, Clone, Default)]
+pub struct ListPage {
+    /// The page's rows.
+    pub items: Vec<Value>,
+    /// `cursor.bottom`, when a string.
+    pub bottom: Option<String>,
+}
+
+impl ListPage {
+    /// Reads `results` and `cursor.bottom` from a list body.
+    pub fn from_body(body: &Value) -> Result<ListPage, XError> {
+        let items = match body.get("results") {
+            Some(Value::Array(a)) => a.iter().filter(|v| v.is_object()).cloned().collect(),
+            Some(Value::Null) | None => Vec::new(),
+            Some(_) => return Err(XError::unexpected_response()),
+        };
+        let bottom = body
+            .get("cursor")
+            .and_then(|c| c.get("bottom"))
+            .and_then(Value::as_str)
+            .filter(|b| !b.is_empty())
+            .map(str::to_string);
+        Ok(ListPage { items, bottom })
+    }
+}
+
+/// What one walk produced.
+#[derive(Debug, Clone, Default)]
+pub struct Walk {
+    /// The kept items, at most `limit`.
+    pub items: Vec<Value>,
+    /// Where the next result starts; `None` at the end of the list.
+    pub next: Option<Position>,
+    /// Notes for the agent (e.g. the page budget was reached).
+    pub notes: Vec<String>,
+}
+
+/// Collects up to `limit` kept items from `start` (one block).
+fn collect_block(
+    fetch: &mut dyn FnMut(&str) -> Result<ListPage, XError>,
+    keep: &dyn Fn(&Value) -> bool,
+    start: Position,
+    limit: usize,
+    budget: &mut usize,
+) -> Result<(Walk, bool), XError> {
+    let mut w = Walk::default();
+    let mut pos = start;
+    loop {
+        if *budget == 0 {
+            w.next = Some(pos);
+            return Ok((w, true));
+        }
+        *budget -= 1;
+        let page = fetch(&pos.upstream)?;
+        let n = page.items.len();
+        let mut i = pos.offset;
+        while i < n && w.items.len() < limit {
+            if keep(&page.items[i]) {
+                w.items.push(page.items[i].clone());
+            }
+            i += 1;
+        }
+        if w.items.len() >= limit && i < n {
+            w.next = Some(Position {
+                upstream: pos.upstream,
+                offset: i,
+            });
+            return Ok((w, false));
+        }
+        match page.bottom {
+            Some(b) if n > 0 && b != pos.upstream => {
+                pos = Position {
+                    upstream: b,
+                    offset: 0,
+                }
+            }
+            _ => return Ok((w, false)),
+        }
+        if w.items.len() >= limit {
+            w.next = Some(pos);
+            return Ok((w, false));
+        }
+    }
+}
+
+/// Walks a list: from `start` (a decoded cursor) one block, or in page
+/// mode `page` blocks from the beginning, returning the last. A list that
+/// ends before block `page` gives an empty result without `next`.
+pub fn walk_list(
+    fetch: &mut dyn FnMut(&str) -> Result<ListPage, XError>,
+    keep: &dyn Fn(&Value) -> bool,
+    start: Option<Position>,
+    page: usize,
+    limit: usize,
+) -> Result<Walk, XError> {
+    let blocks = if start.is_some() { 1 } else { page.max(1) };
+    let mut budget = LIST_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
+    let mut pos = start.unwrap_or_default();
+    for b in 1..=blocks {
+        let (mut w, budget_hit) = collect_block(fetch, keep, pos, limit, &mut budget)?;
+        if budget_hit {
+            w.notes.push(format!(
+                "Stopped after reading {} upstream pages{}; pass next_cursor to continue.",
+                LIST_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1),
+                if b < blocks {
+                    format!(" before reaching page {blocks}")
+                } else {
+                    String::new()
+                }
+            ));
+            return Ok(w);
+        }
+        if b == blocks {
+            return Ok(w);
+        }
+        match w.next {
+            Some(p) => pos = p,
+            None => return Ok(Walk::default()),
+        }
+    }
+    Ok(Walk::default())
+}
+
+/// The upstream path of a list page: `base` plus `cursor` (when set) and
+/// `count`, and any `extra` parameters after them.
+pub fn page_path(base: &str, upstream_cursor: &str, extra: &str) -> String {
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let mut p = format!("{base}{sep}");
+    if !upstream_cursor.is_empty() {
+        p.push_str(&format!("cursor={}&", cursor::form_encode(upstream_cursor)));
+    }
+    p.push_str(&format!("count={UPSTREAM_PAGE_COUNT}{extra}"));
+    p
+}
+
+/// Maps a followers/following/statuses page answer (E5–E7).
+pub fn check_account_list(up: &dyn Upstream, path: &str, handle: &str) -> Result<ListPage, XError> {
+    let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
+    check_transport(&resp)?;
+    if resp.status == 401 || resp.status == 403 {
+        return Err(protected_error(handle));
+    }
+    let body = parse_object(&resp)?;
+    let body_code = body.get("code").and_then(Value::as_u64);
+    if resp.status == 404 || body_code == Some(404) {
+        return Err(XError::new(
+            404,
+            code::NOT_FOUND,
+            format!("Account @{handle} was not found, is suspended, or its list is unavailable."),
+        ));
+    }
+    other_errors(resp.status, &body)?;
+    ListPage::from_body(&body)
+}
+
+/// The generic error for a non-2xx answer or a body `code` ≥ 400.
+pub fn other_errors(status: u16, body: &Value) -> Result<(), XError> {
+    let body_code = body.get("code").and_then(Value::as_u64);
+    if (200..300).contains(&status) && body_code.is_none_or(|c| c < 400) {
+        return Ok(());
+    }
+    let what = match body.get("message").and_then(Value::as_str) {
+        Some(m) => clip_message(m),
+        None => format!("HTTP {status}"),
+    };
+    if status == 400 || body_code == Some(400) {
+        return Err(XError::new(
+            400,
+            code::BAD_REQUEST,
+            format!("FxTwitter refused the request: {what}."),
+        ));
+    }
+    Err(XError::new(
+        502,
+        code::UPSTREAM_ERROR,
+        format!("FxTwitter API error: {what}."),
+    ))
+}
+
+/// The error for a protected account.
+pub fn protected_error(handle: &str) -> XError {
+    XError::new(
+        403,
+        code::PROTECTED,
+        format!("Account @{handle} is protected; its posts and connections are not public."),
+    )
+}
+
+/// The continuation for a result, when it has a `next_cursor`.
+pub fn continuation(
+    path: String,
+    args: &BrowseArgs,
+    extra: Vec<(&'static str, String)>,
+    next_cursor: Option<&String>,
+) -> Option<Continuation> {
+    let next_cursor = next_cursor?.clone();
+    let mut params = Vec::new();
+    if args.limit != MAX_LIMIT as usize {
+        params.push(("limit", args.limit.to_string()));
+    }
+    if args.full {
+        params.push(("full", "true".to_string()));
+    }
+    params.extend(extra);
+    let next_page =
+        (args.cursor.is_none() && args.page < MAX_PAGE as usize).then_some(args.page + 1);
+    Some(Continuation {
+        path,
+        params,
+        next_cursor,
+        next_page,
+    })
+}
+
+/// The fields every browse `structuredContent` starts with.
+pub fn base_structured(
+    resource: &str,
+    markdown: &str,
+    args: &BrowseArgs,
+    cache: &str,
+) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("resource".into(), json!(resource));
+    m.insert("markdown".into(), json!(markdown));
+    m.insert("page".into(), json!(args.page));
+    m.insert("limit".into(), json!(args.limit));
+    m.insert("source".into(), json!("fxtwitter"));
+    m.insert("cache".into(), json!(cache));
+    m
+}
+
+/// A tool's text and `structuredContent`.
+#[derive(Debug, Clone)]
+pub struct BrowseResult {
+    /// The Markdown (text content).
+    pub text: String,
+    /// `structuredContent`.
+    pub structured: Value,
+}
+
+/// Runs `x_md_get_followers` (`following == false`) or
+/// `x_md_get_following`.
+pub fn connections(
+    f: &Fetcher,
+    following: bool,
+    args: &BrowseArgs,
+) -> Result<BrowseResult, XError> {
+    let (kind, which) = if following {
+        (CursorKind::Following, "following")
+    } else {
+        (CursorKind::Followers, "followers")
+    };
+    let handle = args.handle.as_str();
+    let scope = cursor::handle_scope(handle);
+    let start = match &args.cursor {
+        Some(c) => Some(cursor::decode(c, kind, &scope).map_err(cursor_error)?),
+        None => None,
+    };
+    let base = format!("/2/profile/{handle}/{which}");
+    let mut fetch = |c: &str| check_account_list(f, &page_path(&base, c, ""), handle);
+    let mut walk = walk_list(&mut fetch, &|_| true, start, args.page, args.limit)?;
+    if walk.items.is_empty() && args.cursor.is_none() && args.page == 1 {
+        // An empty first page: say why when the account is protected (its
+        // lists come back empty), fail when it does not exist.
+        let user = fetch_profile(f, handle)?;
+        if user.get("protected").and_then(Value::as_bool) == Some(true) {
+            walk.notes.push(format!(
+                "@{handle} is a protected account; its {which} are not public."
+            ));
+        }
+    }
+    let next_cursor = walk.next.as_ref().map(|p| cursor::encode(kind, &scope, p));
+    let cont = continuation(
+        format!("/{handle}/{which}"),
+        args,
+        vec![],
+        next_cursor.as_ref(),
+    );
+    let markdown = connections_markdown(
+        handle,
+        which,
+        &walk.items,
+        args.full,
+        &walk.notes,
+        cont.as_ref(),
+    );
+    let mut m = base_structured(which, &markdown, args, f.outcome());
+    m.insert("handle".into(), json!(handle));
+    m.insert("users".into(), Value::Array(walk.items));
+    if let Some(c) = next_cursor {
+        m.insert("next_cursor".into(), json!(c));
+    }
+    if !walk.notes.is_empty() {
+        m.insert("warnings".into(), json!(walk.notes));
+    }
+    Ok(BrowseResult {
+        text: markdown,
+        structured: Value::Object(m),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pages() -> Vec<(String, ListPage)> {
+        // Three upstream pages of 4, 4 and 0 items: "", "c1", "c2".
+        let mk = |from: u32, n: u32, bottom: &str| ListPage {
+            items: (from..from + n)
+                .map(|i| json!({"id": i.to_string()}))
+                .collect(),
+            bottom: Some(bottom.to_string()),
+        };
+        vec![
+            (String::new(), mk(1, 4, "c1")),
+            ("c1".into(), mk(5, 4, "c2")),
+            ("c2".into(), mk(0, 0, "c3")),
+        ]
+    }
+
+    fn walk_all(limit: usize) -> (Vec<String>, usize) {
+        let pages = pages();
+        let mut calls = 0;
+        let mut fetch = |c: &str| {
+            calls += 1;
+            Ok(pages.iter().find(|(k, _)| k == c).unwrap().1.clone())
+        };
+        let mut seen = Vec::new();
+        let mut start = None;
+        loop {
+            let w = walk_list(&mut fetch, &|_| true, start.clone(), 1, limit).unwrap();
+            seen.extend(
+                w.items
+                    .iter()
+                    .map(|v| v["id"].as_str().unwrap().to_string()),
+            );
+            match w.next {
+                Some(p) => start = Some(p),
+                None => break,
+            }
+        }
+        (seen, calls)
+    }
+
+    #[test]
+    fn walks_every_item_once() {
+        let want: Vec<String> = (1..=8).map(|i| i.to_string()).collect();
+        for limit in 1..=9 {
+            assert_eq!(walk_all(limit).0, want, "limit {limit}");
+        }
+    }
+
+    #[test]
+    fn page_mode_and_early_end() {
+        let pages = pages();
+        let mut fetch = |c: &str| Ok(pages.iter().find(|(k, _)| k == c).unwrap().1.clone());
+        let w = walk_list(&mut fetch, &|_| true, None, 2, 3).unwrap();
+        let ids: Vec<&str> = w.items.iter().map(|v| v["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["4", "5", "6"]);
+        assert_eq!(
+            w.next,
+            Some(Position {
+                upstream: "c1".into(),
+                offset: 2
+            })
+        );
+        let w = walk_list(&mut fetch, &|_| true, None, 4, 3).unwrap();
+        assert!(w.items.is_empty() && w.next.is_none());
+        let odd = |v: &Value| v["id"].as_str().unwrap().parse::<u32>().unwrap() % 2 == 1;
+        let w = walk_list(&mut fetch, &odd, None, 1, 3).unwrap();
+        let ids: Vec<&str> = w.items.iter().map(|v| v["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["1", "3", "5"]);
+        assert_eq!(
+            w.next,
+            Some(Position {
+                upstream: "c1".into(),
+                offset: 1
+            })
+        );
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            page_path("/2/profile/a/followers", "", ""),
+            "/2/profile/a/followers?count=20"
+        );
+        assert_eq!(
+            page_path("/2/profile/a/followers", "1|2", ""),
+            "/2/profile/a/followers?cursor=1%7C2&count=20"
+        );
+        assert_eq!(
+            page_path("/2/search?q=a+b&feed=latest", "DAAD", ""),
+            "/2/search?q=a+b&feed=latest&cursor=DAAD&count=20"
+        );
+    }
+}

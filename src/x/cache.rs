@@ -1,0 +1,431 @@
+//! In-memory cache of upstream answers: per-kind time to live, a byte
+//! budget with least-recently-used eviction, and coalescing of concurrent
+//! identical misses into one upstream request (std `Mutex` + `Condvar`).
+//!
+//! Only `200` answers are stored. Errors (404, 429, 5xx, transport
+//! failures) are never stored, but a request already in flight is shared:
+//! callers that ask for the same path while it runs wait for it and get
+//! its answer, whatever it is.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::upstream::{FetchError, Upstream, UpstreamResponse};
+
+/// Default byte budget of the cache: 32 MiB. When full, the least recently
+/// used answers are dropped; the agent then sees `cache: "miss"` for them.
+pub const DEFAULT_CACHE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Bytes counted per stored answer on top of its key and body. Default 256.
+pub const ENTRY_OVERHEAD_BYTES: usize = 256;
+
+/// Largest share of the budget one answer may take: 1/8. A larger answer
+/// is served but not stored (its next request is a `miss` again).
+pub const MAX_ENTRY_FRACTION: usize = 8;
+
+/// Time to live of a post, thread (`/2/status`, `/2/thread`): 5 minutes.
+/// Counts shown may be this old.
+pub const TTL_POST: Duration = Duration::from_secs(300);
+/// Time to live of a reply list (`/2/conversation`): 2 minutes.
+pub const TTL_CONVERSATION: Duration = Duration::from_secs(120);
+/// Time to live of a profile (`/2/profile/{handle}`): 5 minutes.
+pub const TTL_PROFILE: Duration = Duration::from_secs(300);
+/// Time to live of a timeline page (`/2/profile/{handle}/statuses`):
+/// 1 minute, so new posts show up quickly.
+pub const TTL_TIMELINE: Duration = Duration::from_secs(60);
+/// Time to live of a followers/following page: 5 minutes.
+pub const TTL_CONNECTIONS: Duration = Duration::from_secs(300);
+/// Time to live of a search page (`/2/search`): 1 minute.
+pub const TTL_SEARCH: Duration = Duration::from_secs(60);
+/// Time to live of a user lookup (`/2/typeahead`): 5 minutes.
+pub const TTL_TYPEAHEAD: Duration = Duration::from_secs(300);
+/// Time to live of any other path: 1 minute.
+pub const TTL_OTHER: Duration = Duration::from_secs(60);
+
+/// The time to live for an upstream path (and query).
+pub fn ttl_for(path_and_query: &str) -> Duration {
+    let path = path_and_query.split('?').next().unwrap_or("");
+    if path.starts_with("/2/status/") || path.starts_with("/2/thread/") {
+        TTL_POST
+    } else if path.starts_with("/2/conversation/") {
+        TTL_CONVERSATION
+    } else if path.starts_with("/2/search") {
+        TTL_SEARCH
+    } else if path.starts_with("/2/typeahead") {
+        TTL_TYPEAHEAD
+    } else if let Some(rest) = path.strip_prefix("/2/profile/") {
+        match rest.split_once('/') {
+            None => TTL_PROFILE,
+            Some((_, "statuses")) => TTL_TIMELINE,
+            Some((_, "followers" | "following")) => TTL_CONNECTIONS,
+            Some(_) => TTL_OTHER,
+        }
+    } else {
+        TTL_OTHER
+    }
+}
+
+/// How one lookup was served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// From a stored answer, or from a request another caller made.
+    Hit,
+    /// A new upstream request.
+    Miss,
+    /// The cache is disabled (budget 0).
+    Bypass,
+}
+
+type Answer = Result<UpstreamResponse, FetchError>;
+
+/// One upstream request in flight, awaited by coalesced callers.
+struct Flight {
+    result: Mutex<Option<Answer>>,
+    done: Condvar,
+}
+
+struct Entry {
+    resp: Arc<UpstreamResponse>,
+    expires: Instant,
+    size: usize,
+    tick: u64,
+}
+
+enum Slot {
+    Ready(Entry),
+    Pending(Arc<Flight>),
+}
+
+#[derive(Default)]
+struct Inner {
+    map: HashMap<String, Slot>,
+    lru: BTreeMap<u64, String>,
+    tick: u64,
+    bytes: usize,
+}
+
+impl Inner {
+    fn remove_ready(&mut self, key: &str) {
+        if let Some(Slot::Ready(e)) = self.map.get(key) {
+            let (tick, size) = (e.tick, e.size);
+            self.lru.remove(&tick);
+            self.bytes -= size;
+            self.map.remove(key);
+        }
+    }
+}
+
+/// The shared cache.
+pub struct Cache {
+    budget: usize,
+    inner: Mutex<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Finishes a flight when dropped (also on panic), so waiters never hang.
+struct FlightGuard<'a> {
+    cache: &'a Cache,
+    key: &'a str,
+    flight: Arc<Flight>,
+    answer: Option<Answer>,
+}
+
+impl Drop for FlightGuard<'_> {
+    fn drop(&mut self) {
+        let answer = self
+            .answer
+            .take()
+            .unwrap_or_else(|| Err(FetchError::Other("upstream request abandoned".into())));
+        {
+            let mut inner = lock(&self.cache.inner);
+            if matches!(inner.map.get(self.key), Some(Slot::Pending(f)) if Arc::ptr_eq(f, &self.flight))
+            {
+                inner.map.remove(self.key);
+            }
+            if let Ok(resp) = &answer {
+                self.cache.store(&mut inner, self.key, resp);
+            }
+        }
+        *lock(&self.flight.result) = Some(answer);
+        self.flight.done.notify_all();
+    }
+}
+
+impl Cache {
+    /// A cache holding at most `budget` bytes; 0 disables it (every lookup
+    /// is a `Bypass`).
+    pub fn new(budget: usize) -> Cache {
+        Cache {
+            budget,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    /// Bytes currently accounted to stored answers.
+    pub fn bytes(&self) -> usize {
+        lock(&self.inner).bytes
+    }
+
+    fn store(&self, inner: &mut Inner, key: &str, resp: &UpstreamResponse) {
+        let size = key.len() + resp.body.len() + ENTRY_OVERHEAD_BYTES;
+        if resp.status != 200 || size > self.budget / MAX_ENTRY_FRACTION {
+            return;
+        }
+        inner.remove_ready(key);
+        while inner.bytes + size > self.budget {
+            let Some((_, old)) = inner.lru.pop_first() else {
+                break;
+            };
+            if let Some(Slot::Ready(e)) = inner.map.remove(&old) {
+                inner.bytes -= e.size;
+            }
+        }
+        inner.tick += 1;
+        let tick = inner.tick;
+        inner.lru.insert(tick, key.to_string());
+        inner.bytes += size;
+        inner.map.insert(
+            key.to_string(),
+            Slot::Ready(Entry {
+                resp: Arc::new(resp.clone()),
+                expires: Instant::now() + ttl_for(key),
+                size,
+                tick,
+            }),
+        );
+    }
+
+    /// Answers `GET <path_and_query>` from the cache, from a request in
+    /// flight, or by asking `up`.
+    pub fn get(&self, up: &dyn Upstream, path_and_query: &str) -> (Answer, Outcome) {
+        if self.budget == 0 {
+            return (up.get(path_and_query), Outcome::Bypass);
+        }
+        let flight = {
+            let mut inner = lock(&self.inner);
+            let now = Instant::now();
+            let mut expired = false;
+            match inner.map.get(path_and_query) {
+                Some(Slot::Ready(e)) if e.expires > now => {
+                    let (resp, old_tick) = (e.resp.clone(), e.tick);
+                    inner.tick += 1;
+                    let tick = inner.tick;
+                    inner.lru.remove(&old_tick);
+                    inner.lru.insert(tick, path_and_query.to_string());
+                    if let Some(Slot::Ready(e)) = inner.map.get_mut(path_and_query) {
+                        e.tick = tick;
+                    }
+                    return (Ok((*resp).clone()), Outcome::Hit);
+                }
+                Some(Slot::Ready(_)) => expired = true,
+                Some(Slot::Pending(f)) => {
+                    let f = f.clone();
+                    drop(inner);
+                    return (wait(&f), Outcome::Hit);
+                }
+                None => {}
+            }
+            if expired {
+                inner.remove_ready(path_and_query);
+            }
+            let f = Arc::new(Flight {
+                result: Mutex::new(None),
+                done: Condvar::new(),
+            });
+            inner
+                .map
+                .insert(path_and_query.to_string(), Slot::Pending(f.clone()));
+            f
+        };
+        let mut guard = FlightGuard {
+            cache: self,
+            key: path_and_query,
+            flight,
+            answer: None,
+        };
+        let answer = up.get(path_and_query);
+        guard.answer = Some(answer.clone());
+        drop(guard);
+        (answer, Outcome::Miss)
+    }
+}
+
+fn wait(f: &Flight) -> Answer {
+    let mut g = lock(&f.result);
+    while g.is_none() {
+        g = f.done.wait(g).unwrap_or_else(|p| p.into_inner());
+    }
+    g.clone()
+        .unwrap_or_else(|| Err(FetchError::Other("upstream request abandoned".into())))
+}
+
+/// The upstream as one tool call sees it: every request goes through the
+/// cache, and the call remembers whether anything missed.
+pub struct Fetcher<'a> {
+    cache: &'a Cache,
+    up: &'a dyn Upstream,
+    seen: AtomicU8,
+}
+
+const SEEN_HIT: u8 = 1;
+const SEEN_MISS: u8 = 2;
+const SEEN_BYPASS: u8 = 4;
+
+impl<'a> Fetcher<'a> {
+    /// A fetcher for one tool call.
+    pub fn new(cache: &'a Cache, up: &'a dyn Upstream) -> Fetcher<'a> {
+        Fetcher {
+            cache,
+            up,
+            seen: AtomicU8::new(0),
+        }
+    }
+
+    /// `structuredContent.cache`: `miss` when any request reached the
+    /// upstream, `bypass` when the cache is disabled, else `hit`.
+    pub fn outcome(&self) -> &'static str {
+        let s = self.seen.load(Ordering::SeqCst);
+        if s & SEEN_MISS != 0 {
+            "miss"
+        } else if s & SEEN_BYPASS != 0 || s == 0 {
+            "bypass"
+        } else {
+            "hit"
+        }
+    }
+}
+
+impl Upstream for Fetcher<'_> {
+    fn get(&self, path_and_query: &str) -> Answer {
+        let (answer, outcome) = self.cache.get(self.up, path_and_query);
+        let bit = match outcome {
+            Outcome::Hit => SEEN_HIT,
+            Outcome::Miss => SEEN_MISS,
+            Outcome::Bypass => SEEN_BYPASS,
+        };
+        self.seen.fetch_or(bit, Ordering::SeqCst);
+        answer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    struct Counting {
+        calls: AtomicUsize,
+        status: u16,
+        body_len: usize,
+        delay: Duration,
+    }
+
+    impl Upstream for Counting {
+        fn get(&self, _: &str) -> Answer {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(self.delay);
+            Ok(UpstreamResponse {
+                status: self.status,
+                retry_after: None,
+                content_type: None,
+                body: vec![b'x'; self.body_len],
+            })
+        }
+    }
+
+    fn counting(status: u16, body_len: usize, delay_ms: u64) -> Counting {
+        Counting {
+            calls: AtomicUsize::new(0),
+            status,
+            body_len,
+            delay: Duration::from_millis(delay_ms),
+        }
+    }
+
+    #[test]
+    fn ttls_by_path() {
+        assert_eq!(ttl_for("/2/status/1"), TTL_POST);
+        assert_eq!(ttl_for("/2/profile/a"), TTL_PROFILE);
+        assert_eq!(ttl_for("/2/profile/a/statuses?count=20"), TTL_TIMELINE);
+        assert_eq!(ttl_for("/2/profile/a/following?count=20"), TTL_CONNECTIONS);
+        assert_eq!(ttl_for("/2/search?q=a"), TTL_SEARCH);
+        assert_eq!(ttl_for("/2/typeahead?q=a"), TTL_TYPEAHEAD);
+        assert_eq!(ttl_for("/2/conversation/1?x"), TTL_CONVERSATION);
+    }
+
+    #[test]
+    fn hit_miss_error_and_bypass() {
+        let c = Cache::new(1 << 20);
+        let up = counting(200, 10, 0);
+        assert_eq!(c.get(&up, "/a").1, Outcome::Miss);
+        assert_eq!(c.get(&up, "/a").1, Outcome::Hit);
+        assert_eq!(up.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(c.bytes(), 2 + 10 + ENTRY_OVERHEAD_BYTES);
+        let bad = counting(404, 10, 0);
+        assert_eq!(c.get(&bad, "/b").1, Outcome::Miss);
+        assert_eq!(c.get(&bad, "/b").1, Outcome::Miss);
+        assert_eq!(bad.calls.load(Ordering::SeqCst), 2);
+        let off = Cache::new(0);
+        assert_eq!(off.get(&up, "/a").1, Outcome::Bypass);
+        let f = Fetcher::new(&off, &up);
+        assert_eq!(f.outcome(), "bypass");
+    }
+
+    #[test]
+    fn lru_eviction_within_budget() {
+        // Budget for exactly 3 entries, each within the 1/8 share.
+        let c = Cache::new(8 * (2 + 100 + ENTRY_OVERHEAD_BYTES));
+        let tiny = counting(200, 100, 0);
+        let c3 = Cache::new(3 * (2 + 100 + ENTRY_OVERHEAD_BYTES));
+        assert_eq!(c3.get(&tiny, "/a").1, Outcome::Miss);
+        assert_eq!(tiny.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            c3.bytes(),
+            0,
+            "an answer over 1/8 of the budget is not stored"
+        );
+        for k in ["/a", "/b", "/c"] {
+            let _ = c.get(&tiny, k);
+        }
+        let _ = c.get(&tiny, "/a"); // /a becomes most recent
+        for k in ["/d", "/e", "/f", "/g", "/h", "/i"] {
+            let _ = c.get(&tiny, k);
+        }
+        // 8 fit; adding the 9th evicts the least recently used: /b.
+        let before = tiny.calls.load(Ordering::SeqCst);
+        assert_eq!(c.get(&tiny, "/a").1, Outcome::Hit);
+        assert_eq!(c.get(&tiny, "/c").1, Outcome::Hit);
+        assert_eq!(c.get(&tiny, "/b").1, Outcome::Miss);
+        assert_eq!(tiny.calls.load(Ordering::SeqCst), before + 1);
+        assert_eq!(c.bytes(), 8 * (2 + 100 + ENTRY_OVERHEAD_BYTES));
+    }
+
+    #[test]
+    fn concurrent_misses_coalesce() {
+        let c = Cache::new(1 << 20);
+        let up = counting(200, 10, 200);
+        let outcomes: Vec<Outcome> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8).map(|_| s.spawn(|| c.get(&up, "/same").1)).collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(up.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(outcomes.iter().filter(|o| **o == Outcome::Miss).count(), 1);
+        let err = counting(503, 0, 200);
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4).map(|_| s.spawn(|| c.get(&err, "/err").0)).collect();
+            for h in hs {
+                assert_eq!(h.join().unwrap().unwrap().status, 503);
+            }
+        });
+        assert_eq!(
+            err.calls.load(Ordering::SeqCst),
+            1,
+            "errors in flight are shared too"
+        );
+    }
+}

@@ -1,0 +1,309 @@
+//! `x_md_get_profile` (upstream.md §2.2, §2.4, §2.5): the profile and one
+//! page of the account's latest original posts, fetched concurrently so the
+//! first page costs one upstream round trip.
+
+use std::collections::HashSet;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use super::browse::{
+    base_structured, check_account_list, continuation, cursor_error, other_errors, page_path,
+    protected_error, BrowseArgs, BrowseResult, ListPage, PAGE_BUDGET_PER_BLOCK,
+};
+use super::cache::Fetcher;
+use super::cursor::{self, CursorKind};
+use super::error::{check_transport, code, parse_object, XError};
+use super::model::{self, id, is_status, s};
+use super::render::browse::profile_markdown;
+use super::upstream::Upstream;
+
+/// Upstream timeline pages one profile block may read. Default 8; when
+/// reached the result holds the posts collected so far, a note says so,
+/// and `next_cursor` continues from there.
+pub const PROFILE_PAGE_BUDGET: usize = 8;
+
+/// Fetches `/2/profile/{handle}` and returns the `user` object (also when
+/// protected), or the error: suspended, not found, or an upstream failure.
+pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<Value, XError> {
+    let resp = up
+        .get(&format!("/2/profile/{handle}"))
+        .map_err(|e| XError::from_fetch(&e))?;
+    check_transport(&resp)?;
+    let body = parse_object(&resp)?;
+    let body_code = body.get("code").and_then(Value::as_u64);
+    if resp.status == 404 || body_code == Some(404) {
+        let suspended = s(&body, "reason") == Some("suspended")
+            || s(&body, "message").is_some_and(|m| m.to_ascii_lowercase().contains("suspended"));
+        return Err(if suspended {
+            XError::new(
+                404,
+                code::SUSPENDED,
+                format!("Account @{handle} is suspended."),
+            )
+        } else {
+            not_found(handle)
+        });
+    }
+    other_errors(resp.status, &body)?;
+    match body.get("user") {
+        Some(u @ Value::Object(_)) => Ok(u.clone()),
+        _ => Err(not_found(handle)),
+    }
+}
+
+fn not_found(handle: &str) -> XError {
+    XError::new(
+        404,
+        code::NOT_FOUND,
+        format!("Account @{handle} was not found."),
+    )
+}
+
+fn non_empty(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Object(o)) => !o.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::String(s)) => !s.is_empty(),
+        _ => false,
+    }
+}
+
+/// True for a timeline row shown on a profile: the account's own original
+/// post (no repost, no reply).
+pub fn is_original_of(row: &Value, handle: &str) -> bool {
+    let mine = |v: Option<&Value>| {
+        v.and_then(|a| s(a, "screen_name"))
+            .is_some_and(|h| h.eq_ignore_ascii_case(handle))
+    };
+    let own = mine(row.get("author")) || mine(row.get("reposted_by"));
+    own && is_status(row)
+        && !non_empty(row.get("reposted_by"))
+        && !non_empty(row.get("replying_to"))
+        && !non_empty(row.get("replying_to_status"))
+}
+
+struct Block {
+    posts: Vec<Value>,
+    next: Option<String>,
+    budget_hit: bool,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Collects `limit` original posts from `start` (an upstream cursor, empty
+/// for the newest page); cuts an overflowing page at `limit` with a forged
+/// cursor just below the last kept post.
+fn collect(
+    fetch: &mut dyn FnMut(&str) -> Result<ListPage, XError>,
+    handle: &str,
+    start: String,
+    limit: usize,
+    budget: &mut usize,
+) -> Result<Block, XError> {
+    let mut posts = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cur = start;
+    loop {
+        if *budget == 0 {
+            let next = (!cur.is_empty()).then_some(cur);
+            return Ok(Block {
+                posts,
+                next,
+                budget_hit: true,
+            });
+        }
+        *budget -= 1;
+        let page = fetch(&cur)?;
+        for row in &page.items {
+            if is_original_of(row, handle) && seen.insert(id(row).unwrap_or("").to_string()) {
+                posts.push(row.clone());
+            }
+        }
+        if posts.len() > limit {
+            posts.truncate(limit);
+            let last = id(posts.last().expect("limit >= 1"))
+                .unwrap_or("")
+                .to_string();
+            let forged = cursor::forge_profile_cursor(page.bottom.as_deref(), &last, now_ms());
+            return Ok(Block {
+                posts,
+                next: Some(forged),
+                budget_hit: false,
+            });
+        }
+        let next = match page.bottom {
+            Some(b) if !page.items.is_empty() && b != cur => b,
+            _ => {
+                return Ok(Block {
+                    posts,
+                    next: None,
+                    budget_hit: false,
+                })
+            }
+        };
+        if posts.len() == limit {
+            return Ok(Block {
+                posts,
+                next: Some(next),
+                budget_hit: false,
+            });
+        }
+        cur = next;
+    }
+}
+
+/// Runs `x_md_get_profile`.
+pub fn profile(f: &Fetcher, args: &BrowseArgs) -> Result<BrowseResult, XError> {
+    let handle = args.handle.as_str();
+    let scope = cursor::handle_scope(handle);
+    let start = match &args.cursor {
+        Some(c) => Some(
+            cursor::decode(c, CursorKind::Profile, &scope)
+                .map_err(cursor_error)?
+                .upstream,
+        ),
+        None => None,
+    };
+    let base = format!("/2/profile/{handle}/statuses");
+    let extra = "&with_replies=false";
+    let first_cursor = start.clone().unwrap_or_default();
+    let first_path = page_path(&base, &first_cursor, extra);
+    // The profile and the first timeline page, concurrently.
+    let (user, first_page) = std::thread::scope(|sc| {
+        let t = sc.spawn(|| fetch_profile(f, handle));
+        let page = check_account_list(f, &first_path, handle);
+        let user = t.join().unwrap_or_else(|_| {
+            Err(XError::new(
+                500,
+                code::UPSTREAM_ERROR,
+                "The profile request failed.",
+            ))
+        });
+        (user, page)
+    });
+    let user = user?;
+    if user.get("protected").and_then(Value::as_bool) == Some(true) {
+        return Err(protected_error(handle));
+    }
+    let mut primed = Some(first_page);
+    let mut fetch = |c: &str| -> Result<ListPage, XError> {
+        if c == first_cursor {
+            if let Some(p) = primed.take() {
+                return p;
+            }
+        }
+        check_account_list(f, &page_path(&base, c, extra), handle)
+    };
+    let blocks = if start.is_some() { 1 } else { args.page };
+    let total_budget = PROFILE_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
+    let mut budget = total_budget;
+    let mut cur = first_cursor.clone();
+    let mut notes = Vec::new();
+    let mut block = Block {
+        posts: vec![],
+        next: None,
+        budget_hit: false,
+    };
+    for b in 1..=blocks {
+        block = collect(&mut fetch, handle, cur.clone(), args.limit, &mut budget)?;
+        if block.budget_hit {
+            notes.push(format!(
+                "Stopped after reading {total_budget} upstream timeline pages; pass next_cursor to continue."
+            ));
+            break;
+        }
+        if b == blocks {
+            break;
+        }
+        match block.next.take() {
+            Some(n) => cur = n,
+            None => {
+                block = Block {
+                    posts: vec![],
+                    next: None,
+                    budget_hit: false,
+                };
+                break;
+            }
+        }
+    }
+    let posts: Vec<Value> = block
+        .posts
+        .into_iter()
+        .map(|mut p| {
+            model::normalize(&mut p, 0);
+            model::fill_url(&mut p, None);
+            p
+        })
+        .collect();
+    let next_cursor = block.next.map(|n| {
+        cursor::encode(
+            CursorKind::Profile,
+            &scope,
+            &cursor::Position {
+                upstream: n,
+                offset: 0,
+            },
+        )
+    });
+    let cont = continuation(format!("/{handle}"), args, vec![], next_cursor.as_ref());
+    let markdown = profile_markdown(&user, &posts, args.full, &notes, cont.as_ref());
+    let mut m = base_structured("profile", &markdown, args, f.outcome());
+    m.insert("handle".into(), json!(handle));
+    m.insert("profile".into(), user);
+    m.insert("posts".into(), Value::Array(posts));
+    if let Some(c) = next_cursor {
+        m.insert("next_cursor".into(), json!(c));
+    }
+    if !notes.is_empty() {
+        m.insert("warnings".into(), json!(notes));
+    }
+    Ok(BrowseResult {
+        text: markdown,
+        structured: Value::Object(m),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn originals_only() {
+        let a = |extra: Value| {
+            let mut v = json!({"type":"status","id":"1","author":{"screen_name":"Demo"}});
+            for (k, x) in extra.as_object().unwrap() {
+                v[k] = x.clone();
+            }
+            v
+        };
+        assert!(is_original_of(&a(json!({})), "demo"));
+        assert!(is_original_of(
+            &a(json!({"replying_to": null, "reposted_by": null})),
+            "demo"
+        ));
+        assert!(!is_original_of(
+            &a(json!({"replying_to": {"status":"2"}})),
+            "demo"
+        ));
+        assert!(!is_original_of(
+            &a(json!({"replying_to_status": ["2"]})),
+            "demo"
+        ));
+        assert!(!is_original_of(
+            &a(json!({"reposted_by": {"screen_name":"demo"}})),
+            "demo"
+        ));
+        assert!(!is_original_of(&a(json!({})), "other"));
+        assert!(!is_original_of(
+            &json!({"type":"tombstone","author":{"screen_name":"demo"}}),
+            "demo"
+        ));
+    }
+}

@@ -1,0 +1,356 @@
+//! Browse Markdown (upstream.md §2.9): post lines, user lines, the profile,
+//! search and connections layouts, and the continuation links.
+//!
+//! User text on one line is made inert: whitespace runs collapse to one
+//! space, `\`, `[`, `]`, `` ` ``, `*` are backslash-escaped (no link,
+//! code span or emphasis can be injected) and `<` becomes `&lt;` (no HTML
+//! or autolink). Bios are body text (see `escape.rs`).
+
+use serde_json::Value;
+
+use super::escape::{escape_block, escape_handle, escape_inline, escape_url};
+use super::post::display_text;
+use crate::x::cursor::form_encode;
+use crate::x::model::{count, post_url, s};
+
+/// The placeholder shown for a post without any text.
+pub const NO_TEXT: &str = "(no text)";
+
+/// One line of user text, inert in Markdown (see the module rules).
+pub fn inline_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, word) in text.split_whitespace().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        for c in word.chars() {
+            match c {
+                '\\' | '[' | ']' | '`' | '*' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                '<' => out.push_str("&lt;"),
+                c if c.is_control() => {}
+                c => out.push(c),
+            }
+        }
+    }
+    out
+}
+
+fn profile_link(handle: &str) -> String {
+    escape_url(&format!("https://x.com/{handle}"))
+}
+
+/// A post line: `- [@h](https://x.com/h): text[ (date)][ — N likes, N
+/// reposts, N replies] [Source](url)`; details only with `full`.
+pub fn post_line(post: &Value, full: bool) -> String {
+    let author = post.get("author");
+    let handle = author
+        .and_then(|a| s(a, "screen_name"))
+        .filter(|h| !h.is_empty());
+    let mut line = match handle {
+        Some(h) => format!("- [@{}]({}): ", escape_handle(h), profile_link(h)),
+        None => {
+            let name = author
+                .and_then(|a| s(a, "name"))
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or("unknown");
+            format!("- {}: ", escape_inline(name))
+        }
+    };
+    let text = inline_text(&display_text(post));
+    line.push_str(if text.is_empty() { NO_TEXT } else { &text });
+    if full {
+        if let Some(d) = s(post, "created_at").filter(|d| !d.trim().is_empty()) {
+            line.push_str(&format!(" ({})", inline_text(d)));
+        }
+        let reposts = count(post, "retweets").or_else(|| count(post, "reposts"));
+        if let (Some(l), Some(r), Some(p)) = (count(post, "likes"), reposts, count(post, "replies"))
+        {
+            line.push_str(&format!(" — {l} likes, {r} reposts, {p} replies"));
+        }
+    }
+    let url = post_url(post).unwrap_or_else(|| "https://x.com/".into());
+    line.push_str(&format!(" [Source]({})", escape_url(&url)));
+    line
+}
+
+/// A user line: `- [Name (@h)](https://x.com/h)[ — N followers[ — bio]]`;
+/// details only with `full`, and the count only when `counts` are real.
+pub fn user_line(user: &Value, full: bool, counts: bool) -> String {
+    let handle = s(user, "screen_name").unwrap_or("");
+    let name = s(user, "name")
+        .filter(|n| !n.trim().is_empty())
+        .map(escape_inline)
+        .unwrap_or_else(|| format!("@{}", escape_handle(handle)));
+    let mut line = format!(
+        "- [{name} (@{})]({})",
+        escape_handle(handle),
+        profile_link(handle)
+    );
+    if full {
+        if counts {
+            if let Some(n) = count(user, "followers") {
+                line.push_str(&format!(" — {n} followers"));
+            }
+        }
+        let bio = inline_text(s(user, "description").unwrap_or(""));
+        if !bio.is_empty() {
+            line.push_str(&format!(" — {bio}"));
+        }
+    }
+    line
+}
+
+/// Where the continuation links point and what they carry.
+#[derive(Debug, Clone)]
+pub struct Continuation {
+    /// `/search`, `/<handle>` or `/<handle>/followers|following`.
+    pub path: String,
+    /// Parameters before the cursor/page (already in order).
+    pub params: Vec<(&'static str, String)>,
+    /// The `next_cursor`.
+    pub next_cursor: String,
+    /// The page number for the "Next page" link, if one is offered.
+    pub next_page: Option<usize>,
+}
+
+/// `[Continue →](path?params&cursor=c)[ · [Next page (n) →](path?params&page=n)]`.
+pub fn continuation_line(c: &Continuation) -> String {
+    let mut base = format!("{}?", c.path);
+    for (k, v) in &c.params {
+        base.push_str(&format!("{k}={}&", form_encode(v)));
+    }
+    let mut line = format!("[Continue →]({base}cursor={})", form_encode(&c.next_cursor));
+    if let Some(n) = c.next_page {
+        line.push_str(&format!(" · [Next page ({n}) →]({base}page={n})"));
+    }
+    line
+}
+
+/// Joins blocks of lines into browse Markdown: trimmed, one final `\n`.
+fn finish(lines: Vec<String>) -> String {
+    let mut md = lines.join("\n").trim().to_string();
+    md.push('\n');
+    md
+}
+
+fn push_tail(lines: &mut Vec<String>, notes: &[String], cont: Option<&Continuation>) {
+    if !notes.is_empty() {
+        lines.push(String::new());
+        lines.extend(notes.iter().map(|n| format!("> {}", inline_text(n))));
+    }
+    if let Some(c) = cont {
+        lines.push(String::new());
+        lines.push(continuation_line(c));
+    }
+}
+
+/// The bio with any t.co link the upstream left unexpanded replaced by its
+/// facet's target (matched by the original string, never by offsets).
+pub fn bio_text(user: &Value) -> String {
+    let mut bio = s(user, "description").unwrap_or("").to_string();
+    let facets = user
+        .get("raw_description")
+        .and_then(|r| r.get("facets"))
+        .and_then(Value::as_array);
+    for f in facets.into_iter().flatten() {
+        if let (Some(o), Some(r)) = (s(f, "original"), s(f, "replacement")) {
+            if o.starts_with("https://t.co/") {
+                bio = bio.replace(o, r);
+            }
+        }
+    }
+    bio
+}
+
+/// The profile layout.
+pub fn profile_markdown(
+    user: &Value,
+    posts: &[Value],
+    full: bool,
+    notes: &[String],
+    cont: Option<&Continuation>,
+) -> String {
+    let handle = s(user, "screen_name").unwrap_or("");
+    let name = s(user, "name")
+        .filter(|n| !n.trim().is_empty())
+        .map(escape_inline)
+        .unwrap_or_else(|| format!("@{}", escape_handle(handle)));
+    let mut lines = vec![
+        format!(
+            "# [{name} (@{})]({})",
+            escape_handle(handle),
+            profile_link(handle)
+        ),
+        String::new(),
+    ];
+    let bio = escape_block(&bio_text(user));
+    if !bio.is_empty() {
+        lines.extend(bio);
+        lines.push(String::new());
+    }
+    if full {
+        let n = |k| count(user, k).map_or("?".to_string(), |n| n.to_string());
+        lines.push(format!(
+            "Followers: {} · Following: {} · Posts: {}",
+            n("followers"),
+            n("following"),
+            n("statuses")
+        ));
+        let mut facts = Vec::new();
+        if let Some(l) = s(user, "location").filter(|l| !l.trim().is_empty()) {
+            facts.push(format!("Location: {}", inline_text(l)));
+        }
+        if let Some(w) = user.get("website").and_then(|w| s(w, "url")) {
+            facts.push(format!("Website: {}", escape_url(w)));
+        }
+        if let Some(j) = s(user, "joined").filter(|j| !j.trim().is_empty()) {
+            facts.push(format!("Joined: {}", inline_text(j)));
+        }
+        let v = user.get("verification");
+        if v.and_then(|v| v.get("verified")).and_then(Value::as_bool) == Some(true) {
+            match v.and_then(|v| s(v, "type")) {
+                Some(t) => facts.push(format!("Verified ({})", inline_text(t))),
+                None => facts.push("Verified".into()),
+            }
+        }
+        if !facts.is_empty() {
+            lines.push(facts.join(" · "));
+        }
+        lines.push(String::new());
+    }
+    lines.push("## Latest posts".into());
+    if posts.is_empty() {
+        lines.push("No original posts on this page.".into());
+    }
+    lines.extend(posts.iter().map(|p| post_line(p, full)));
+    push_tail(&mut lines, notes, cont);
+    finish(lines)
+}
+
+/// The search layout (`users` set for the users feed).
+pub fn search_markdown(
+    query: &str,
+    posts: &[Value],
+    users: Option<&[Value]>,
+    full: bool,
+    notes_top: &[String],
+    notes: &[String],
+    cont: Option<&Continuation>,
+) -> String {
+    let mut lines = vec![
+        format!("# X search: {}", escape_inline(query)),
+        String::new(),
+    ];
+    for n in notes_top {
+        lines.push(format!("> {}", inline_text(n)));
+        lines.push(String::new());
+    }
+    match users {
+        Some(users) => {
+            if users.is_empty() {
+                lines.push("No accounts found.".into());
+            }
+            lines.extend(users.iter().map(|u| user_line(u, full, false)));
+        }
+        None => {
+            if posts.is_empty() {
+                lines.push("No results on this page.".into());
+            }
+            lines.extend(posts.iter().map(|p| post_line(p, full)));
+        }
+    }
+    push_tail(&mut lines, notes, cont);
+    finish(lines)
+}
+
+/// The followers/following layout.
+pub fn connections_markdown(
+    handle: &str,
+    which: &str,
+    users: &[Value],
+    full: bool,
+    notes: &[String],
+    cont: Option<&Continuation>,
+) -> String {
+    let mut lines = vec![
+        format!("# @{} {which}", escape_handle(handle)),
+        String::new(),
+    ];
+    if users.is_empty() {
+        lines.push("No accounts on this page.".into());
+    }
+    lines.extend(users.iter().map(|u| user_line(u, full, true)));
+    push_tail(&mut lines, notes, cont);
+    finish(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn inline_text_is_inert() {
+        assert_eq!(
+            inline_text("a  [x](javascript:1)\n# h <b> `c` *e* \\"),
+            "a \\[x\\](javascript:1) # h &lt;b> \\`c\\` \\*e\\* \\\\"
+        );
+        assert_eq!(
+            inline_text("#buildtools & @demo_author"),
+            "#buildtools & @demo_author"
+        );
+    }
+
+    #[test]
+    fn lines() {
+        let p = json!({"id":"5","url":"https://x.com/a/status/5","text":"hi\n\nthere","created_at":"D","likes":1,"reposts":2,"replies":3,"author":{"screen_name":"a"}});
+        assert_eq!(
+            post_line(&p, false),
+            "- [@a](https://x.com/a): hi there [Source](https://x.com/a/status/5)"
+        );
+        assert_eq!(post_line(&p, true), "- [@a](https://x.com/a): hi there (D) — 1 likes, 2 reposts, 3 replies [Source](https://x.com/a/status/5)");
+        let anon = json!({"id":"6","text":"","author":{"name":"N"}});
+        assert_eq!(
+            post_line(&anon, false),
+            "- N: (no text) [Source](https://x.com/i/status/6)"
+        );
+        let u = json!({"screen_name":"b_c","name":"","followers":3,"description":"x\ny"});
+        assert_eq!(
+            user_line(&u, false, true),
+            "- [@b_c (@b_c)](https://x.com/b_c)"
+        );
+        assert_eq!(
+            user_line(&u, true, true),
+            "- [@b_c (@b_c)](https://x.com/b_c) — 3 followers — x y"
+        );
+        assert_eq!(
+            user_line(&u, true, false),
+            "- [@b_c (@b_c)](https://x.com/b_c) — x y"
+        );
+    }
+
+    #[test]
+    fn continuation() {
+        let c = Continuation {
+            path: "/search".into(),
+            params: vec![
+                ("limit", "2".into()),
+                ("q", "fixture cache".into()),
+                ("feed", "latest".into()),
+            ],
+            next_cursor: "a:b@2".into(),
+            next_page: Some(2),
+        };
+        assert_eq!(continuation_line(&c), "[Continue →](/search?limit=2&q=fixture+cache&feed=latest&cursor=a%3Ab%402) · [Next page (2) →](/search?limit=2&q=fixture+cache&feed=latest&page=2)");
+        let c = Continuation {
+            path: "/a".into(),
+            params: vec![],
+            next_cursor: "x".into(),
+            next_page: None,
+        };
+        assert_eq!(continuation_line(&c), "[Continue →](/a?cursor=x)");
+    }
+}

@@ -1,0 +1,102 @@
+//! Helpers for tool-level tests: run a tool through `Tools` over a real
+//! `HttpUpstream`, check `structuredContent` against the tool's advertised
+//! `outputSchema` (JSON Schema 2020-12, strict), compare goldens.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use xmd::x::tools::{ToolOutput, Tools};
+use xmd::x::upstream::HttpUpstream;
+
+use super::fake_upstream::FakeUpstream;
+
+/// A runner over the fake with the default cache.
+pub fn tools_for(fake: &FakeUpstream) -> Tools {
+    Tools::new(Arc::new(HttpUpstream::new(
+        &fake.base_url(),
+        Duration::from_secs(5),
+    )))
+}
+
+/// Validates `structured` against the output schema of `tool`; panics
+/// with every violation.
+pub fn assert_valid(tool: &str, structured: &Value) {
+    let schema = Tools::output_schema(tool).unwrap();
+    let v = jsonschema::draft202012::new(&schema).expect("outputSchema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(structured)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{tool}: structuredContent fails outputSchema: {errors:#?}"
+    );
+}
+
+/// Validates and runs a call.
+pub fn run(tools: &Tools, tool: &str, args: Value) -> ToolOutput {
+    let call = Tools::prepare(tool, Some(&args))
+        .unwrap_or_else(|e| panic!("{tool} {args}: refused: {e:?}"));
+    tools.run(&call)
+}
+
+/// Runs a call that must succeed; validates its `structuredContent` and
+/// checks that the text equals `structuredContent.markdown`.
+pub fn ok(tools: &Tools, tool: &str, args: Value) -> ToolOutput {
+    let out = run(tools, tool, args);
+    assert!(!out.is_error, "{tool}: unexpected error: {}", out.text);
+    let s = out.structured.as_ref().expect("structuredContent");
+    assert_valid(tool, s);
+    assert_eq!(s["markdown"].as_str(), Some(out.text.as_str()));
+    out
+}
+
+/// Runs a call that must fail; returns the error text.
+pub fn err(tools: &Tools, tool: &str, args: Value) -> String {
+    let out = run(tools, tool, args);
+    assert!(out.is_error, "{tool}: expected an error, got {}", out.text);
+    assert_eq!(out.structured, None, "errors carry no structuredContent");
+    out.text
+}
+
+fn render_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/render")
+}
+
+/// Compares `actual` with the golden file `name` (set `XMD_UPDATE_GOLDEN=1`
+/// to write it instead, then review the diff).
+pub fn golden(name: &str, actual: &str) {
+    let p = render_dir().join(name);
+    if std::env::var_os("XMD_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&p, actual).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("golden {name}: {e}"));
+    assert_eq!(actual, want, "golden {name}");
+}
+
+/// Like [`golden`] for JSON (compared as values, stored pretty).
+pub fn golden_json(name: &str, actual: &Value) {
+    let p = render_dir().join(name);
+    if std::env::var_os("XMD_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&p, serde_json::to_string_pretty(actual).unwrap() + "\n").unwrap();
+        return;
+    }
+    let want: Value = serde_json::from_str(
+        &std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("golden {name}: {e}")),
+    )
+    .unwrap();
+    assert_eq!(actual, &want, "golden {name}");
+}
+
+/// The ids of `structuredContent.posts` (or `users`).
+pub fn ids(s: &Value, key: &str) -> Vec<String> {
+    s[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key}"))
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_string())
+        .collect()
+}

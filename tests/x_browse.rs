@@ -1,0 +1,293 @@
+//! Golden tests for the four browse tools from the recorded fixtures:
+//! exact Markdown (tests/fixtures/render/*.md), exact `structuredContent`
+//! (tests/fixtures/render/*.json) validated against each tool's
+//! `outputSchema`, and the exact upstream requests.
+
+mod common;
+
+use common::browse::{golden, golden_json, ids, ok, tools_for};
+use common::fake_upstream::{Answer, FakeUpstream};
+use serde_json::json;
+
+const P2: &str = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA";
+const P3: &str = "DAAHCgABHPg3Rk_B_-8LAAIAAAATMjA4NTYzNzA2NjE5MTgxMDU2MAgAAwAAAAIAAA";
+const SEARCH_NEXT: &str = "DAADDAABCgABHPeTsMXAEAAKAAIc95OwxcAP_wAIAAIAAAACCAADAAAAAAgABAAAAAAKAAUc95OwxcAQBwoABhz3k7DFwA_4AAA";
+const FOLLOW_NEXT: &str = "2087026217579466752%7C2087478950753226753";
+
+fn profile_fake() -> FakeUpstream {
+    let fake = FakeUpstream::start();
+    fake.on(
+        "/2/profile/demo_author",
+        Answer::fixture(200, "profile.json"),
+    );
+    fake.on(
+        "/2/profile/demo_author/statuses?count=20&with_replies=false",
+        Answer::fixture(200, "profile-statuses-page1.json"),
+    );
+    fake.on(
+        &format!("/2/profile/demo_author/statuses?cursor={P2}&count=20&with_replies=false"),
+        Answer::fixture(200, "profile-statuses-page2.json"),
+    );
+    fake.on(
+        &format!("/2/profile/demo_author/statuses?cursor={P3}&count=20&with_replies=false"),
+        Answer::fixture(200, "profile-statuses-page3-empty.json"),
+    );
+    fake
+}
+
+#[test]
+fn golden_profile_default() {
+    let fake = profile_fake();
+    let tools = tools_for(&fake);
+    let out = ok(&tools, "x_md_get_profile", json!({"handle": "demo_author"}));
+    golden("profile.md", &out.text);
+    let s = out.structured.unwrap();
+    golden_json("profile.json", &s);
+    assert_eq!(
+        ids(&s, "posts"),
+        [
+            "2087452613208453120",
+            "2087208847298015232",
+            "2086358206971392000",
+            "2086014610598539264",
+            "2085822072746946560",
+            "2085670485705633792"
+        ]
+    );
+    assert!(
+        s.get("next_cursor").is_none(),
+        "the empty page 3 ends the timeline"
+    );
+    assert_eq!(s["cache"], "miss");
+    let mut t = fake.targets();
+    t.sort();
+    assert_eq!(
+        t,
+        [
+            "/2/profile/demo_author".to_string(),
+            "/2/profile/demo_author/statuses?count=20&with_replies=false".to_string(),
+            format!("/2/profile/demo_author/statuses?cursor={P2}&count=20&with_replies=false"),
+            format!("/2/profile/demo_author/statuses?cursor={P3}&count=20&with_replies=false"),
+        ]
+    );
+}
+
+#[test]
+fn golden_profile_limit_2_forges_cursor_and_full() {
+    let fake = profile_fake();
+    let tools = tools_for(&fake);
+    let out = ok(
+        &tools,
+        "x_md_get_profile",
+        json!({"handle": "@demo_author", "limit": 2}),
+    );
+    golden("profile-limit2.md", &out.text);
+    let s = out.structured.unwrap();
+    let c = s["next_cursor"].as_str().unwrap();
+    let forged = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NzIwODg0NzI5ODAxNTIzMggAAwAAAAIAAA";
+    assert!(
+        c.starts_with(&format!("profile:demo_author:{forged}:")),
+        "{c}"
+    );
+    assert_eq!(fake.request_count(), 2, "one page was enough");
+    fake.on(
+        &format!("/2/profile/demo_author/statuses?cursor={forged}&count=20&with_replies=false"),
+        Answer::fixture(200, "profile-statuses-page1.json"),
+    );
+    let out = ok(
+        &tools,
+        "x_md_get_profile",
+        json!({"handle": "demo_author", "limit": 2, "full": true, "cursor": c}),
+    );
+    golden("profile-full-cursor.md", &out.text);
+    assert_eq!(out.structured.unwrap()["cache"], "miss");
+}
+
+fn followers_fake(which: &str) -> FakeUpstream {
+    let fake = FakeUpstream::start();
+    fake.on(
+        &format!("/2/profile/demo_author/{which}?count=20"),
+        Answer::fixture(200, "followers-page1.json"),
+    );
+    fake.on(
+        &format!("/2/profile/demo_author/{which}?cursor={FOLLOW_NEXT}&count=20"),
+        Answer::json(
+            200,
+            r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#,
+        ),
+    );
+    fake
+}
+
+#[test]
+fn golden_followers_and_following() {
+    let fake = followers_fake("followers");
+    let tools = tools_for(&fake);
+    let out = ok(
+        &tools,
+        "x_md_get_followers",
+        json!({"handle": "demo_author", "limit": 3}),
+    );
+    golden("followers-limit3.md", &out.text);
+    let s = out.structured.unwrap();
+    let c = s["next_cursor"].as_str().unwrap().to_string();
+    assert!(c.starts_with("followers:demo_author:@3:"), "{c}");
+    let out = ok(
+        &tools,
+        "x_md_get_followers",
+        json!({"handle": "demo_author", "limit": 3, "cursor": c}),
+    );
+    let s = out.structured.unwrap();
+    assert_eq!(ids(&s, "users"), ["537037031"]);
+    assert!(s.get("next_cursor").is_none());
+    assert_eq!(s["cache"], "miss", "the end page was new");
+    let out = ok(
+        &tools,
+        "x_md_get_followers",
+        json!({"handle": "demo_author", "limit": 4, "full": true}),
+    );
+    golden("followers-limit4-full.md", &out.text);
+    let s = out.structured.unwrap();
+    assert_eq!(s["cache"], "hit");
+    let c = s["next_cursor"].as_str().unwrap();
+    assert!(
+        c.starts_with("followers:demo_author:2087026217579466752|2087478950753226753:"),
+        "{c}"
+    );
+    let out = ok(
+        &tools,
+        "x_md_get_followers",
+        json!({"handle": "demo_author"}),
+    );
+    golden("followers.md", &out.text);
+    golden_json("followers.json", out.structured.as_ref().unwrap());
+
+    let fake = followers_fake("following");
+    let tools = tools_for(&fake);
+    let out = ok(
+        &tools,
+        "x_md_get_following",
+        json!({"handle": "demo_author", "limit": 3}),
+    );
+    golden("following-limit3.md", &out.text);
+    let s = out.structured.unwrap();
+    assert_eq!(s["resource"], "following");
+    assert!(s["next_cursor"]
+        .as_str()
+        .unwrap()
+        .starts_with("following:demo_author:@3:"));
+}
+
+#[test]
+fn golden_search_latest_top() {
+    let fake = FakeUpstream::start();
+    fake.on(
+        "/2/search?q=fixture+cache&feed=latest&count=20",
+        Answer::fixture(200, "search-latest.json"),
+    );
+    fake.on(
+        "/2/search?q=fixture+cache&feed=top&count=20",
+        Answer::fixture(200, "search-latest.json"),
+    );
+    let empty = r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#;
+    for feed in ["latest", "top"] {
+        fake.on(
+            &format!("/2/search?q=fixture+cache&feed={feed}&cursor={SEARCH_NEXT}&count=20"),
+            Answer::json(200, empty),
+        );
+    }
+    let tools = tools_for(&fake);
+    let out = ok(
+        &tools,
+        "x_md_search_posts",
+        json!({"q": "fixture cache", "limit": 2}),
+    );
+    golden("search-limit2.md", &out.text);
+    let c = out.structured.unwrap()["next_cursor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(c.starts_with("search:latest."), "{c}");
+    assert!(c.contains(":@2:"), "{c}");
+    let out = ok(&tools, "x_md_search_posts", json!({"q": "fixture cache"}));
+    golden("search.md", &out.text);
+    golden_json("search.json", out.structured.as_ref().unwrap());
+    let out = ok(
+        &tools,
+        "x_md_search_posts",
+        json!({"q": "fixture cache", "feed": "top", "full": true}),
+    );
+    golden("search-top-full.md", &out.text);
+    assert_eq!(out.structured.unwrap()["feed"], "top");
+}
+
+#[test]
+fn golden_search_media_kinds() {
+    let fake = FakeUpstream::start();
+    fake.on(
+        "/2/search?q=dashboard&feed=media&count=20",
+        Answer::fixture(200, "search-media.json"),
+    );
+    let tools = tools_for(&fake);
+    for feed in ["photos", "videos", "media"] {
+        let out = ok(
+            &tools,
+            "x_md_search_posts",
+            json!({"q": "dashboard", "feed": feed}),
+        );
+        let s = out.structured.unwrap();
+        assert_eq!(ids(&s, "posts"), ["2086794960023072769"], "{feed}");
+        assert!(s.get("next_cursor").is_none());
+        if feed == "videos" {
+            golden("search-videos.md", &out.text);
+        }
+    }
+    assert_eq!(
+        fake.request_count(),
+        1,
+        "one upstream page serves all three feeds"
+    );
+}
+
+#[test]
+fn golden_search_users() {
+    let fake = FakeUpstream::start();
+    fake.on(
+        "/2/typeahead?q=demo&result_type=users",
+        Answer::fixture(200, "search-users-typeahead.json"),
+    );
+    let tools = tools_for(&fake);
+    let out = ok(
+        &tools,
+        "x_md_search_posts",
+        json!({"q": "demo", "feed": "users", "full": true}),
+    );
+    golden("search-users.md", &out.text);
+    let s = out.structured.unwrap();
+    golden_json("search-users.json", &s);
+    assert!(out
+        .text
+        .contains("follower and post counts are not available"));
+    assert!(
+        !out.text.contains("0 followers"),
+        "stub counts are not shown"
+    );
+    let s2 = ok(
+        &tools,
+        "x_md_search_posts",
+        json!({"q": "demo", "feed": "users", "limit": 1}),
+    )
+    .structured
+    .unwrap();
+    assert_eq!(s2["users"].as_array().unwrap().len(), 1);
+    assert_eq!(s2["cache"], "hit");
+    let s3 = ok(
+        &tools,
+        "x_md_search_posts",
+        json!({"q": "demo", "feed": "users", "page": 2}),
+    )
+    .structured
+    .unwrap();
+    assert_eq!(s3["users"], json!([]));
+    assert_eq!(fake.request_count(), 1);
+}
