@@ -313,7 +313,7 @@ impl Client {
         let status = received.status;
         let result = match into_result(received) {
             Ok(r) => r,
-            Err(e @ Error::JsonRpc { .. }) if status == 401 || status == 403 => {
+            Err(e @ Error::JsonRpc { .. }) if status == 401 || status == 403 || status >= 500 => {
                 return Err(Probe::Fatal(e))
             }
             Err(e) => return Err(Probe::NotModern(e)),
