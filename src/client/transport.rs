@@ -128,7 +128,11 @@ fn is_our_response(v: &Value, id: &Value) -> bool {
         return false;
     }
     let has_result = v.get("result").is_some();
-    let has_error = v.get("error").is_some();
+    // A JSON-RPC error is an object with an integer code; anything else
+    // (e.g. `{"error":"not_found"}` from a non-MCP route) is not one.
+    let has_error = v
+        .get("error")
+        .is_some_and(|e| e.get("code").is_some_and(Value::is_i64));
     match v.get("id") {
         Some(got) if got == id => has_result || has_error,
         None | Some(Value::Null) => has_error,
@@ -420,6 +424,11 @@ mod tests {
         ));
         assert!(!is_our_response(
             &json!({"jsonrpc":"2.0","id":null,"result":{}}),
+            &id
+        ));
+        assert!(!is_our_response(&json!({"error":"not_found"}), &id));
+        assert!(!is_our_response(
+            &json!({"jsonrpc":"2.0","id":3,"error":{"message":"m"}}),
             &id
         ));
         assert!(!is_our_response(
