@@ -1,0 +1,305 @@
+//! `xmd client` as a process: every command against a real `xmd serve`
+//! (upstream: the loopback fake), stdout JSON, one stderr line, exit codes.
+
+mod common;
+mod util;
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+
+use common::fake_upstream::{Answer, FakeUpstream};
+use serde_json::{json, Value};
+use util::Xmd;
+
+const ID: &str = "2087208847298015232";
+const POST_URL: &str = "https://x.com/demo_author/status/2087208847298015232";
+const MARKDOWN: &str = "## Post · 1/1 — Demo Author (@demo_author)\n\nSmall release day: cold starts are 30% faster and there is one fewer \
+     config file to maintain. #buildtools\n\nSource: https://x.com/demo_author/status/2087208847298015232\n";
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout not JSON ({e}): {:?}", self.stdout))
+    }
+    /// Exactly one stderr line, returned.
+    fn error_line(&self) -> &str {
+        assert_eq!(self.stderr.lines().count(), 1, "stderr: {:?}", self.stderr);
+        self.stderr.trim_end()
+    }
+}
+
+fn client(args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xmd"))
+        .arg("client")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().expect("exited"),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+fn server() -> (FakeUpstream, Xmd, String) {
+    let fake = FakeUpstream::start();
+    for kind in ["status", "thread"] {
+        fake.on(
+            &format!("/2/{kind}/{ID}"),
+            Answer::fixture(200, "status-plain.json"),
+        );
+    }
+    let xmd = Xmd::start(&["--upstream", &format!("{}/", fake.base_url())]);
+    let url = format!("http://{}/mcp", xmd.addr);
+    (fake, xmd, url)
+}
+
+#[test]
+fn success_commands_exit_0_with_json() {
+    let (_f, _x, url) = server();
+    for era in ["auto", "modern", "legacy"] {
+        let base = ["--url", url.as_str(), "--era", era];
+        let run = |extra: &[&str]| {
+            let mut a = base.to_vec();
+            a.extend_from_slice(extra);
+            let r = client(&a, "");
+            assert_eq!(r.code, 0, "{era} {extra:?}: {}", r.stderr);
+            assert_eq!(r.stderr, "", "{era} {extra:?}");
+            r
+        };
+        let tools = run(&["tools"]).json();
+        let names: Vec<&str> = tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names[0], "x_md_get_post");
+        assert_eq!(names.len(), 5);
+
+        let text = run(&[
+            "call",
+            "x_md_get_post",
+            &format!("url={POST_URL}"),
+            "thread=off",
+            "--text",
+        ]);
+        assert_eq!(text.stdout, MARKDOWN);
+
+        let r = run(&[
+            "call",
+            "x_md_get_post",
+            &format!(r#"{{"url":"{POST_URL}","thread":"off"}}"#),
+        ])
+        .json();
+        assert_eq!(r["isError"], false);
+        assert_eq!(r["content"][0]["type"], "text");
+        assert_eq!(r["structuredContent"]["markdown"], MARKDOWN.trim_end());
+
+        assert_eq!(run(&["ping"]).json(), json!({}));
+        let init = run(&["initialize"]).json();
+        assert_eq!(
+            init["era"],
+            if era == "legacy" { "legacy" } else { "modern" }
+        );
+        assert_eq!(init["serverInfo"]["name"], "xmd");
+        assert_eq!(run(&["discover"]).json()["resultType"], "complete");
+        let res = run(&["resources"]).json();
+        let first = res["resources"][0]["uri"].as_str().unwrap().to_string();
+        assert!(first.ends_with("/llms.txt"), "{first}");
+        let read = run(&["read", &first]).json();
+        assert_eq!(read["contents"][0]["uri"], first.as_str());
+        let text = run(&["read", &first, "--text"]).stdout;
+        assert_eq!(
+            text.trim_end(),
+            read["contents"][0]["text"].as_str().unwrap().trim_end()
+        );
+        assert_eq!(run(&["templates"]).json(), json!({"resourceTemplates": []}));
+        let raw = run(&["rpc", "tools/list"]).json();
+        assert_eq!(raw["tools"].as_array().unwrap().len(), 5);
+        let raw = run(&["rpc", "resources/read", &format!(r#"{{"uri":"{first}"}}"#)]).json();
+        assert_eq!(raw["contents"][0]["uri"], first.as_str());
+    }
+}
+
+#[test]
+fn arguments_from_stdin() {
+    let (_f, _x, url) = server();
+    let r = client(
+        &["--url", &url, "call", "x_md_get_post", "-", "--text"],
+        &format!(r#"{{"url":"{POST_URL}","thread":"off"}}"#),
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, MARKDOWN));
+}
+
+#[test]
+fn tool_error_exits_1_and_still_prints_the_result() {
+    let (_f, _x, url) = server();
+    // Unscripted on the fake upstream: FxTwitter 404 → an isError result.
+    let r = client(
+        &[
+            "--url",
+            &url,
+            "call",
+            "x_md_get_post",
+            "url=https://x.com/a/status/1800000000000000009",
+            "thread=off",
+        ],
+        "",
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["isError"], true);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    let line = r.error_line();
+    assert!(
+        line.starts_with("xmd client: tool x_md_get_post returned isError: "),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(text.lines().next().unwrap().trim()),
+        "{line} vs {text}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        vec!["frob"],
+        vec![],
+        vec!["--era", "later", "tools"],
+        vec!["call", "t", "broken"],
+        vec!["--timeout", "-1", "tools"],
+    ] {
+        let r = client(&args, "");
+        assert_eq!(r.code, 2, "{args:?}");
+        assert_eq!(r.stdout, "");
+        assert!(r.stderr.starts_with("xmd client: "), "{}", r.stderr);
+        assert!(r.stderr.ends_with("Try 'xmd client --help'.\n"));
+    }
+    assert_eq!(
+        client(&["frob"], "").stderr,
+        "xmd client: unknown command 'frob'\nTry 'xmd client --help'.\n"
+    );
+}
+
+#[test]
+fn help_exits_0() {
+    let r = client(&["--help"], "");
+    assert_eq!(r.code, 0);
+    assert_eq!(r.stdout, xmd::client::cli::help());
+    assert_eq!(r.stderr, "");
+}
+
+#[test]
+fn jsonrpc_errors_exit_3_with_the_error_on_stdout() {
+    let (_f, _x, url) = server();
+    for era in ["modern", "legacy"] {
+        let r = client(&["--url", &url, "--era", era, "call", "nope"], "");
+        assert_eq!(r.code, 3);
+        assert_eq!(r.json()["error"]["code"], -32602);
+        assert_eq!(r.json()["error"]["message"], "Unknown tool: nope");
+        assert!(r.error_line().starts_with(
+            "xmd client: JSON-RPC error -32602: Unknown tool: nope (data: {\"availableTools\":"
+        ));
+        let r = client(&["--url", &url, "--era", era, "read", "x://missing"], "");
+        assert_eq!(r.code, 3);
+        assert_eq!(r.json()["error"]["data"], json!({"uri": "x://missing"}));
+        let r = client(
+            &[
+                "--url",
+                &url,
+                "--era",
+                era,
+                "--protocol-version",
+                "2099-01-01",
+                "tools",
+            ],
+            "",
+        );
+        if era == "modern" {
+            assert_eq!(r.code, 3);
+            assert_eq!(r.json()["error"]["code"], -32022);
+        } else {
+            // The handshake counter-offers 2025-11-25, which the pin refuses.
+            assert_eq!(r.code, 4);
+            assert!(r.error_line().starts_with(
+                "xmd client: protocol violation: server chose protocol version 2025-11-25"
+            ));
+        }
+    }
+}
+
+#[test]
+fn transport_failures_exit_4() {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let r = client(
+        &["--url", &format!("http://127.0.0.1:{port}/mcp"), "tools"],
+        "",
+    );
+    assert_eq!(r.code, 4);
+    assert_eq!(r.stdout, "");
+    assert!(
+        r.error_line().starts_with("xmd client: cannot connect: "),
+        "{}",
+        r.stderr
+    );
+
+    // A URL that is not the MCP endpoint: xmd answers 404 with a JSON body
+    // that is not a JSON-RPC error.
+    let (_f, x, _url) = server();
+    let r = client(
+        &[
+            "--url",
+            &format!("http://{}/nope", x.addr),
+            "--era",
+            "legacy",
+            "ping",
+        ],
+        "",
+    );
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(
+        r.error_line()
+            .starts_with("xmd client: HTTP 404: {\"error\":\"not_found\""),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn verbose_traces_each_exchange() {
+    let (_f, _x, url) = server();
+    let r = client(&["--url", &url, "-v", "--era", "legacy", "ping"], "");
+    assert_eq!(r.code, 0);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 6, "{lines:#?}");
+    assert!(lines[0].starts_with(&format!("xmd client: > POST {url} initialize []")));
+    assert!(lines[2].contains("notifications/initialized [MCP-Protocol-Version: 2025-11-25]"));
+    assert_eq!(lines[3], "xmd client: < 202");
+    assert_eq!(
+        lines[4],
+        format!("xmd client: > POST {url} ping [MCP-Protocol-Version: 2025-11-25]")
+    );
+    assert_eq!(lines[5], "xmd client: < 200 text/event-stream");
+}
