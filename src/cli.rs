@@ -32,7 +32,8 @@ fn settings() -> Vec<Setting> {
     let secs = |d: Duration| d.as_secs();
     vec![
         Setting { flag: "--listen", env: "XMD_LISTEN", value: "ADDR", help: format!("address to listen on [default: {}]", config::DEFAULT_LISTEN) },
-        Setting { flag: "--upstream", env: "XMD_UPSTREAM", value: "URL", help: format!("FxTwitter API base URL [default: {}]", config::DEFAULT_UPSTREAM) },
+        Setting { flag: "--upstream", env: "XMD_UPSTREAM", value: "URLS", help: format!("FxTwitter API base URL, or several comma-separated, used in turn (a base answering 429 cools down on its own) [default: {}]", config::DEFAULT_UPSTREAM) },
+        Setting { flag: "--cache-bytes", env: "XMD_CACHE_BYTES", value: "BYTES", help: format!("upstream response cache budget, least recently used out first; 0 turns it off [default: {}]", crate::x::cache::DEFAULT_CACHE_BYTES) },
         Setting { flag: "--public-url", env: "XMD_PUBLIC_URL", value: "URL", help: "base URL for self links, resource URIs and the server card [default: http://<listen>]".into() },
         Setting { flag: "--workers", env: "XMD_WORKERS", value: "N", help: format!("worker threads for tool calls [default: {}]", config::DEFAULT_WORKERS) },
         Setting { flag: "--queue", env: "XMD_QUEUE", value: "N", help: format!("tool calls that may wait for a worker; past it: 503 [default: {}]", config::DEFAULT_QUEUE) },
@@ -129,7 +130,11 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     })?;
     let mut config = Config::new(listen);
     if let Some((name, v)) = lookup("--upstream") {
-        config.upstream = parse_url(&name, &v)?;
+        let urls: Result<Vec<String>, UsageError> =
+            v.split(',').map(|u| parse_url(&name, u)).collect();
+        config.upstream = urls?.join(",");
+        crate::x::upstream::HttpUpstream::from_list(&config.upstream, config.upstream_timeout)
+            .map_err(|e| UsageError(format!("invalid {name} '{v}' ({e})")))?;
     }
     if let Some((name, v)) = lookup("--public-url") {
         config.public_url = parse_url(&name, &v)?;
@@ -148,6 +153,9 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     let seconds = |flag: &str| -> Result<Option<Duration>, UsageError> {
         Ok(number(flag, 1)?.map(|n| Duration::from_secs(n as u64)))
     };
+    if let Some(n) = number("--cache-bytes", 0)? {
+        config.cache_bytes = n;
+    }
     if let Some(n) = number("--workers", 1)? {
         config.workers = n;
     }
@@ -274,6 +282,26 @@ mod tests {
         assert_eq!(
             parse(&[], &env).unwrap_err(),
             UsageError("invalid XMD_QUEUE 'many' (expected a whole number >= 1)".into())
+        );
+    }
+
+    #[test]
+    fn upstream_lists_and_cache_budget() {
+        let none = |_: &str| None;
+        let c = serve(
+            &[
+                "--upstream",
+                "http://127.0.0.1:1/, https://b.example",
+                "--cache-bytes",
+                "0",
+            ],
+            &none,
+        );
+        assert_eq!(c.upstream, "http://127.0.0.1:1,https://b.example");
+        assert_eq!(c.cache_bytes, 0);
+        assert_eq!(
+            parse(&args(&["--upstream", "http://a.example,ftp://b"]), &none).unwrap_err(),
+            UsageError("invalid --upstream 'ftp://b' (expected an http:// or https:// URL)".into())
         );
     }
 

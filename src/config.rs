@@ -136,6 +136,9 @@ pub struct Config {
     /// (loopback listeners accept loopback origins only, public listeners
     /// accept any origin).
     pub allowed_origins: Option<Vec<String>>,
+    /// Upstream response cache budget in bytes (0 = off); default
+    /// [`crate::x::cache::DEFAULT_CACHE_BYTES`].
+    pub cache_bytes: usize,
     /// Access-log format; default plain.
     pub log_format: crate::server::log::LogFormat,
     /// HTTP limits.
@@ -155,6 +158,7 @@ impl Config {
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             allowed_origins: None,
+            cache_bytes: crate::x::cache::DEFAULT_CACHE_BYTES,
             log_format: crate::server::log::LogFormat::Plain,
             limits: Limits::default(),
         }

@@ -53,6 +53,8 @@ fn main() -> ExitCode {
         "listen": local.to_string(),
         "public_url": config.public_url,
         "upstream": config.upstream,
+        "cache_bytes": config.cache_bytes,
+        "log_format": format!("{:?}", config.log_format).to_ascii_lowercase(),
         "workers": config.workers,
         "queue": config.queue,
         "max_connections": config.max_connections,

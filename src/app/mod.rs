@@ -95,7 +95,10 @@ impl App {
         let public = config.public_url.trim_end_matches('/').to_string();
         let card = statics::server_card(&public);
         let card_text = serde_json::to_string_pretty(&card).unwrap_or_default();
-        let tools = Arc::new(Tools::new(Arc::new(metered::Metered(upstream))));
+        let tools = Arc::new(Tools::with_cache_bytes(
+            Arc::new(metered::Metered(upstream)),
+            config.cache_bytes,
+        ));
         let info = ServerInfo {
             name: statics::SERVER_NAME.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),

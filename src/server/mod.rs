@@ -81,6 +81,7 @@ pub struct Server {
     waker: Arc<Waker>,
     shutdown: Arc<AtomicBool>,
     options: ServerOptions,
+    signals: Option<signal_hook_mio::v1_0::Signals>,
 }
 
 impl Server {
@@ -94,12 +95,26 @@ impl Server {
         poll.registry()
             .register(&mut listener, LISTENER, Interest::READABLE)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        // Registered here, before anyone learns the address, so a SIGTERM
+        // that races start-up still shuts down gracefully.
+        let signals = if options.handle_signals {
+            let mut s = signal_hook_mio::v1_0::Signals::new([
+                signal_hook::consts::SIGTERM,
+                signal_hook::consts::SIGINT,
+            ])?;
+            poll.registry()
+                .register(&mut s, SIGNALS, Interest::READABLE)?;
+            Some(s)
+        } else {
+            None
+        };
         Ok(Server {
             poll,
             listener,
             waker,
             shutdown: Arc::new(AtomicBool::new(false)),
             options,
+            signals,
         })
     }
 
@@ -130,18 +145,8 @@ impl Server {
             waker,
             shutdown,
             options,
+            mut signals,
         } = self;
-        let mut signals = if options.handle_signals {
-            let mut s = signal_hook_mio::v1_0::Signals::new([
-                signal_hook::consts::SIGTERM,
-                signal_hook::consts::SIGINT,
-            ])?;
-            poll.registry()
-                .register(&mut s, SIGNALS, Interest::READABLE)?;
-            Some(s)
-        } else {
-            None
-        };
         let pool = Pool::start(options.workers, options.queue, Arc::clone(&waker))?;
         let options_log_format = options.log_format;
         let mut lp = Loop {
