@@ -105,7 +105,7 @@ fn outcome(f: &Fixture, headers: &[(&str, String)], body: &str) -> Outcome {
 
 fn parse_reply(r: Reply) -> (u16, Option<Value>) {
     let body = r
-        .body
+        .message()
         .map(|b| serde_json::from_slice(&b).expect("reply body is JSON"));
     (r.status, body)
 }

@@ -106,7 +106,10 @@ fn concurrent_identical_calls_coalesce() {
         .iter()
         .filter(|o| o.structured.as_ref().unwrap()["cache"] == "miss")
         .count();
-    assert_eq!(misses, 1);
+    // The profile and the first timeline page are two keys fetched at
+    // once: two different callers may each lead one of them, so one or two
+    // results report a miss; every other result waited and reports a hit.
+    assert!((1..=2).contains(&misses), "{misses} misses");
     assert!(outs.iter().all(|o| o.text == outs[0].text));
 }
 

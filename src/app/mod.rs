@@ -303,15 +303,33 @@ pub fn frame(reply: Reply, framing: Framing) -> Response {
         return Response::new(202);
     };
     if framing == Framing::Sse && reply.status == 200 {
-        let mut sse = Vec::with_capacity(body.len() + 24);
-        sse.extend_from_slice(b"event: message\ndata: ");
-        sse.extend_from_slice(&body);
-        sse.extend_from_slice(b"\n\n");
-        return Response::with_body(200, "text/event-stream", Body::Owned(sse))
+        let mut prefix = Vec::with_capacity(body.len() + 24);
+        prefix.extend_from_slice(b"event: message\ndata: ");
+        prefix.extend_from_slice(&body);
+        let sse = match reply.tail {
+            Some(shared) => Body::Spliced {
+                prefix,
+                shared,
+                suffix: b"\n\n",
+            },
+            None => {
+                prefix.extend_from_slice(b"\n\n");
+                Body::Owned(prefix)
+            }
+        };
+        return Response::with_body(200, "text/event-stream", sse)
             .header("Cache-Control", "no-cache")
             .header("X-Accel-Buffering", "no");
     }
-    Response::with_body(reply.status, "application/json", Body::Owned(body))
+    let json = match reply.tail {
+        Some(shared) => Body::Spliced {
+            prefix: body,
+            shared,
+            suffix: b"",
+        },
+        None => Body::Owned(body),
+    };
+    Response::with_body(reply.status, "application/json", json)
 }
 
 fn transport_error(status: u16, message: &str) -> Response {

@@ -7,6 +7,7 @@
 pub mod accept;
 pub mod chunked;
 pub mod date;
+pub mod outgoing;
 pub mod parse;
 pub mod response;
 

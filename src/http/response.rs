@@ -8,6 +8,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use super::outgoing::Outgoing;
+
 /// Response content, without copying static or shared bytes until encoding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Body {
@@ -19,16 +21,63 @@ pub enum Body {
     Shared(Arc<[u8]>),
     /// Bytes built for this response.
     Owned(Vec<u8>),
+    /// A small owned prefix, a large shared middle and a static suffix:
+    /// the shape of a pre-serialized JSON-RPC result with its id spliced
+    /// in. The middle is written by reference, never copied.
+    Spliced {
+        /// Bytes before the shared part.
+        prefix: Vec<u8>,
+        /// The shared part.
+        shared: Arc<[u8]>,
+        /// Bytes after it.
+        suffix: &'static [u8],
+    },
 }
 
 impl Body {
-    /// The content bytes.
-    pub fn as_bytes(&self) -> &[u8] {
+    /// Content length in bytes.
+    pub fn len(&self) -> usize {
         match self {
-            Body::Empty => &[],
-            Body::Static(b) => b,
-            Body::Shared(b) => b,
-            Body::Owned(b) => b,
+            Body::Empty => 0,
+            Body::Static(b) => b.len(),
+            Body::Shared(b) => b.len(),
+            Body::Owned(b) => b.len(),
+            Body::Spliced {
+                prefix,
+                shared,
+                suffix,
+            } => prefix.len() + shared.len() + suffix.len(),
+        }
+    }
+
+    /// Whether there is no content.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The content, copied into one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Outgoing::new();
+        self.push_into(&mut out);
+        out.to_vec()
+    }
+
+    /// Queues the content without copying large shared parts.
+    pub fn push_into(&self, out: &mut Outgoing) {
+        match self {
+            Body::Empty => {}
+            Body::Static(b) => out.push_static(b),
+            Body::Shared(b) => out.push_shared(b),
+            Body::Owned(b) => out.push_bytes(b),
+            Body::Spliced {
+                prefix,
+                shared,
+                suffix,
+            } => {
+                out.push_bytes(prefix);
+                out.push_shared(shared);
+                out.push_static(suffix);
+            }
         }
     }
 }
@@ -117,12 +166,12 @@ impl Response {
         keep_alive: bool,
         http10: bool,
         date: &str,
-        out: &mut Vec<u8>,
+        queue: &mut Outgoing,
     ) {
-        let body = self.body.as_bytes();
-        out.reserve(160 + body.len() + self.headers.len() * 40);
+        let body_len = self.body.len();
+        let mut out = Vec::with_capacity(160 + self.headers.len() * 48);
         out.extend_from_slice(b"HTTP/1.1 ");
-        push_u64(out, u64::from(self.status));
+        push_u64(&mut out, u64::from(self.status));
         out.push(b' ');
         out.extend_from_slice(reason_phrase(self.status).as_bytes());
         out.extend_from_slice(b"\r\nDate: ");
@@ -137,7 +186,7 @@ impl Response {
         let no_content = self.status < 200 || self.status == 204 || self.status == 304;
         if !no_content {
             out.extend_from_slice(b"Content-Length: ");
-            push_u64(out, body.len() as u64);
+            push_u64(&mut out, body_len as u64);
             out.extend_from_slice(b"\r\n");
         }
         if !keep_alive || self.close {
@@ -146,8 +195,9 @@ impl Response {
             out.extend_from_slice(b"Connection: keep-alive\r\n");
         }
         out.extend_from_slice(b"\r\n");
+        queue.push_owned(out);
         if !head_only && !no_content {
-            out.extend_from_slice(body);
+            self.body.push_into(queue);
         }
     }
 }
@@ -201,9 +251,9 @@ mod tests {
     const DATE: &str = "Sun, 06 Nov 1994 08:49:37 GMT";
 
     fn encoded(r: &Response, head_only: bool, keep_alive: bool, http10: bool) -> String {
-        let mut out = Vec::new();
+        let mut out = Outgoing::new();
         r.encode(head_only, keep_alive, http10, DATE, &mut out);
-        String::from_utf8(out).unwrap()
+        String::from_utf8(out.to_vec()).unwrap()
     }
 
     #[test]

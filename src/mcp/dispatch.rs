@@ -17,6 +17,8 @@
 //!             ─► result | 200 -32601 | 200 -32602 / -32002
 //! ```
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::call;
@@ -39,6 +41,7 @@ fn reply(status: u16, body: Vec<u8>) -> Outcome {
     Outcome::Reply(Reply {
         status,
         body: Some(body),
+        tail: None,
     })
 }
 
@@ -46,14 +49,21 @@ fn fail(id: Option<&Id>, err: RpcError, era: Era) -> Outcome {
     reply(http_status(err.code, era), error_message(id, &err))
 }
 
-fn ok(id: &Id, suffix: &[u8]) -> Outcome {
-    reply(200, splice(id, suffix))
+/// A result whose pre-serialized suffix is shared, not copied: the body
+/// is `REPLY_PREFIX + id` and the suffix travels as the reply's tail.
+fn ok(id: &Id, suffix: &Arc<[u8]>) -> Outcome {
+    Outcome::Reply(Reply {
+        status: 200,
+        body: Some(splice(id, b"")),
+        tail: Some(Arc::clone(suffix)),
+    })
 }
 
 fn accepted() -> Outcome {
     Outcome::Reply(Reply {
         status: 202,
         body: None,
+        tail: None,
     })
 }
 
@@ -284,7 +294,7 @@ fn serve(
     let era = Era::of(version);
     let modern = version.is_modern();
     let st = &mcp.statics;
-    let list = |suffix: &[u8]| match check_no_cursor(params) {
+    let list = |suffix: &Arc<[u8]>| match check_no_cursor(params) {
         Ok(()) => ok(&id, suffix),
         Err(e) => fail(Some(&id), e, era),
     };

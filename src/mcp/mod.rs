@@ -81,7 +81,24 @@ pub struct Reply {
     /// HTTP status to send.
     pub status: u16,
     /// The JSON-RPC message bytes; `None` means `202 Accepted` with no body.
+    /// When `tail` is set, the message is `body` followed by `tail`.
     pub body: Option<Vec<u8>>,
+    /// The pre-serialized rest of a static result, shared between replies
+    /// so it is never copied (see [`Reply::message`]).
+    pub tail: Option<Arc<[u8]>>,
+}
+
+impl Reply {
+    /// The whole JSON-RPC message (`body` then `tail`), copied into one
+    /// buffer; `None` for a `202`.
+    pub fn message(&self) -> Option<Vec<u8>> {
+        let body = self.body.as_ref()?;
+        let mut out = body.clone();
+        if let Some(tail) = &self.tail {
+            out.extend_from_slice(tail);
+        }
+        Some(out)
+    }
 }
 
 /// What `handle` decided.
@@ -150,6 +167,7 @@ impl PendingCall {
                 let reply = Reply {
                     status: error::http_status(err.code, era),
                     body: Some(jsonrpc::error_message(Some(&self.id), &err)),
+                    tail: None,
                 };
                 (reply, stats)
             }
@@ -168,6 +186,7 @@ impl PendingCall {
                 output,
                 &self.modern_tail,
             )),
+            tail: None,
         }
     }
 

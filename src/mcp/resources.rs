@@ -2,6 +2,7 @@
 //! agent documents, shaped per revision.
 
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 use super::version::ProtocolVersion;
 use super::Resource;
@@ -33,7 +34,7 @@ pub(crate) fn read_result(r: &Resource) -> Map<String, Value> {
 /// Pre-serialized `resources/read` replies, looked up by exact URI.
 pub(crate) struct ReadTable {
     /// `(uri, legacy suffix, modern suffix)`.
-    entries: Vec<(String, Vec<u8>, Vec<u8>)>,
+    entries: Vec<(String, Arc<[u8]>, Arc<[u8]>)>,
 }
 
 impl ReadTable {
@@ -47,23 +48,22 @@ impl ReadTable {
             .map(|r| {
                 let legacy = super::jsonrpc::result_suffix(&Value::Object(read_result(r)));
                 let modern = super::jsonrpc::result_suffix(&decorate_modern(read_result(r)));
-                (r.uri.clone(), legacy, modern)
+                (r.uri.clone(), legacy.into(), modern.into())
             })
             .collect();
         ReadTable { entries }
     }
 
     /// The reply suffix for `uri` in the given era, if such a resource exists.
-    pub(crate) fn find(&self, uri: &str, modern: bool) -> Option<&[u8]> {
-        self.entries
-            .iter()
-            .find(|(u, _, _)| u == uri)
-            .map(|(_, legacy, m)| {
+    pub(crate) fn find(&self, uri: &str, modern: bool) -> Option<&Arc<[u8]>> {
+        self.entries.iter().find(|(u, _, _)| u == uri).map(
+            |(_, legacy, m)| {
                 if modern {
-                    m.as_slice()
+                    m
                 } else {
-                    legacy.as_slice()
+                    legacy
                 }
-            })
+            },
+        )
     }
 }

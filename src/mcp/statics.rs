@@ -105,16 +105,16 @@ pub(crate) fn tool_definitions(v: ProtocolVersion) -> Value {
 }
 
 /// One pre-serialized suffix per revision, indexed by `ProtocolVersion::index`.
-pub(crate) struct PerVersion(pub(crate) [Vec<u8>; 4]);
+pub(crate) struct PerVersion(pub(crate) [std::sync::Arc<[u8]>; 4]);
 
 impl PerVersion {
     fn build(f: impl Fn(ProtocolVersion) -> Value) -> PerVersion {
         PerVersion(std::array::from_fn(|i| {
-            result_suffix(&f(ProtocolVersion::DATE_ORDER[i]))
+            result_suffix(&f(ProtocolVersion::DATE_ORDER[i])).into()
         }))
     }
 
-    pub(crate) fn get(&self, v: ProtocolVersion) -> &[u8] {
+    pub(crate) fn get(&self, v: ProtocolVersion) -> &std::sync::Arc<[u8]> {
         &self.0[v.index()]
     }
 }
@@ -122,11 +122,11 @@ impl PerVersion {
 /// Every static reply suffix, plus the pieces tool results reuse.
 pub(crate) struct Statics {
     /// `server/discover` (2026-07-28 only).
-    pub(crate) discover: Vec<u8>,
+    pub(crate) discover: std::sync::Arc<[u8]>,
     /// `initialize` per legacy revision (the modern slot is unused).
     pub(crate) initialize: PerVersion,
     /// `ping` (legacy only): `{}`.
-    pub(crate) ping: Vec<u8>,
+    pub(crate) ping: std::sync::Arc<[u8]>,
     /// `tools/list`.
     pub(crate) tools_list: PerVersion,
     /// `resources/list`.
@@ -177,7 +177,8 @@ impl Statics {
                 "instructions": INSTRUCTIONS,
             })),
             Some(LIST_TTL_MS),
-        ));
+        ))
+        .into();
         let initialize = PerVersion::build(|v| {
             let mut server_info = json!({"name": info.name, "version": info.version});
             if v >= ProtocolVersion::V2025_06_18 {
@@ -195,7 +196,7 @@ impl Statics {
         Statics {
             discover,
             initialize,
-            ping: result_suffix(&json!({})),
+            ping: result_suffix(&json!({})).into(),
             tools_list: per_version(&|v| json!({"tools": tool_definitions(v)})),
             resources_list: per_version(
                 &|v| json!({"resources": resources.iter().map(|r| list_entry(r, v)).collect::<Vec<_>>()}),

@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use crate::config::Limits;
 use crate::http::chunked::ChunkedDecoder;
+use crate::http::outgoing::Outgoing;
 use crate::http::parse::{self, BodyFraming, Rejection};
 use crate::http::{Body, Head, Method, Request, Response};
 
@@ -111,8 +112,7 @@ pub struct Ctx<'a> {
 pub struct Conn {
     peer: SocketAddr,
     rbuf: Vec<u8>,
-    wbuf: Vec<u8>,
-    wpos: usize,
+    out: Outgoing,
     state: State,
     /// First byte of the current request head arrived at.
     head_started: Option<Instant>,
@@ -136,8 +136,7 @@ impl Conn {
         Conn {
             peer,
             rbuf: Vec::new(),
-            wbuf: Vec::new(),
-            wpos: 0,
+            out: Outgoing::new(),
             state: State::Head,
             head_started: None,
             body_started: None,
@@ -151,12 +150,12 @@ impl Conn {
 
     /// Bytes held in buffers (for memory tests).
     pub fn buffered_capacity(&self) -> usize {
-        self.rbuf.capacity() + self.wbuf.capacity()
+        self.rbuf.capacity() + self.out.capacity()
     }
 
     /// Whether a response is queued but not yet fully written.
     pub fn wants_write(&self) -> bool {
-        self.wpos < self.wbuf.len()
+        !self.out.is_empty()
     }
 
     /// Whether the connection waits for a worker.
@@ -246,7 +245,7 @@ impl Conn {
     /// worker (returned as a job) or no complete request remains.
     pub fn process(&mut self, handler: &dyn Handler, ctx: &Ctx) -> Option<Job> {
         loop {
-            if self.wbuf.len() - self.wpos > MAX_PENDING_WRITE_BYTES {
+            if self.out.len() > MAX_PENDING_WRITE_BYTES {
                 return None;
             }
             match mem::replace(&mut self.state, State::Head) {
@@ -285,8 +284,7 @@ impl Conn {
                                 }
                                 Ok(framing) => {
                                     if parse::expects_continue(&head) && self.rbuf.is_empty() {
-                                        self.wbuf
-                                            .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                                        self.out.push_bytes(b"HTTP/1.1 100 Continue\r\n\r\n");
                                     }
                                     let body = match framing {
                                         BodyFraming::Length(n) => BodyState::Length(n),
@@ -424,8 +422,8 @@ impl Conn {
         http10: bool,
         ctx: &Ctx,
     ) {
-        response.encode(head_only, keep_alive, http10, ctx.date, &mut self.wbuf);
-        let bytes = response.body.as_bytes().len();
+        response.encode(head_only, keep_alive, http10, ctx.date, &mut self.out);
+        let bytes = response.body.len();
         crate::metrics::METRICS.http(response.trace.route, response.status, bytes);
         if let Some((method, path, started)) = self.current.take() {
             ctx.log.record(&super::log::Entry {
@@ -462,8 +460,8 @@ impl Conn {
             Body::Owned(body.into_bytes()),
         );
         response.trace.route = crate::metrics::ROUTE_REJECTED;
-        response.encode(false, false, false, ctx.date, &mut self.wbuf);
-        let bytes = response.body.as_bytes().len();
+        response.encode(false, false, false, ctx.date, &mut self.out);
+        let bytes = response.body.len();
         let metrics = &crate::metrics::METRICS;
         metrics.rejected(crate::metrics::rejection_reason(rejection.status));
         metrics.http(response.trace.route, rejection.status, bytes);
@@ -501,13 +499,10 @@ impl Conn {
     /// Socket errors other than `WouldBlock` and `Interrupted`; a write of
     /// zero bytes is `WriteZero`.
     pub fn write_to(&mut self, dst: &mut impl Write, now: Instant) -> io::Result<()> {
-        while self.wpos < self.wbuf.len() {
-            match dst.write(&self.wbuf[self.wpos..]) {
+        while !self.out.is_empty() {
+            match self.out.write_once(dst) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.wpos += n;
-                    self.write_blocked_since = None;
-                }
+                Ok(_) => self.write_blocked_since = None,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.write_blocked_since.get_or_insert(now);
                     return Ok(());
@@ -516,8 +511,6 @@ impl Conn {
                 Err(e) => return Err(e),
             }
         }
-        self.wbuf = Vec::new();
-        self.wpos = 0;
         self.write_blocked_since = None;
         Ok(())
     }

@@ -480,9 +480,9 @@ fn refuse_overloaded(stream: &mut TcpStream, date: &str) {
         Body::Static(br#"{"error":{"status":503,"message":"too many open connections"}}"#),
     )
     .header("Retry-After", "1");
-    let mut out = Vec::new();
+    let mut out = crate::http::outgoing::Outgoing::new();
     response.encode(false, false, false, date, &mut out);
-    let _ = stream.write(&out);
+    let _ = stream.write(&out.to_vec());
 }
 
 /// Slot generations: unique per accepted connection.

@@ -199,7 +199,7 @@ fn static_replies_differ_only_in_the_id() {
         &lh("2025-11-25"),
         &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
     ) {
-        Outcome::Reply(r) => String::from_utf8(r.body.unwrap()).unwrap(),
+        Outcome::Reply(r) => String::from_utf8(r.message().unwrap()).unwrap(),
         Outcome::Call(_) => unreachable!(),
     };
     assert_eq!(raw(1).replacen("\"id\":1,", "\"id\":22,", 1), raw(22));
