@@ -32,9 +32,12 @@ pub(crate) fn read_result(r: &Resource) -> Map<String, Value> {
 }
 
 /// Pre-serialized `resources/read` replies, looked up by exact URI.
+/// One resource: its URI and the legacy and modern reply suffixes.
+type ReadEntry = (String, Arc<[u8]>, Arc<[u8]>);
+
 pub(crate) struct ReadTable {
     /// `(uri, legacy suffix, modern suffix)`.
-    entries: Vec<(String, Arc<[u8]>, Arc<[u8]>)>,
+    entries: Vec<ReadEntry>,
 }
 
 impl ReadTable {
