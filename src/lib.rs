@@ -18,6 +18,7 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod connect;
 pub mod docs;
 pub mod http;
 pub mod mcp;

@@ -11,6 +11,9 @@ use xmd::x::upstream::HttpUpstream;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("connect") {
+        return xmd::connect::main(&args[1..]);
+    }
     let env = |k: &str| std::env::var(k).ok();
     let mut config = match cli::parse(&args, &env) {
         Ok(Command::Print(text)) => {

@@ -4,6 +4,7 @@
 //!
 //! | Route | Methods | Answer |
 //! | --- | --- | --- |
+//! | `/` | GET, HEAD | landing page (HTML): connect snippets for every client |
 //! | `/mcp`, `/mcp/` | POST | JSON-RPC (both MCP eras) |
 //! | | GET, HEAD | discovery manifest; `405` when `Accept` asks for `text/event-stream` |
 //! | | OPTIONS | `204` CORS preflight |
@@ -16,6 +17,7 @@
 //!
 //! Query strings never change the route and nothing ever redirects.
 
+pub mod landing;
 pub mod origin;
 pub mod statics;
 
@@ -104,6 +106,13 @@ impl App {
                 },
             );
         }
+        routes.insert(
+            "/",
+            StaticDoc {
+                content_type: landing::CONTENT_TYPE,
+                body: Arc::from(landing::page(&public).as_bytes()),
+            },
+        );
         let manifest = json_doc(&statics::manifest(&public, &card));
         let policy = OriginPolicy::new(
             config.listen.ip(),
