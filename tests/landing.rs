@@ -343,3 +343,37 @@ fn connect_usage_errors_exit_2_and_help_lists_clients() {
         );
     }
 }
+
+/// The README and llms.txt quote snippets too; they must be the table's.
+#[test]
+fn readme_and_llms_txt_quote_the_table() {
+    let readme = include_str!("../README.md");
+    let claude = connect::client("claude").unwrap();
+    let codex = connect::client("codex").unwrap();
+    let block = format!(
+        "```sh\n{}\n{}\n```",
+        connect::snippet(claude, DEFAULT_MCP_URL),
+        connect::snippet(codex, DEFAULT_MCP_URL)
+    );
+    assert!(readme.contains(&block), "README lacks:\n{block}");
+    let curl = format!("```sh\n{}\n```", connect::curl_tools_list(DEFAULT_MCP_URL));
+    assert!(readme.contains(&curl), "README lacks:\n{curl}");
+
+    let base = "https://h.example";
+    let url = format!("{base}/mcp");
+    let llms = xmd::docs::render(include_str!("../docs/llms.txt"), base);
+    for (label, c) in [("Claude Code", claude), ("Codex", codex)] {
+        let line = format!("- {label}: `{}`", connect::snippet(c, &url));
+        assert!(llms.contains(&line), "llms.txt lacks {line}");
+    }
+    let json_line = llms
+        .lines()
+        .find_map(|l| l.strip_prefix("- Any JSON config: `"))
+        .and_then(|l| l.strip_suffix('`'))
+        .expect("llms.txt JSON config line");
+    let json = connect::client("json").unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(json_line).unwrap(),
+        parse_back(Format::Json, &connect::snippet(json, &url))
+    );
+}

@@ -195,7 +195,7 @@ const HEAD: &str = r#"<!doctype html>
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:64rem;margin:0 auto;padding:2.5rem 1.25rem 3rem}
+main{max-width:70rem;margin:0 auto;padding:2.5rem 1.25rem 3rem}
 header{margin-bottom:2rem}
 .eyebrow{margin:0 0 .4rem;color:var(--muted);font-size:.85rem;letter-spacing:.02em}
 h1{margin:0;font-size:2.4rem;line-height:1.1;letter-spacing:-.02em}
@@ -230,7 +230,7 @@ ul.tools li:last-child,ul.docs li:last-child{border-bottom:0}
 ul.tools strong{margin:0 .3rem}
 ul.tools span,ul.docs span{color:var(--muted)}
 footer{margin-top:3rem;padding-top:1rem;border-top:1px solid var(--line);color:var(--muted);font-size:.85rem}
-@media (max-width:40rem){main{padding:1.5rem 1rem 2rem}h1{font-size:1.9rem}.lede{font-size:1rem}ul.tools strong{display:block;margin:.2rem 0 0}.clients{gap:1.75rem}.client{background:none;border:0;border-radius:0;padding:0}.client:target{box-shadow:none}pre{padding:.6rem}code,pre{font-size:.8rem}}
+@media (max-width:40rem){main{padding:1.5rem 1rem 2rem}h1{font-size:1.9rem}.lede{font-size:1rem}ul.tools strong{display:block;margin:.2rem 0 0}.clients{gap:1.75rem}.client{background:none;border:0;border-radius:0;padding:0}.client:target{box-shadow:none}pre{padding:.6rem}code,pre{font-size:.8rem}#mcp-url{font-size:.95rem}}
 </style>
 </head>
 <body>
