@@ -19,6 +19,7 @@ pub mod app;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod connect;
 pub mod docs;
 pub mod http;
 pub mod mcp;

@@ -15,6 +15,9 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some("client") {
         return xmd::client::cli::main(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some("connect") {
+        return xmd::connect::main(&args[1..]);
+    }
     let env = |k: &str| std::env::var(k).ok();
     let mut config = match cli::parse(&args, &env) {
         Ok(Command::Print(text)) => {

@@ -238,7 +238,7 @@ fn c10_paths_never_redirect() {
         ("/mcp?client=case", 200),
         ("//mcp", 404),
         ("/MCP", 404),
-        ("/", 404),
+        ("/", 405),
     ] {
         let raw = post(&h, &LEGACY, LIST);
         let raw =

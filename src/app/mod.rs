@@ -4,6 +4,7 @@
 //!
 //! | Route | Methods | Answer |
 //! | --- | --- | --- |
+//! | `/` | GET, HEAD | landing page (HTML): connect snippets for every client |
 //! | `/mcp`, `/mcp/` | POST | JSON-RPC (both MCP eras) |
 //! | | GET, HEAD | discovery manifest; `405` when `Accept` asks for `text/event-stream` |
 //! | | OPTIONS | `204` CORS preflight |
@@ -16,6 +17,7 @@
 //!
 //! Query strings never change the route and nothing ever redirects.
 
+pub mod landing;
 pub mod metered;
 pub mod origin;
 pub mod statics;
@@ -58,6 +60,7 @@ const ROUTE_SERVER_CARD: usize = 1;
 const ROUTE_SERVER_JSON: usize = 2;
 const ROUTE_HEALTHZ: usize = 3;
 const ROUTE_DOCS: usize = 4;
+const ROUTE_LANDING: usize = 5;
 const ROUTE_METRICS: usize = 6;
 
 /// Media type of the Prometheus text exposition format.
@@ -144,6 +147,14 @@ impl App {
                 },
             );
         }
+        routes.insert(
+            "/",
+            StaticDoc {
+                content_type: landing::CONTENT_TYPE,
+                body: Arc::from(landing::page(&public).as_bytes()),
+                route: ROUTE_LANDING,
+            },
+        );
         let manifest = json_doc(&statics::manifest(&public, &card), ROUTE_MCP);
         let policy = OriginPolicy::new(
             config.listen.ip(),

@@ -1,0 +1,391 @@
+//! Connection snippets: the one table of "how to point client X at this
+//! server", used by the landing page (`GET /`), by `xmd connect`, and by the
+//! README, so the three never differ.
+//!
+//! Every snippet is a template holding [`URL_SLOT`] where the MCP endpoint URL
+//! goes; [`snippet`] fills it with the URL escaped for the snippet's
+//! [`Format`] (a POSIX shell word, a TOML basic string, or a JSON string).
+
+use std::process::ExitCode;
+
+/// Placeholder for the escaped MCP URL in [`Client::template`].
+pub const URL_SLOT: &str = "{URL}";
+
+/// The MCP URL `xmd connect` uses when neither `--url` nor
+/// `XMD_PUBLIC_URL` is given: the default listen address's endpoint.
+pub const DEFAULT_MCP_URL: &str = "http://127.0.0.1:8080/mcp";
+
+/// The language a snippet is written in, which decides how the URL is
+/// escaped inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A POSIX shell command line; the URL is one shell word.
+    Shell,
+    /// A TOML document; the URL is a basic (double-quoted) string.
+    Toml,
+    /// A JSON document; the URL is a JSON string.
+    Json,
+}
+
+/// One client and its snippet.
+#[derive(Debug, Clone, Copy)]
+pub struct Client {
+    /// The name `xmd connect` accepts, also the page's anchor (`#claude`).
+    pub id: &'static str,
+    /// Human name of the client.
+    pub name: &'static str,
+    /// Where the snippet goes, one short sentence.
+    pub hint: &'static str,
+    /// The snippet's language.
+    pub format: Format,
+    /// The snippet with [`URL_SLOT`] for the URL.
+    pub template: &'static str,
+}
+
+/// Every client, in the order the page and `xmd connect` show them.
+pub const CLIENTS: [Client; 9] = [
+    Client {
+        id: "claude",
+        name: "Claude Code",
+        hint: "Run in a terminal.",
+        format: Format::Shell,
+        template: "claude mcp add --transport http x-md {URL}",
+    },
+    Client {
+        id: "codex",
+        name: "Codex CLI",
+        hint: "Run in a terminal.",
+        format: Format::Shell,
+        template: "codex mcp add x-md --url {URL}",
+    },
+    Client {
+        id: "codex-toml",
+        name: "Codex config.toml",
+        hint: "Add to ~/.codex/config.toml.",
+        format: Format::Toml,
+        template: "[mcp_servers.x-md]\nurl = {URL}",
+    },
+    Client {
+        id: "json",
+        name: "mcpServers JSON",
+        hint: "For Cursor (~/.cursor/mcp.json) and other clients that read an mcpServers map.",
+        format: Format::Json,
+        template: "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"url\": {URL}\n    }\n  }\n}",
+    },
+    Client {
+        id: "opencode",
+        name: "opencode",
+        hint: "Merge into opencode.json.",
+        format: Format::Json,
+        template: "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"mcp\": {\n    \"x-md\": {\n      \"type\": \"remote\",\n      \"url\": {URL}\n    }\n  }\n}",
+    },
+    Client {
+        id: "windsurf",
+        name: "Windsurf (serverUrl)",
+        hint: "Add to ~/.codeium/windsurf/mcp_config.json, or any client that names the field serverUrl.",
+        format: Format::Json,
+        template: "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"serverUrl\": {URL}\n    }\n  }\n}",
+    },
+    Client {
+        id: "amp",
+        name: "Amp CLI",
+        hint: "Run in a terminal.",
+        format: Format::Shell,
+        template: "amp mcp add x-md {URL}",
+    },
+    Client {
+        id: "amp-json",
+        name: "Amp settings",
+        hint: "Merge into Amp's settings.json.",
+        format: Format::Json,
+        template: "{\n  \"amp.mcpServers\": {\n    \"x-md\": {\n      \"url\": {URL}\n    }\n  }\n}",
+    },
+    Client {
+        id: "vscode",
+        name: "type: \"http\" clients",
+        hint: "For VS Code-style configs and a project's .mcp.json, which name the transport.",
+        format: Format::Json,
+        template: "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"type\": \"http\",\n      \"url\": {URL}\n    }\n  }\n}",
+    },
+];
+
+/// The client with this id.
+pub fn client(id: &str) -> Option<&'static Client> {
+    CLIENTS.iter().find(|c| c.id == id)
+}
+
+/// The MCP endpoint URL for a public base URL (`https://h` → `https://h/mcp`).
+pub fn mcp_url(public_url: &str) -> String {
+    format!("{}/mcp", public_url.trim_end_matches('/'))
+}
+
+/// The client's snippet with `url` filled in, escaped for its format.
+pub fn snippet(client: &Client, url: &str) -> String {
+    let quoted = match client.format {
+        Format::Shell => shell_word(url),
+        Format::Toml => toml_string(url),
+        Format::Json => json_string(url),
+    };
+    client.template.replace(URL_SLOT, &quoted)
+}
+
+/// A `curl` line that lists the tools, as a connected agent would see them.
+pub fn curl_tools_list(url: &str) -> String {
+    format!(
+        "curl -sS -X POST {} \\\n  -H 'Content-Type: application/json' \\\n  -H 'Accept: application/json, text/event-stream' \\\n  -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{{}}}}'",
+        shell_word(url)
+    )
+}
+
+/// `s` as one POSIX shell word: bare when every byte is plainly safe (so an
+/// ordinary URL reads exactly as in the docs), otherwise single-quoted with
+/// each `'` written as `'\''`.
+pub fn shell_word(s: &str) -> String {
+    let bare = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~:/%+,=@".contains(&b));
+    if bare {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `s` as a TOML basic string (TOML 1.0 §String): `"` and `\` escaped,
+/// control characters as `\b \t \n \f \r` or `\uXXXX`.
+pub fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `s` as a JSON string (RFC 8259 §7).
+pub fn json_string(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+/// The `xmd connect --help` text.
+pub fn help() -> String {
+    let mut out = String::from(
+        "Print the snippet that connects an MCP client to this server.\n\n\
+         Usage:\n  xmd connect [CLIENT] [--url URL]\n\n\
+         With no CLIENT, prints every snippet, each under a '# CLIENT' comment line,\n\
+         then a curl line that lists the tools.\n\n\
+         Options:\n  \
+         --url URL     the MCP endpoint URL to put in the snippets, used as given\n                \
+         [default: $XMD_PUBLIC_URL/mcp, else ",
+    );
+    out.push_str(DEFAULT_MCP_URL);
+    out.push_str("]\n  -h, --help    print this help\n\nClients:\n");
+    for c in &CLIENTS {
+        out.push_str(&format!("  {:<12}{}: {}\n", c.id, c.name, c.hint));
+    }
+    out.push_str("\nExit codes: 0 printed, 2 usage error (unknown client or option).\n");
+    out
+}
+
+/// What `xmd connect` was asked to do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Request {
+    /// Print the help text.
+    Help,
+    /// Print one client's snippet (`Some`) or all of them, for this URL.
+    Print {
+        /// The client id, `None` for all.
+        client: Option<&'static str>,
+        /// The MCP endpoint URL.
+        url: String,
+    },
+}
+
+/// Parses the arguments after `connect`; `public_url` is the
+/// `XMD_PUBLIC_URL` value, if set.
+///
+/// # Errors
+/// A usage error message: unknown client or option, a missing or invalid
+/// `--url`, or a second client.
+pub fn parse(args: &[String], public_url: Option<&str>) -> Result<Request, String> {
+    let mut client_id = None;
+    let mut url = None;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        if arg == "-h" || arg == "--help" {
+            return Ok(Request::Help);
+        } else if let Some(v) = arg.strip_prefix("--url=") {
+            url = Some(v.to_string());
+        } else if arg == "--url" {
+            i += 1;
+            url = Some(args.get(i).ok_or("--url needs a value (URL)")?.clone());
+        } else if arg.starts_with('-') {
+            return Err(format!("unknown option '{arg}'"));
+        } else if client_id.is_some() {
+            return Err(format!("unexpected argument '{arg}' (one CLIENT at most)"));
+        } else {
+            let Some(c) = client(arg) else {
+                return Err(format!("unknown client '{arg}' (known: {})", known()));
+            };
+            client_id = Some(c.id);
+        }
+        i += 1;
+    }
+    let url = match (url, public_url.filter(|u| !u.trim().is_empty())) {
+        (Some(u), _) => check_url("--url", &u)?,
+        (None, Some(base)) => mcp_url(&check_url("XMD_PUBLIC_URL", base)?),
+        (None, None) => DEFAULT_MCP_URL.to_string(),
+    };
+    Ok(Request::Print {
+        client: client_id,
+        url,
+    })
+}
+
+fn known() -> String {
+    CLIENTS.iter().map(|c| c.id).collect::<Vec<_>>().join(", ")
+}
+
+fn check_url(name: &str, value: &str) -> Result<String, String> {
+    let v = value.trim();
+    let ok = (v.starts_with("http://") || v.starts_with("https://"))
+        && v.len() > "https://".len()
+        && !v.contains(char::is_whitespace);
+    if ok {
+        Ok(v.to_string())
+    } else {
+        Err(format!(
+            "invalid {name} '{value}' (expected an http:// or https:// URL)"
+        ))
+    }
+}
+
+/// The text `xmd connect` prints for a request to print.
+pub fn render(client: Option<&str>, url: &str) -> String {
+    if let Some(c) = client.and_then(self::client) {
+        return format!("{}\n", snippet(c, url));
+    }
+    let mut out = String::new();
+    for c in &CLIENTS {
+        out.push_str(&format!(
+            "# {} ({}): {}\n{}\n\n",
+            c.id,
+            c.name,
+            c.hint,
+            snippet(c, url)
+        ));
+    }
+    out.push_str(&format!(
+        "# Try it without a client: list the tools\n{}\n",
+        curl_tools_list(url)
+    ));
+    out
+}
+
+/// `xmd connect [CLIENT] [--url URL]`: prints to stdout and returns the exit
+/// code (0, or 2 on a usage error, reported on stderr).
+pub fn main(args: &[String]) -> ExitCode {
+    let public_url = std::env::var("XMD_PUBLIC_URL").ok();
+    match parse(args, public_url.as_deref()) {
+        Ok(Request::Help) => {
+            print!("{}", help());
+            ExitCode::SUCCESS
+        }
+        Ok(Request::Print { client, url }) => {
+            print!("{}", render(client, &url));
+            ExitCode::SUCCESS
+        }
+        Err(msg) => {
+            eprintln!("xmd connect: {msg}\nTry 'xmd connect --help'.");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_urls_read_exactly_as_in_the_docs() {
+        let url = "https://x.pcstyle.dev/mcp";
+        let c = |id| snippet(client(id).unwrap(), url);
+        assert_eq!(
+            c("claude"),
+            "claude mcp add --transport http x-md https://x.pcstyle.dev/mcp"
+        );
+        assert_eq!(
+            c("codex-toml"),
+            "[mcp_servers.x-md]\nurl = \"https://x.pcstyle.dev/mcp\""
+        );
+        assert_eq!(
+            c("vscode"),
+            "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"type\": \"http\",\n      \"url\": \"https://x.pcstyle.dev/mcp\"\n    }\n  }\n}"
+        );
+    }
+
+    #[test]
+    fn escapers() {
+        assert_eq!(shell_word("a'b c"), r"'a'\''b c'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("http://h/a&b"), "'http://h/a&b'");
+        assert_eq!(toml_string("a\"b\\c\u{1}"), r#""a\"b\\c\u0001""#);
+        assert_eq!(json_string("a\"<b"), r#""a\"<b""#);
+    }
+
+    #[test]
+    fn parse_defaults_and_errors() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            parse(&a(&[]), None),
+            Ok(Request::Print {
+                client: None,
+                url: DEFAULT_MCP_URL.into()
+            })
+        );
+        assert_eq!(
+            parse(&a(&["amp"]), Some("https://h.example/")),
+            Ok(Request::Print {
+                client: Some("amp"),
+                url: "https://h.example/mcp".into()
+            })
+        );
+        assert_eq!(
+            parse(&a(&["--url=https://o/mcp", "json"]), Some("https://h")),
+            Ok(Request::Print {
+                client: Some("json"),
+                url: "https://o/mcp".into()
+            })
+        );
+        assert_eq!(
+            parse(&a(&["cursor"]), None),
+            Err("unknown client 'cursor' (known: claude, codex, codex-toml, json, opencode, windsurf, amp, amp-json, vscode)".into())
+        );
+        assert_eq!(
+            parse(&a(&["--url"]), None),
+            Err("--url needs a value (URL)".into())
+        );
+        assert_eq!(
+            parse(&a(&["--url", "ftp://h"]), None),
+            Err("invalid --url 'ftp://h' (expected an http:// or https:// URL)".into())
+        );
+        assert_eq!(
+            parse(&a(&["claude", "codex"]), None),
+            Err("unexpected argument 'codex' (one CLIENT at most)".into())
+        );
+        assert_eq!(parse(&a(&["x", "--help"]), None), Err("unknown client 'x' (known: claude, codex, codex-toml, json, opencode, windsurf, amp, amp-json, vscode)".into()));
+        assert_eq!(parse(&a(&["--help"]), None), Ok(Request::Help));
+    }
+}
