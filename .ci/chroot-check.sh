@@ -104,11 +104,17 @@ if [ "$STARTED" != 1 ]; then
 fi
 pass start "/healthz answered $(($(now_ms) - T0)) ms after chroot exec, pid $XPID, idle RSS $(ps -o rss= -p "$XPID" | tr -d ' ') KiB"
 
-# rpc BODY: POSTs a JSON-RPC request to /mcp the way a 2025-11-25 client does.
+# rpc BODY: POSTs a JSON-RPC request to /mcp the way a 2025-11-25 client
+# does, and prints the JSON-RPC response (the `data:` of an SSE answer).
 rpc() {
   curl -sS --max-time 20 "$BASE/mcp" -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2025-11-25' \
-    -d "$1"
+    -d "$1" | python3 -c '
+import sys
+body = sys.stdin.read()
+if body.startswith(("event:", "data:", "id:", ":")):
+    body = "\n".join(l[5:].lstrip() for l in body.splitlines() if l.startswith("data:"))
+print(body)'
 }
 
 LIST=$(rpc '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}' || true)
