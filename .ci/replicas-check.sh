@@ -165,6 +165,7 @@ http {
       proxy_set_header Host \$http_host;
       proxy_connect_timeout 2s;
       proxy_read_timeout 30s;
+      proxy_buffering off;
       proxy_next_upstream error timeout http_502 http_503 non_idempotent;
       proxy_next_upstream_tries 2;
       proxy_next_upstream_timeout 10s;
