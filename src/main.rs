@@ -9,6 +9,12 @@ use xmd::cli::{self, Command};
 use xmd::server::{Server, ServerOptions};
 use xmd::x::upstream::HttpUpstream;
 
+/// musl's malloc serialises threads; the static musl build uses mimalloc
+/// (see Cargo.toml and deploy/README.md).
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let env = |k: &str| std::env::var(k).ok();
