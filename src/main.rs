@@ -10,6 +10,12 @@ use xmd::server::log::{rfc3339_now, LogFormat};
 use xmd::server::{Server, ServerOptions};
 use xmd::x::upstream::HttpUpstream;
 
+/// musl's malloc serialises threads; the static musl build uses mimalloc
+/// (see Cargo.toml and deploy/README.md).
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("client") {
