@@ -19,6 +19,8 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod docs;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod mcp;
 pub mod server;
