@@ -119,13 +119,13 @@ for i, (f, a) in enumerate([("status-plain.json", 0x20), ("status-media-quote.js
                              ("conversation-reply.json", 0x43), ("status-404-not-found.json", 0x20)]):
     write("render", f"raw_{f.removesuffix('.json')}", bytes([a, 0]) + (FIX / f).read_bytes())
 write("render", "raw_garbage", bytes([0, 0]) + b'{"status": [1, {"text": null}]}')
+# each mutation: op, arg, walk bytes (0 stops; else child (b-1) % len)
 muts = [
-    ("mutate_script_status", 0x20, 0, [0, 0, 40, 0, 8, 0, 12, 2]),
-    ("mutate_thread_remove", 0x01, 0x04 | 0x20, [4, 0, 7, 0, 0, 1, 3, 1]),
-    ("mutate_conversation", 0x03, 0x08 | 0x30, [1, 0, 20, 0, 9, 0, 30, 5]),
-    ("mutate_obsidian_author", 0x19, 0x01 | 0x10, [8, 0, 90, 6, 5, 0, 10, 20]),
+    ("mutate_script_status", 0x20, 0, [[0, 0, 2, 9, 0], [8, 2, 2, 1, 3, 0]]),
+    ("mutate_thread_remove", 0x01, 0x04 | 0x20, [[4, 0, 2, 1, 5, 0], [0, 1, 2, 2, 9, 0]]),
+    ("mutate_conversation", 0x03, 0x08 | 0x30, [[1, 0, 3, 1, 2, 0], [9, 5, 3, 2, 0]]),
+    ("mutate_obsidian_author", 0x19, 0x01 | 0x10, [[8, 6, 2, 1, 0], [5, 20, 2, 3, 0] + list(b"<script>x</script>!!")]),
 ]
 for name, a, pick, ops in muts:
-    n = len(ops) // 4
-    write("render", name, bytes([a, 2, pick, n] + ops))
+    write("render", name, bytes([a, 2, pick, len(ops)] + [b for op in ops for b in op]))
 print("seeds written")
