@@ -21,6 +21,11 @@ const DATE: &str = "Thu, 01 Jan 1970 00:00:00 GMT";
 /// comparison removes it.
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
+/// Largest response of the [`Digest`] handler or a rejection, encoded. The
+/// pending-write cap stops parsing once passed, so the write buffer may hold
+/// the cap plus one response.
+const MAX_RESPONSE_BYTES: usize = 512;
+
 /// Read events after which a connection that still makes no progress is a
 /// liveness failure.
 const MAX_EVENTS: usize = 1_000_000;
@@ -204,7 +209,8 @@ fn drive(plan: &Plan<'_>, limits: &Limits) -> (Vec<u8>, Option<CloseReason>) {
         bound: limits.max_head_bytes
             + limits.max_body_bytes
             + READ_CHUNK_BYTES
-            + MAX_PENDING_WRITE_BYTES,
+            + MAX_PENDING_WRITE_BYTES
+            + MAX_RESPONSE_BYTES,
         events: 0,
     };
     let mut last = Piece {
@@ -262,7 +268,7 @@ fn limits_from(input: &mut Input<'_>) -> Limits {
 /// HTTP bytes through `Conn` in the chunking the first input bytes choose:
 /// the output (minus interim `100 Continue`) and close reason equal those of
 /// one read of everything; buffers stay within max head + max body + one
-/// read chunk + the pending-write cap; no worker job is lost. Also runs
+/// read chunk + the pending-write cap + one response; no worker job is lost. Also runs
 /// [`check_parse_head`] on the same bytes.
 ///
 /// Input: `flags, budget, limits×2, repeat, splits…, data`.

@@ -221,6 +221,7 @@ impl Conn {
                     {
                         self.head_started = Some(ctx.now);
                     }
+                    grow_within(&mut self.rbuf, n, cap);
                     self.rbuf.extend_from_slice(&scratch[..n]);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -279,8 +280,7 @@ impl Conn {
                                 }
                                 Ok(framing) => {
                                     if parse::expects_continue(&head) && self.rbuf.is_empty() {
-                                        self.wbuf
-                                            .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                                        self.push_output(b"HTTP/1.1 100 Continue\r\n\r\n");
                                     }
                                     let body = match framing {
                                         BodyFraming::Length(n) => BodyState::Length(n),
@@ -415,7 +415,9 @@ impl Conn {
         http10: bool,
         ctx: &Ctx,
     ) {
-        response.encode(head_only, keep_alive, http10, ctx.date, &mut self.wbuf);
+        let mut out = Vec::new();
+        response.encode(head_only, keep_alive, http10, ctx.date, &mut out);
+        self.push_output(&out);
         self.idle_since = ctx.now;
         if !keep_alive || response.close {
             let reason = if ctx.draining {
@@ -439,9 +441,24 @@ impl Conn {
             "application/json",
             Body::Owned(body.into_bytes()),
         );
-        response.encode(false, false, false, ctx.date, &mut self.wbuf);
+        let mut out = Vec::new();
+        response.encode(false, false, false, ctx.date, &mut out);
+        self.push_output(&out);
         self.state = State::Closing(CloseReason::Rejected(rejection.status));
         self.rbuf = Vec::new();
+    }
+
+    /// Appends response bytes. Before the buffer grows, the already written
+    /// prefix is reclaimed, and growth doubles only up to
+    /// [`MAX_PENDING_WRITE_BYTES`], so a slow reader of pipelined responses
+    /// cannot make the buffer grow past the cap plus one response.
+    fn push_output(&mut self, bytes: &[u8]) {
+        if self.wbuf.len() + bytes.len() > self.wbuf.capacity() && self.wpos > 0 {
+            self.wbuf.drain(..self.wpos);
+            self.wpos = 0;
+        }
+        grow_within(&mut self.wbuf, bytes.len(), MAX_PENDING_WRITE_BYTES);
+        self.wbuf.extend_from_slice(bytes);
     }
 
     /// Releases buffers while idle, so an idle keep-alive connection holds
@@ -539,6 +556,17 @@ impl Conn {
             }
             _ => false,
         }
+    }
+}
+
+/// Makes room for `extra` more bytes in `buf`: doubling (amortised) while
+/// under `soft_cap`, exactly what is needed past it, so the capacity never
+/// passes `max(soft_cap, len + extra)`.
+fn grow_within(buf: &mut Vec<u8>, extra: usize, soft_cap: usize) {
+    let needed = buf.len() + extra;
+    if needed > buf.capacity() {
+        let target = (buf.capacity() * 2).clamp(needed, soft_cap.max(needed));
+        buf.reserve_exact(target - buf.len());
     }
 }
 
