@@ -21,6 +21,8 @@ pub mod client;
 pub mod config;
 pub mod connect;
 pub mod docs;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod mcp;
 pub mod metrics;

@@ -13,6 +13,18 @@ use std::sync::Arc;
 /// Default is 1 KiB.
 pub const SHARE_THRESHOLD_BYTES: usize = 1024;
 
+/// An owned chunk shorter than this grows in place; a longer one is left
+/// as it is and a new chunk started.
+const GROW_IN_PLACE_BYTES: usize = 8 * 1024;
+
+/// How far the heap held by an [`Outgoing`] may run ahead of its pending
+/// bytes: one chunk growing in place (below [`GROW_IN_PLACE_BYTES`], so at
+/// most twice that), up to 512 bytes of headroom per fresh chunk, and the
+/// chunk queue itself.
+///
+/// Default is 64 KiB.
+pub const MAX_SLACK_BYTES: usize = 64 * 1024;
+
 /// Most chunks handed to one `writev` call.
 const MAX_IOVECS: usize = 16;
 
@@ -79,8 +91,13 @@ impl Outgoing {
         }
         self.len += bytes.len();
         if let Some(Chunk::Owned(v)) = self.chunks.back_mut() {
-            v.extend_from_slice(bytes);
-            return;
+            // Append in place while it fits, or while the chunk is small;
+            // otherwise start a new chunk, so capacity never runs far
+            // ahead of the pending bytes (no doubling of a large buffer).
+            if v.capacity() - v.len() >= bytes.len() || v.len() < GROW_IN_PLACE_BYTES {
+                v.extend_from_slice(bytes);
+                return;
+            }
         }
         let mut v = Vec::with_capacity(bytes.len().max(512));
         v.extend_from_slice(bytes);

@@ -58,6 +58,10 @@ pub fn try_parse_head(
     let mut storage = [httparse::EMPTY_HEADER; HEADER_ARRAY_LEN];
     let count = max_headers.clamp(1, HEADER_ARRAY_LEN);
     let mut req = httparse::Request::new(&mut storage[..count]);
+    // Only the first `max_head_bytes` can matter: a malformed byte past the
+    // cap must not turn the 431 a shorter read already got into a 400, so
+    // the answer never depends on how the bytes were chunked.
+    let buf = &buf[..buf.len().min(max_head_bytes)];
     match req.parse(buf) {
         Ok(httparse::Status::Partial) => {
             if buf.len() >= max_head_bytes {

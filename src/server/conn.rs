@@ -226,6 +226,7 @@ impl Conn {
                     {
                         self.head_started = Some(ctx.now);
                     }
+                    grow_within(&mut self.rbuf, n, cap);
                     self.rbuf.extend_from_slice(&scratch[..n]);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -572,6 +573,17 @@ impl Conn {
             }
             _ => false,
         }
+    }
+}
+
+/// Makes room for `extra` more bytes in `buf`: doubling (amortised) while
+/// under `soft_cap`, exactly what is needed past it, so the capacity never
+/// passes `max(soft_cap, len + extra)`.
+fn grow_within(buf: &mut Vec<u8>, extra: usize, soft_cap: usize) {
+    let needed = buf.len() + extra;
+    if needed > buf.capacity() {
+        let target = (buf.capacity() * 2).clamp(needed, soft_cap.max(needed));
+        buf.reserve_exact(target - buf.len());
     }
 }
 

@@ -1,0 +1,4 @@
+//! `chunked`: see `xmd::fuzzing::check_chunked` for the properties asserted.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| xmd::fuzzing::check_chunked(data));

@@ -1,0 +1,4 @@
+//! `render`: see `xmd::fuzzing::check_render` for the properties asserted.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| xmd::fuzzing::check_render(data));
