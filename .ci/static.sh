@@ -3,9 +3,9 @@
 #
 # 1. x86_64-unknown-linux-musl (the preferred build): adds the Rust target
 #    with rustup and Debian's musl-tools (for ring's C and assembly) when they
-#    are missing, then `cargo build --release --target x86_64-unknown-linux-musl`.
+#    are missing, then `cargo build --profile dist --target x86_64-unknown-linux-musl`.
 # 2. If any step of the musl path fails, static glibc instead:
-#    RUSTFLAGS='-C target-feature=+crt-static' cargo build --release \
+#    RUSTFLAGS='-C target-feature=+crt-static' cargo build --profile dist \
 #      --target x86_64-unknown-linux-gnu
 #    (--target is explicit so RUSTFLAGS does not reach build scripts and
 #    proc-macros, which cannot be crt-static).
@@ -54,24 +54,24 @@ ensure_musl_gcc() {
 
 build_musl() {
   ensure_musl_target && ensure_musl_gcc \
-    && cargo build --release --locked --target "$MUSL" >&2
+    && cargo build --profile dist --locked --target "$MUSL" >&2
 }
 
 build_gnu_static() {
   RUSTFLAGS='-C target-feature=+crt-static' \
-    cargo build --release --locked --target "$GNU" >&2
+    cargo build --profile dist --locked --target "$GNU" >&2
 }
 
 BIN=""
 if [ "${XMD_STATIC_TARGET:-musl}" != gnu ] && build_musl; then
-  BIN="target/$MUSL/release/xmd"
+  BIN="target/$MUSL/dist/xmd"
   KIND="musl"
 else
   if [ "${XMD_STATIC_TARGET:-musl}" != gnu ]; then
     log "musl build failed; falling back to static glibc (+crt-static)"
   fi
   build_gnu_static
-  BIN="target/$GNU/release/xmd"
+  BIN="target/$GNU/dist/xmd"
   KIND="static glibc"
 fi
 

@@ -284,19 +284,20 @@ impl Handler for App {
     }
 }
 
-/// All values of a header joined with commas (RFC 9110 §5.3).
-fn joined(head: &crate::http::Head, name: &str) -> Option<Vec<u8>> {
-    let mut out: Option<Vec<u8>> = None;
-    for v in head.headers_named(name) {
-        match &mut out {
-            None => out = Some(v.to_vec()),
-            Some(o) => {
-                o.push(b',');
-                o.extend_from_slice(v);
-            }
-        }
+/// All values of a header joined with commas (RFC 9110 §5.3); borrowed
+/// when the header appears once.
+fn joined<'a>(head: &'a crate::http::Head, name: &'a str) -> Option<Cow<'a, [u8]>> {
+    let mut values = head.headers_named(name);
+    let first = values.next()?;
+    let Some(second) = values.next() else {
+        return Some(Cow::Borrowed(first));
+    };
+    let mut out = first.to_vec();
+    for v in std::iter::once(second).chain(values) {
+        out.push(b',');
+        out.extend_from_slice(v);
     }
-    out
+    Some(Cow::Owned(out))
 }
 
 fn json_doc(value: &serde_json::Value, route: usize) -> StaticDoc {

@@ -41,25 +41,25 @@ impl Handler for Digest {
         let version = [head.minor_version];
         let mut parts: Vec<&[u8]> = vec![
             head.method.as_str().as_bytes(),
-            head.target.as_bytes(),
+            head.target().as_bytes(),
             &version,
         ];
-        for h in &head.headers {
-            parts.push(h.name.as_bytes());
-            parts.push(&h.value);
+        for (name, value) in head.fields() {
+            parts.push(name.as_bytes());
+            parts.push(value);
         }
         parts.push(&request.body);
         let text = format!(
             "{:016x} {} {}",
             fnv1a(&parts),
-            head.headers.len(),
+            head.field_count(),
             request.body.len()
         );
         let mut response = Response::with_body(200, "text/plain", Body::Owned(text.into_bytes()));
-        if head.target.starts_with("/close") {
+        if head.target().starts_with("/close") {
             response = response.closing();
         }
-        if head.target.starts_with("/slow") {
+        if head.target().starts_with("/slow") {
             Handled::Later(Box::new(move || response))
         } else {
             Handled::Now(response)

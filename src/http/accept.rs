@@ -96,6 +96,12 @@ pub fn choose_framing(accept: Option<&[u8]>) -> Option<Framing> {
     let Some(accept) = accept else {
         return Some(Framing::Json);
     };
+    // The values real clients send, answered without parsing.
+    match accept {
+        b"application/json, text/event-stream" | b"text/event-stream" => return Some(Framing::Sse),
+        b"application/json" | b"*/*" => return Some(Framing::Json),
+        _ => {}
+    }
     if trim_ows(accept).is_empty() {
         return Some(Framing::Json);
     }

@@ -64,43 +64,133 @@ impl Method {
     }
 }
 
-/// One header field: the name as sent and the raw value (RFC 9110 §5).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Header {
-    /// Field name, as sent (compare case-insensitively).
-    pub name: String,
-    /// Field value bytes, as sent (not trimmed by httparse beyond OWS).
-    pub value: Vec<u8>,
+/// A byte range `start..end` inside a [`Head`]'s buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    end: u32,
 }
 
-/// A request head: request line and header fields.
+impl Span {
+    fn of(buf: &[u8], part: &[u8]) -> Span {
+        // `part` is a sub-slice of `buf` (httparse hands out slices of its
+        // input); its offset is the difference of the two addresses.
+        let start = (part.as_ptr() as usize).saturating_sub(buf.as_ptr() as usize);
+        let start = start.min(buf.len());
+        let end = (start + part.len()).min(buf.len());
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    fn get(self, buf: &[u8]) -> &[u8] {
+        &buf[self.start as usize..self.end as usize]
+    }
+}
+
+/// A request head: request line and header fields (RFC 9112 §3, §5).
+///
+/// The head's bytes are kept in one buffer and the target and fields are
+/// ranges into it, so parsing a head costs three allocations whatever the
+/// number of fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head {
     /// The method.
     pub method: Method,
-    /// The request target as sent (origin-form, absolute-form or `*`).
-    pub target: String,
     /// The minor version: `0` for HTTP/1.0, `1` for HTTP/1.1.
     pub minor_version: u8,
-    /// Header fields in order.
-    pub headers: Vec<Header>,
+    buf: Vec<u8>,
+    target: Span,
+    /// (name, value) per field, in order.
+    fields: Vec<(Span, Span)>,
 }
 
 impl Head {
+    /// Builds a head from its parts (tests and tools; the parser fills the
+    /// same structure from the wire).
+    pub fn new(method: Method, target: &str, minor_version: u8, fields: &[(&str, &[u8])]) -> Head {
+        let mut buf = Vec::with_capacity(
+            target.len() + fields.iter().map(|(n, v)| n.len() + v.len()).sum::<usize>(),
+        );
+        let mut push = |bytes: &[u8]| {
+            let start = buf.len() as u32;
+            buf.extend_from_slice(bytes);
+            Span {
+                start,
+                end: buf.len() as u32,
+            }
+        };
+        let target = push(target.as_bytes());
+        let fields = fields
+            .iter()
+            .map(|(n, v)| (push(n.as_bytes()), push(v)))
+            .collect();
+        Head {
+            method,
+            minor_version,
+            buf,
+            target,
+            fields,
+        }
+    }
+
+    /// Builds a head over `buf` (the bytes the parts were sliced from).
+    fn from_parts(
+        method: Method,
+        minor_version: u8,
+        buf: &[u8],
+        target: &str,
+        fields: &[httparse::Header<'_>],
+    ) -> Head {
+        let target = Span::of(buf, target.as_bytes());
+        let fields = fields
+            .iter()
+            .map(|h| (Span::of(buf, h.name.as_bytes()), Span::of(buf, h.value)))
+            .collect();
+        Head {
+            method,
+            minor_version,
+            buf: buf.to_vec(),
+            target,
+            fields,
+        }
+    }
+
+    /// The request target as sent (origin-form, absolute-form or `*`).
+    pub fn target(&self) -> &str {
+        std::str::from_utf8(self.target.get(&self.buf)).unwrap_or("")
+    }
+
+    /// Every field as (name, value), in order. Names are ASCII tokens.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &[u8])> + '_ {
+        self.fields.iter().map(|(n, v)| {
+            (
+                std::str::from_utf8(n.get(&self.buf)).unwrap_or(""),
+                v.get(&self.buf),
+            )
+        })
+    }
+
+    /// How many fields the head has.
+    pub fn field_count(&self) -> usize {
+        self.fields.len()
+    }
+
     /// The first value of header `name` (case-insensitive), if present.
     pub fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers
+        self.fields
             .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(name))
-            .map(|h| h.value.as_slice())
+            .find(|(n, _)| n.get(&self.buf).eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, v)| v.get(&self.buf))
     }
 
     /// Every value of header `name` (case-insensitive), in order.
     pub fn headers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
-        self.headers
+        self.fields
             .iter()
-            .filter(move |h| h.name.eq_ignore_ascii_case(name))
-            .map(|h| h.value.as_slice())
+            .filter(move |(n, _)| n.get(&self.buf).eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, v)| v.get(&self.buf))
     }
 
     /// Whether the connection persists after this request (RFC 9112 §9.3):
@@ -128,7 +218,7 @@ impl Head {
     /// The path of the target: the part before `?`, with an absolute-form
     /// target's scheme and authority removed (RFC 9112 §3.2.2).
     pub fn path(&self) -> &str {
-        let mut t = self.target.as_str();
+        let mut t = self.target();
         for scheme in ["http://", "https://"] {
             if t.len() > scheme.len() && t[..scheme.len()].eq_ignore_ascii_case(scheme) {
                 t = &t[scheme.len()..];
@@ -142,7 +232,7 @@ impl Head {
 
     /// The query string of the target (after `?`, before `#`), if any.
     pub fn query(&self) -> Option<&str> {
-        let t = self.target.as_str();
+        let t = self.target();
         let start = t.find('?')? + 1;
         let end = t[start..].find('#').map_or(t.len(), |i| start + i);
         Some(&t[start..end])
@@ -178,18 +268,8 @@ mod tests {
     use super::*;
 
     fn head(target: &str, minor: u8, headers: &[(&str, &str)]) -> Head {
-        Head {
-            method: Method::Get,
-            target: target.to_string(),
-            minor_version: minor,
-            headers: headers
-                .iter()
-                .map(|(n, v)| Header {
-                    name: n.to_string(),
-                    value: v.as_bytes().to_vec(),
-                })
-                .collect(),
-        }
+        let fields: Vec<(&str, &[u8])> = headers.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
+        Head::new(Method::Get, target, minor, &fields)
     }
 
     #[test]

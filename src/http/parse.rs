@@ -6,7 +6,7 @@
 //! [`Rejection`] carrying the status to answer with; every rejection closes
 //! the connection, so nothing pipelined after a refused request runs.
 
-use super::{trim_ows, Head, Header, Method};
+use super::{trim_ows, Head, Method};
 
 /// Size of the header array handed to httparse; the configured header
 /// limit is clamped to it.
@@ -75,25 +75,15 @@ pub fn try_parse_head(
                 return Err(Rejection::new(431, "request head too large"));
             }
             let method = Method::from_token(req.method.unwrap_or(""));
-            let target = req.path.unwrap_or("").to_string();
             let minor_version = req.version.unwrap_or(1);
-            let headers = req
-                .headers
-                .iter()
-                .map(|h| Header {
-                    name: h.name.to_string(),
-                    value: h.value.to_vec(),
-                })
-                .collect();
-            Ok(Some((
-                n,
-                Head {
-                    method,
-                    target,
-                    minor_version,
-                    headers,
-                },
-            )))
+            let head = Head::from_parts(
+                method,
+                minor_version,
+                &buf[..n],
+                req.path.unwrap_or(""),
+                req.headers,
+            );
+            Ok(Some((n, head)))
         }
         Err(httparse::Error::TooManyHeaders) => Err(Rejection::new(431, "too many header fields")),
         Err(httparse::Error::Version) => Err(Rejection::new(400, "unsupported HTTP version")),
@@ -216,7 +206,7 @@ mod tests {
         let (n, head) = parse(raw).unwrap().unwrap();
         assert_eq!(n, raw.len() - 2);
         assert_eq!(head.method, Method::Post);
-        assert_eq!(head.target, "/mcp");
+        assert_eq!(head.target(), "/mcp");
         assert_eq!(head.minor_version, 1);
         assert_eq!(head.header("content-length"), Some(&b"2"[..]));
     }

@@ -14,11 +14,11 @@ impl Handler for Echo {
         let text = format!(
             "{} {} {}",
             request.head.method.as_str(),
-            request.head.target,
+            request.head.target(),
             String::from_utf8_lossy(&request.body)
         );
         let response = Response::with_body(200, "text/plain", Body::Owned(text.into_bytes()));
-        if request.head.target == "/slow" {
+        if request.head.target() == "/slow" {
             Handled::Later(Box::new(move || response))
         } else {
             Handled::Now(response)
