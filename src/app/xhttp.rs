@@ -81,10 +81,12 @@ fn decode(s: &str) -> Option<String> {
 /// An RFC 9457 problem response: `type` `about:blank` (the status says
 /// it all; the machine code is the `code` extension member), `title` the
 /// reason phrase, `detail` the human sentence, and `retry_after` (seconds)
-/// when known. `Retry-After` is sent with it, and always on `429` and
-/// `503` (default [`DEFAULT_RETRY_AFTER_SECS`]). Never cached.
+/// exactly when the tool's error names one. The `Retry-After` header
+/// carries that hint, and is always sent on `429` and `503` (default
+/// [`DEFAULT_RETRY_AFTER_SECS`]). Never cached.
 pub fn problem(status: u16, code: &str, detail: &str, retry_after: Option<u64>) -> Response {
-    let retry = match (status, retry_after.filter(|n| *n > 0)) {
+    let known = retry_after.filter(|n| *n > 0);
+    let header = match (status, known) {
         (_, Some(n)) => Some(n),
         (429 | 503, None) => Some(DEFAULT_RETRY_AFTER_SECS),
         _ => None,
@@ -95,13 +97,13 @@ pub fn problem(status: u16, code: &str, detail: &str, retry_after: Option<u64>) 
     body.insert("status".into(), json!(status));
     body.insert("detail".into(), json!(detail));
     body.insert("code".into(), json!(code));
-    if let Some(n) = retry {
+    if let Some(n) = known {
         body.insert("retry_after".into(), json!(n));
     }
     let bytes = serde_json::to_vec(&Value::Object(body)).unwrap_or_default();
     let mut r = Response::with_body(status, PROBLEM_MEDIA_TYPE, Body::Owned(bytes))
         .header("Cache-Control", "no-store");
-    if let Some(n) = retry {
+    if let Some(n) = header {
         r = r.header("Retry-After", n.to_string());
     }
     r
@@ -184,7 +186,7 @@ mod tests {
         assert_eq!(
             v,
             json!({"type": "about:blank", "title": "Service Unavailable", "status": 503,
-                   "detail": "slow down", "code": "upstream_rate_limited", "retry_after": 5})
+                   "detail": "slow down", "code": "upstream_rate_limited"})
         );
         let r = problem(404, "not_found", "gone", None);
         assert_eq!(r.header_value("retry-after"), None);
@@ -192,6 +194,8 @@ mod tests {
         assert!(v.get("retry_after").is_none());
         let r = problem(502, "fxtwitter_error", "x", Some(7));
         assert_eq!(r.header_value("retry-after"), Some("7"));
+        let v: Value = serde_json::from_slice(&r.body.to_vec()).unwrap();
+        assert_eq!(v["retry_after"], 7);
     }
 
     #[test]
