@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Route labels of `xmd_http_requests_total`.
-pub const ROUTES: [&str; 9] = [
+pub const ROUTES: [&str; 10] = [
     "mcp",
     "server_card",
     "server_json",
@@ -19,7 +19,11 @@ pub const ROUTES: [&str; 9] = [
     "metrics",
     "not_found",
     "rejected",
+    "x",
 ];
+
+/// Index of `x` (the read-only X routes over plain HTTP) in [`ROUTES`].
+pub const ROUTE_X: usize = 9;
 
 /// Index of `rejected` in [`ROUTES`].
 pub const ROUTE_REJECTED: usize = 8;
@@ -27,9 +31,9 @@ pub const ROUTE_REJECTED: usize = 8;
 pub const ROUTE_NOT_FOUND: usize = 7;
 
 /// Status labels; anything else counts as `other`.
-pub const STATUSES: [u16; 21] = [
+pub const STATUSES: [u16; 23] = [
     100, 200, 202, 204, 304, 400, 403, 404, 405, 406, 408, 411, 413, 415, 417, 429, 431, 500, 501,
-    503, 505,
+    502, 503, 504, 505,
 ];
 
 /// JSON-RPC method labels; anything else counts as `other`.

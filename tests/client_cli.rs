@@ -271,7 +271,7 @@ fn transport_failures_exit_4() {
     let r = client(
         &[
             "--url",
-            &format!("http://{}/nope", x.addr),
+            &format!("http://{}/no-such-route", x.addr),
             "--era",
             "legacy",
             "ping",

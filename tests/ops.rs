@@ -98,7 +98,7 @@ fn metrics_parse_and_move_with_requests() {
     assert_eq!(
         roundtrip(
             &x,
-            format!("GET /nope HTTP/1.1\r\nHost: {h}\r\n\r\n").as_bytes()
+            format!("GET /no-such-route HTTP/1.1\r\nHost: {h}\r\n\r\n").as_bytes()
         )
         .status,
         404

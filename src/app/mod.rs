@@ -13,6 +13,7 @@
 //! | `/server.json` | GET, HEAD | registry manifest |
 //! | `/healthz` | GET, HEAD | `{"status":"ok"}` |
 //! | `/llms.txt`, `/llms-full.txt`, `/openapi.json`, `/index.md` | GET, HEAD | embedded documents |
+//! | `/{handle}`, `/{handle}/status/{id}`, `/search`, … | GET, HEAD | the X routes (`xroutes.rs`) |
 //! | anything else | any | `404` JSON |
 //!
 //! Query strings never change the route and nothing ever redirects.
@@ -21,6 +22,8 @@ pub mod landing;
 pub mod metered;
 pub mod origin;
 pub mod statics;
+pub mod xhttp;
+pub mod xroutes;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -89,6 +92,7 @@ pub struct App {
     routes: HashMap<&'static str, StaticDoc>,
     manifest: StaticDoc,
     policy: OriginPolicy,
+    xroutes: xroutes::XRoutes,
 }
 
 impl App {
@@ -107,6 +111,7 @@ impl App {
             version: env!("CARGO_PKG_VERSION").to_string(),
             public_url: public.clone(),
         };
+        let xroutes = xroutes::XRoutes::new(Arc::clone(&tools));
         let mcp = Arc::new(Mcp::new(
             info,
             crate::docs::resources(&public, &card_text),
@@ -166,6 +171,7 @@ impl App {
             routes,
             manifest,
             policy,
+            xroutes,
         }
     }
 
@@ -271,6 +277,8 @@ impl Handler for App {
             Handled::Now(routed(self.static_route(&head.method, doc), doc.route))
         } else if path == "/metrics" {
             Handled::Now(routed(metrics_route(&head.method), ROUTE_METRICS))
+        } else if let Some(handled) = self.xroutes.handle(head) {
+            handled
         } else {
             Handled::Now(routed(not_found(), crate::metrics::ROUTE_NOT_FOUND))
         };

@@ -83,6 +83,17 @@ fn weight(accept: &[u8], kind: &[u8], subtype: &[u8]) -> Option<(u8, u16)> {
     best
 }
 
+/// The weight in thousandths (0–1000) the `Accept` values give
+/// `kind/subtype` through their most specific matching range: 1000 when
+/// `Accept` is absent (RFC 9110 §12.5.1: anything is acceptable), 0 when
+/// no range matches.
+pub fn quality(accept: Option<&[u8]>, kind: &[u8], subtype: &[u8]) -> u16 {
+    match accept {
+        None => 1000,
+        Some(a) => weight(a, kind, subtype).map_or(0, |(_, q)| q),
+    }
+}
+
 /// Chooses the framing for an MCP reply from the request's `Accept` values
 /// (all `Accept` fields joined by commas; `None` when absent).
 ///
@@ -189,6 +200,29 @@ mod tests {
             assert!(!is_json_content_type(Some(bad.as_bytes())), "{bad}");
         }
         assert!(!is_json_content_type(None));
+    }
+
+    #[test]
+    fn quality_takes_the_most_specific_range() {
+        let q = |a: Option<&str>, k: &str, s: &str| {
+            quality(a.map(str::as_bytes), k.as_bytes(), s.as_bytes())
+        };
+        assert_eq!(q(None, "text", "markdown"), 1000);
+        assert_eq!(q(Some("application/json"), "text", "markdown"), 0);
+        assert_eq!(q(Some("application/json"), "application", "json"), 1000);
+        assert_eq!(q(Some("*/*;q=0.2, text/*;q=0.5"), "text", "markdown"), 500);
+        assert_eq!(
+            q(
+                Some("text/*;q=0.5, text/markdown;q=0.1"),
+                "text",
+                "markdown"
+            ),
+            100
+        );
+        assert_eq!(
+            q(Some("*/*;q=0.2, text/*;q=0.5"), "application", "json"),
+            200
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! its answer, whatever it is.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -203,8 +203,23 @@ impl Cache {
     /// Answers `GET <path_and_query>` from the cache, from a request in
     /// flight, or by asking `up`.
     pub fn get(&self, up: &dyn Upstream, path_and_query: &str) -> (Answer, Outcome) {
+        let (answer, outcome, _) = self.lookup(up, path_and_query);
+        (answer, outcome)
+    }
+
+    /// Like [`Cache::get`], plus how long the answer stays fresh: the time
+    /// left before a stored answer expires, the full [`ttl_for`] of a new
+    /// `200` answer, and zero for anything that is never stored (other
+    /// statuses, transport failures).
+    pub fn lookup(&self, up: &dyn Upstream, path_and_query: &str) -> (Answer, Outcome, Duration) {
+        let fresh = |a: &Answer| match a {
+            Ok(r) if r.status == 200 => ttl_for(path_and_query),
+            _ => Duration::ZERO,
+        };
         if self.budget == 0 {
-            return (up.get(path_and_query), Outcome::Bypass);
+            let answer = up.get(path_and_query);
+            let life = fresh(&answer);
+            return (answer, Outcome::Bypass, life);
         }
         let flight = {
             let mut inner = lock(&self.inner);
@@ -217,16 +232,20 @@ impl Cache {
                     let tick = inner.tick;
                     inner.lru.remove(&old_tick);
                     inner.lru.insert(tick, path_and_query.to_string());
+                    let mut left = Duration::ZERO;
                     if let Some(Slot::Ready(e)) = inner.map.get_mut(path_and_query) {
                         e.tick = tick;
+                        left = e.expires.saturating_duration_since(now);
                     }
-                    return (Ok((*resp).clone()), Outcome::Hit);
+                    return (Ok((*resp).clone()), Outcome::Hit, left);
                 }
                 Some(Slot::Ready(_)) => expired = true,
                 Some(Slot::Pending(f)) => {
                     let f = f.clone();
                     drop(inner);
-                    return (wait(&f), Outcome::Hit);
+                    let answer = wait(&f);
+                    let life = fresh(&answer);
+                    return (answer, Outcome::Hit, life);
                 }
                 None => {}
             }
@@ -251,7 +270,8 @@ impl Cache {
         let answer = up.get(path_and_query);
         guard.answer = Some(answer.clone());
         drop(guard);
-        (answer, Outcome::Miss)
+        let life = fresh(&answer);
+        (answer, Outcome::Miss, life)
     }
 }
 
@@ -270,6 +290,9 @@ pub struct Fetcher<'a> {
     cache: &'a Cache,
     up: &'a dyn Upstream,
     seen: AtomicU8,
+    /// Shortest freshness (milliseconds) of any answer used so far;
+    /// `u64::MAX` before the first request.
+    fresh_ms: AtomicU64,
 }
 
 const SEEN_HIT: u8 = 1;
@@ -283,6 +306,17 @@ impl<'a> Fetcher<'a> {
             cache,
             up,
             seen: AtomicU8::new(0),
+            fresh_ms: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// How long everything this call used stays fresh: the shortest
+    /// freshness of its upstream answers (see [`Cache::lookup`]); zero
+    /// when it made no request or any answer was not cacheable.
+    pub fn fresh_for(&self) -> Duration {
+        match self.fresh_ms.load(Ordering::SeqCst) {
+            u64::MAX => Duration::ZERO,
+            ms => Duration::from_millis(ms),
         }
     }
 
@@ -302,7 +336,9 @@ impl<'a> Fetcher<'a> {
 
 impl Upstream for Fetcher<'_> {
     fn get(&self, path_and_query: &str) -> Answer {
-        let (answer, outcome) = self.cache.get(self.up, path_and_query);
+        let (answer, outcome, fresh) = self.cache.lookup(self.up, path_and_query);
+        let ms = u64::try_from(fresh.as_millis()).unwrap_or(u64::MAX - 1);
+        self.fresh_ms.fetch_min(ms, Ordering::SeqCst);
         let bit = match outcome {
             Outcome::Hit => SEEN_HIT,
             Outcome::Miss => SEEN_MISS,
@@ -374,6 +410,37 @@ mod tests {
         assert_eq!(off.get(&up, "/a").1, Outcome::Bypass);
         let f = Fetcher::new(&off, &up);
         assert_eq!(f.outcome(), "bypass");
+    }
+
+    #[test]
+    fn freshness_is_the_shortest_life_used() {
+        let c = Cache::new(1 << 20);
+        let up = counting(200, 10, 0);
+        let (_, o, life) = c.lookup(&up, "/2/status/1");
+        assert_eq!((o, life), (Outcome::Miss, TTL_POST));
+        std::thread::sleep(Duration::from_millis(20));
+        let (_, o, life) = c.lookup(&up, "/2/status/1");
+        assert_eq!(o, Outcome::Hit);
+        assert!(
+            life < TTL_POST && life > TTL_POST - Duration::from_secs(2),
+            "{life:?}"
+        );
+        let f = Fetcher::new(&c, &up);
+        assert_eq!(f.fresh_for(), Duration::ZERO, "no request yet");
+        let _ = f.get("/2/profile/a");
+        assert_eq!(f.fresh_for(), TTL_PROFILE);
+        let _ = f.get("/2/search?q=a");
+        assert_eq!(f.fresh_for(), TTL_SEARCH, "the shortest wins");
+        let bad = counting(404, 10, 0);
+        let f = Fetcher::new(&c, &bad);
+        let _ = f.get("/2/status/404");
+        assert_eq!(
+            f.fresh_for(),
+            Duration::ZERO,
+            "an unstored answer is not fresh"
+        );
+        let off = Cache::new(0);
+        assert_eq!(off.lookup(&up, "/2/thread/1").2, TTL_POST);
     }
 
     #[test]

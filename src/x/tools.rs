@@ -5,6 +5,7 @@
 //! the shared cache (see `cache.rs`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -124,28 +125,42 @@ impl Tools {
 
     /// Runs a validated call (blocking; call from a worker thread).
     pub fn run(&self, call: &ToolCall) -> ToolOutput {
+        match self.run_http(call) {
+            Ok(s) => ToolOutput {
+                text: s.text,
+                structured: Some(s.structured),
+                is_error: false,
+            },
+            Err(e) => ToolOutput::error(&e),
+        }
+    }
+
+    /// Runs a validated call like [`Tools::run`] (same fetches, cache and
+    /// renderer) but keeps the failure structured and reports how long the
+    /// result stays fresh, for the plain HTTP routes.
+    pub fn run_http(&self, call: &ToolCall) -> Result<Served, XError> {
         let f = Fetcher::new(&self.cache, self.upstream.as_ref());
+        let (text, structured) = self.run_with(&f, call)?;
+        Ok(Served {
+            text,
+            structured,
+            fresh_for: f.fresh_for(),
+        })
+    }
+
+    fn run_with(&self, f: &Fetcher, call: &ToolCall) -> Result<(String, Value), XError> {
         let browse_args = || browse::parse_browse(&call.arguments);
-        let result: Result<BrowseResult, XError> = match call.name {
+        let result: BrowseResult = match call.name {
             "x_md_get_post" => {
-                return match args::parse_post(Some(&call.arguments)) {
-                    Ok(a) => match post::get_post(&f, &a) {
-                        Ok(mut r) => {
-                            r.structured["cache"] = Value::from(f.outcome());
-                            ToolOutput {
-                                text: r.text,
-                                structured: Some(r.structured),
-                                is_error: false,
-                            }
-                        }
-                        Err(e) => ToolOutput::error(&e),
-                    },
-                    Err(m) => ToolOutput::error(&XError::new(400, "invalid_arguments", m)),
-                }
+                let a = args::parse_post(Some(&call.arguments))
+                    .map_err(|m| XError::new(400, "invalid_arguments", m))?;
+                let mut r = post::get_post(f, &a)?;
+                r.structured["cache"] = Value::from(f.outcome());
+                return Ok((r.text, r.structured));
             }
-            "x_md_get_profile" => profile::profile(&f, &browse_args()),
-            "x_md_get_followers" => browse::connections(&f, false, &browse_args()),
-            "x_md_get_following" => browse::connections(&f, true, &browse_args()),
+            "x_md_get_profile" => profile::profile(f, &browse_args())?,
+            "x_md_get_followers" => browse::connections(f, false, &browse_args())?,
+            "x_md_get_following" => browse::connections(f, true, &browse_args())?,
             _ => {
                 let q = call
                     .arguments
@@ -157,18 +172,24 @@ impl Tools {
                     .get("feed")
                     .and_then(Value::as_str)
                     .unwrap_or("latest");
-                search::search(&f, &browse_args(), q, feed)
+                search::search(f, &browse_args(), q, feed)?
             }
         };
-        match result {
-            Ok(r) => ToolOutput {
-                text: r.text,
-                structured: Some(r.structured),
-                is_error: false,
-            },
-            Err(e) => ToolOutput::error(&e),
-        }
+        Ok((result.text, result.structured))
     }
+}
+
+/// A successful run for the HTTP routes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    /// The Markdown, byte for byte what the tool's text content carries.
+    pub text: String,
+    /// The tool's `structuredContent`.
+    pub structured: Value,
+    /// How long the result stays fresh: the shortest remaining cache life
+    /// of the upstream answers it was built from (zero when any of them
+    /// was not cacheable).
+    pub fresh_for: Duration,
 }
 
 #[cfg(test)]

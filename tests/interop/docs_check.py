@@ -25,6 +25,7 @@ import re
 import sys
 import traceback
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from openapi_schema_validator import OAS31Validator
@@ -272,10 +273,15 @@ def check_against(spec, path, method, resp, problems, what):
         if resp.body:
             problems.append(f"{what}: {resp.status} documented without a body, got {len(resp.body)} bytes")
         return
-    if resp.content_type not in content:
+    # A documented key may carry parameters (`text/plain; version=0.0.4; ...`):
+    # then the whole Content-Type must match it.
+    spelled = {k.lower().replace(" ", ""): k for k in content}
+    key = resp.content_type if resp.content_type in content else spelled.get(
+        (resp.headers.get("Content-Type") or "").lower().replace(" ", ""))
+    if key is None:
         problems.append(f"{what}: Content-Type {resp.content_type!r} not in {sorted(content)}")
         return
-    schema = content[resp.content_type].get("schema")
+    schema = content[key].get("schema")
     if schema is None:
         return
     if resp.content_type == "application/json" or resp.content_type.endswith("+json"):
@@ -320,6 +326,20 @@ def check_served_openapi(base, version):
     return validate_openapi(spec, base, version), "served /openapi.json is valid OpenAPI 3.1.0 for this URL"
 
 
+def example_target(spec, path, item, op):
+    """`path` with its path parameters and required query parameters filled
+    from their documented examples (the fixtures the fake upstream serves)."""
+    query = []
+    for param in item.get("parameters", []) + op.get("parameters", []):
+        if "$ref" in param:
+            param = spec["components"]["parameters"][param["$ref"].rsplit("/", 1)[1]]
+        if param["in"] == "path":
+            path = path.replace("{" + param["name"] + "}", urllib.parse.quote(str(param["example"]), safe=""))
+        elif param["in"] == "query" and param.get("required"):
+            query.append((param["name"], str(param["example"])))
+    return path + ("?" + urllib.parse.urlencode(query) if query else "")
+
+
 @check("routes")
 def check_routes(base, spec):
     problems = []
@@ -327,13 +347,13 @@ def check_routes(base, spec):
     for path, item in spec["paths"].items():
         if "get" in item:
             headers = {"Accept": "application/json"} if path == "/mcp" else {}
-            r = http("GET", base + path, headers=headers)
+            r = http("GET", base + example_target(spec, path, item, item["get"]), headers=headers)
             check_against(spec, path, "get", r, problems, f"GET {path}")
             if r.status != 200:
                 problems.append(f"GET {path}: status {r.status}, want 200")
             count += 1
         if "options" in item:
-            r = http("OPTIONS", base + path, headers={
+            r = http("OPTIONS", base + example_target(spec, path, item, item["options"]), headers={
                 "Origin": base, "Access-Control-Request-Method": "POST",
                 "Access-Control-Request-Headers": "content-type, mcp-protocol-version"})
             check_against(spec, path, "options", r, problems, f"OPTIONS {path}")

@@ -1,0 +1,535 @@
+//! The read-only X routes over plain HTTP, beside `/mcp`: the same five
+//! tools (validation, fetches, cache and renderer) for curl, browsers and
+//! scripts, and the targets of the `[Continue →]` links the Markdown prints.
+//!
+//! | Route | Tool |
+//! | --- | --- |
+//! | `/{handle}/status/{id}`, `/i/status/{id}` | `x_md_get_post` |
+//! | `/api/convert?url=…` | `x_md_get_post` (any accepted post URL form) |
+//! | `/{handle}` | `x_md_get_profile` |
+//! | `/{handle}/followers`, `/{handle}/following` | `x_md_get_followers`, `x_md_get_following` |
+//! | `/search?q=…` | `x_md_search_posts` |
+//!
+//! Query parameters are the tool's arguments (typed from its argument
+//! table, then checked by `Tools::prepare` before any upstream work), plus
+//! `format`. The answer is the tool's Markdown as `text/markdown;
+//! charset=utf-8`, or its `structuredContent` as `application/json` when
+//! `format=json` or `Accept` prefers JSON; failures are RFC 9457 problems
+//! with the tools' status, code and message. Every run goes to the worker
+//! pool; `HEAD` runs too (for the `ETag` and length) and sends no body.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::xhttp::{
+    etag, none_match, parse_query, problem, CODE_INVALID_ARGUMENTS, CODE_INVALID_QUERY,
+};
+use super::{joined, preflight, App, READ_ALLOW};
+use crate::http::accept::quality;
+use crate::http::{Body, Head, Method, Response};
+use crate::metrics::{METRICS, ROUTE_X};
+use crate::server::conn::Handled;
+use crate::x::args::Kind;
+use crate::x::schema;
+use crate::x::tools::{PrepareError, Served, Tools};
+use crate::x::url::{is_handle, is_id};
+
+/// First path segments that are routes of this server, never handles
+/// (compared case-insensitively, as X compares handles): `/metrics` stays
+/// the metrics, `/search/followers` is a 404, not an account's followers.
+pub const RESERVED_NAMES: [&str; 6] = ["api", "healthz", "i", "mcp", "metrics", "search"];
+
+/// The X routes as OpenAPI path templates, in documentation order.
+pub const ROUTE_TEMPLATES: [&str; 7] = [
+    "/{handle}/status/{id}",
+    "/i/status/{id}",
+    "/api/convert",
+    "/{handle}",
+    "/{handle}/followers",
+    "/{handle}/following",
+    "/search",
+];
+
+/// Media type of the Markdown answers.
+pub const MARKDOWN_MEDIA_TYPE: &str = "text/markdown; charset=utf-8";
+
+/// Query parameters of the post routes besides the path's handle and id.
+const POST_PARAMS: [&str; 7] = [
+    "thread",
+    "replies",
+    "max_posts",
+    "context",
+    "userinfo",
+    "full",
+    "format",
+];
+/// Query parameters of `/api/convert`.
+const CONVERT_PARAMS: [&str; 8] = [
+    "url",
+    "thread",
+    "replies",
+    "max_posts",
+    "context",
+    "userinfo",
+    "full",
+    "format",
+];
+/// Query parameters of the profile and connections routes.
+const BROWSE_PARAMS: [&str; 5] = ["page", "limit", "cursor", "full", "format"];
+/// Query parameters of `/search`.
+const SEARCH_PARAMS: [&str; 7] = ["q", "feed", "page", "limit", "cursor", "full", "format"];
+/// `format` values of the list routes (HTTP only: the tools have none).
+const LIST_FORMATS: [&str; 2] = ["markdown", "json"];
+
+/// A matched X route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XRoute<'a> {
+    /// `/{handle}/status/{id}` or `/i/status/{id}` (handle `i`).
+    Post {
+        /// The handle segment.
+        handle: &'a str,
+        /// The id segment.
+        id: &'a str,
+    },
+    /// `/api/convert`.
+    Convert,
+    /// `/{handle}`.
+    Profile(&'a str),
+    /// `/{handle}/followers` (`following` false) or `/{handle}/following`.
+    Connections {
+        /// The handle segment.
+        handle: &'a str,
+        /// Which list.
+        following: bool,
+    },
+    /// `/search`.
+    Search,
+}
+
+fn handle_segment(s: &str) -> bool {
+    is_handle(s) && !RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(s))
+}
+
+/// Matches a request path (without query) against the X routes. A handle
+/// segment is 1–15 letters, digits or underscores and not one of
+/// [`RESERVED_NAMES`]; an id segment is 1–20 digits; anything else (a
+/// trailing slash too) is not an X route.
+pub fn match_path(path: &str) -> Option<XRoute<'_>> {
+    let rest = path.strip_prefix('/')?;
+    let segs: Vec<&str> = rest.split('/').collect();
+    Some(match segs.as_slice() {
+        ["search"] => XRoute::Search,
+        ["api", "convert"] => XRoute::Convert,
+        ["i", "status", id] if is_id(id) => XRoute::Post { handle: "i", id },
+        [h] if handle_segment(h) => XRoute::Profile(h),
+        [h, "followers"] if handle_segment(h) => XRoute::Connections {
+            handle: h,
+            following: false,
+        },
+        [h, "following"] if handle_segment(h) => XRoute::Connections {
+            handle: h,
+            following: true,
+        },
+        [h, "status", id] if handle_segment(h) && is_id(id) => XRoute::Post { handle: h, id },
+        _ => return None,
+    })
+}
+
+/// Which representation a successful answer takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Representation {
+    /// The tool's Markdown, `text/markdown; charset=utf-8`.
+    Markdown,
+    /// The tool's `structuredContent`, `application/json`.
+    Json,
+}
+
+/// Content negotiation: an explicit `format` decides (`json` → JSON;
+/// `markdown`, `obsidian` → Markdown); otherwise JSON only when `Accept`
+/// gives `application/json` a higher weight than `text/markdown` (a tie,
+/// `*/*` or no `Accept` → Markdown). An `Accept` that admits neither still
+/// gets Markdown (RFC 9110 §12.5.1 lets a server disregard it).
+pub fn negotiate(format: Option<&str>, accept: Option<&[u8]>) -> Representation {
+    match format {
+        Some("json") => Representation::Json,
+        Some(_) => Representation::Markdown,
+        None => {
+            if quality(accept, b"application", b"json") > quality(accept, b"text", b"markdown") {
+                Representation::Json
+            } else {
+                Representation::Markdown
+            }
+        }
+    }
+}
+
+/// A request turned into a tool call's arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RouteCall {
+    /// The tool.
+    pub tool: &'static str,
+    /// The arguments for `Tools::prepare`.
+    pub arguments: Value,
+    /// The `format` query parameter, when given.
+    pub format: Option<String>,
+}
+
+/// Builds the tool arguments of a route from its path and query. Values
+/// are typed from the tool's argument table: integers parse as numbers,
+/// `true`/`1` and `false`/`0` as booleans; anything else stays a string so
+/// `Tools::prepare` refuses it with the tool's own message.
+///
+/// # Errors
+///
+/// `(code, message)` for a query that cannot be decoded, a parameter the
+/// route does not take, a bad list `format`, or `/api/convert` without
+/// `url`.
+pub fn route_call(
+    route: XRoute<'_>,
+    query: Option<&str>,
+) -> Result<RouteCall, (&'static str, String)> {
+    let params = parse_query(query).map_err(|m| (CODE_INVALID_QUERY, m))?;
+    let (tool, allowed): (&'static str, &[&str]) = match route {
+        XRoute::Post { .. } => ("x_md_get_post", &POST_PARAMS),
+        XRoute::Convert => ("x_md_get_post", &CONVERT_PARAMS),
+        XRoute::Profile(_) => ("x_md_get_profile", &BROWSE_PARAMS),
+        XRoute::Connections {
+            following: false, ..
+        } => ("x_md_get_followers", &BROWSE_PARAMS),
+        XRoute::Connections {
+            following: true, ..
+        } => ("x_md_get_following", &BROWSE_PARAMS),
+        XRoute::Search => ("x_md_search_posts", &SEARCH_PARAMS),
+    };
+    let props = schema::spec(tool).map_or(&[][..], |s| s.props);
+    let mut args = Map::new();
+    match route {
+        XRoute::Post { handle, id } => {
+            args.insert("handle".into(), Value::from(handle));
+            args.insert("id".into(), Value::from(id));
+        }
+        XRoute::Profile(handle) | XRoute::Connections { handle, .. } => {
+            args.insert("handle".into(), Value::from(handle));
+        }
+        XRoute::Convert | XRoute::Search => {}
+    }
+    let mut format = None;
+    for (name, value) in params {
+        if !allowed.contains(&name.as_str()) {
+            let shown: String = name.chars().take(40).collect();
+            return Err((
+                CODE_INVALID_QUERY,
+                format!(
+                    "unknown query parameter `{shown}`; this route takes: {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        if name == "format" {
+            let list_route = tool != "x_md_get_post";
+            if list_route && !LIST_FORMATS.contains(&value.as_str()) {
+                return Err((
+                    CODE_INVALID_ARGUMENTS,
+                    format!("`format` must be one of: {}", LIST_FORMATS.join(", ")),
+                ));
+            }
+            format = Some(value.clone());
+            if list_route {
+                continue;
+            }
+        }
+        let kind = props.iter().find(|p| p.name == name).map(|p| p.kind);
+        let typed = match kind {
+            Some(Kind::Int { .. }) => value
+                .parse::<i64>()
+                .map_or_else(|_| Value::from(value.as_str()), Value::from),
+            Some(Kind::Bool) => match value.as_str() {
+                "true" | "1" => Value::Bool(true),
+                "false" | "0" => Value::Bool(false),
+                _ => Value::from(value),
+            },
+            _ => Value::from(value),
+        };
+        args.insert(name, typed);
+    }
+    if route == XRoute::Convert && !args.contains_key("url") {
+        return Err((
+            CODE_INVALID_ARGUMENTS,
+            "missing required query parameter `url`, e.g. /api/convert?url=https://x.com/example_user/status/1800000000000000001".into(),
+        ));
+    }
+    Ok(RouteCall {
+        tool,
+        arguments: Value::Object(args),
+        format,
+    })
+}
+
+/// The X routes, sharing the MCP endpoint's [`Tools`] (one cache).
+pub struct XRoutes {
+    tools: Arc<Tools>,
+}
+
+impl XRoutes {
+    /// The routes over the tool runner the MCP endpoint uses.
+    pub fn new(tools: Arc<Tools>) -> XRoutes {
+        XRoutes { tools }
+    }
+
+    /// Answers `head` when its path is an X route (`None` otherwise):
+    /// refusals now, tool runs later on a worker thread.
+    pub fn handle(&self, head: &Head) -> Option<Handled> {
+        let route = match_path(head.path())?;
+        let now = |r: Response| {
+            let mut r = r;
+            r.trace.route = ROUTE_X;
+            Some(Handled::Now(r))
+        };
+        match head.method {
+            Method::Get | Method::Head => {}
+            Method::Options => {
+                return now(preflight(
+                    READ_ALLOW,
+                    head.header("access-control-request-headers"),
+                ))
+            }
+            _ => {
+                return now(problem(
+                    405,
+                    "method_not_allowed",
+                    "this route is read-only: use GET or HEAD",
+                    None,
+                )
+                .header("Allow", READ_ALLOW))
+            }
+        }
+        let rc = match route_call(route, head.query()) {
+            Ok(rc) => rc,
+            Err((code, message)) => return now(problem(400, code, &message, None)),
+        };
+        let call = match Tools::prepare(rc.tool, Some(&rc.arguments)) {
+            Ok(call) => call,
+            Err(PrepareError::InvalidArguments(m)) => {
+                return now(problem(400, CODE_INVALID_ARGUMENTS, &m, None))
+            }
+            Err(PrepareError::UnknownTool) => {
+                return now(problem(500, "internal_error", "route names no tool", None))
+            }
+        };
+        let repr = negotiate(rc.format.as_deref(), joined(head, "accept").as_deref());
+        let if_none_match = joined(head, "if-none-match");
+        let tools = Arc::clone(&self.tools);
+        Some(Handled::Later(Box::new(move || {
+            let started = std::time::Instant::now();
+            let run =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tools.run_http(&call)));
+            let (mut response, outcome, cache) = match run {
+                Ok(Ok(served)) => {
+                    let cache = cache_label(&served);
+                    (answer(&served, repr, if_none_match.as_deref()), 0, cache)
+                }
+                Ok(Err(e)) => (
+                    problem(e.status, e.code, &e.message, e.retry_after),
+                    1,
+                    None,
+                ),
+                Err(_) => (
+                    problem(
+                        500,
+                        "internal_error",
+                        "Internal error: the tool failed unexpectedly.",
+                        None,
+                    ),
+                    2,
+                    None,
+                ),
+            };
+            METRICS.tool(call.name, outcome);
+            if let Some(c) = cache {
+                METRICS.cache(c);
+            }
+            response.trace.route = ROUTE_X;
+            response.trace.tool = Some(call.name);
+            response.trace.tool_ms = Some(started.elapsed().as_millis() as u64);
+            response.trace.cache = cache;
+            response
+        })))
+    }
+}
+
+impl App {
+    /// Every route this application answers, as OpenAPI paths: `/mcp`,
+    /// the static documents, `/metrics` and the X route templates (the
+    /// `/mcp/` alias is left out). For the documentation round-trip test.
+    pub fn route_table(&self) -> Vec<String> {
+        let mut out = vec!["/mcp".to_string(), "/metrics".to_string()];
+        let mut statics: Vec<String> = self.routes.keys().map(|k| k.to_string()).collect();
+        statics.sort();
+        out.extend(statics);
+        out.extend(ROUTE_TEMPLATES.iter().map(|t| t.to_string()));
+        out
+    }
+}
+
+fn cache_label(served: &Served) -> Option<&'static str> {
+    let c = served.structured.get("cache").and_then(Value::as_str)?;
+    ["hit", "miss", "bypass"].into_iter().find(|k| *k == c)
+}
+
+/// The `200` (or `304`) for a served result: the chosen representation,
+/// a strong `ETag` over its bytes, `Cache-Control: public, max-age=<the
+/// result's remaining freshness in seconds>` and `Vary: Accept`.
+fn answer(served: &Served, repr: Representation, if_none_match: Option<&[u8]>) -> Response {
+    let (content_type, bytes) = match repr {
+        Representation::Markdown => (MARKDOWN_MEDIA_TYPE, served.text.as_bytes().to_vec()),
+        Representation::Json => (
+            "application/json",
+            serde_json::to_vec(&served.structured).unwrap_or_default(),
+        ),
+    };
+    let tag = etag(&bytes);
+    let cache_control = format!("public, max-age={}", served.fresh_for.as_secs());
+    let r = if none_match(if_none_match, &tag) {
+        Response::new(304)
+    } else {
+        Response::with_body(200, content_type, Body::Owned(bytes))
+    };
+    r.header("ETag", tag)
+        .header("Cache-Control", cache_control)
+        .header("Vary", "Accept")
+        .header("Access-Control-Expose-Headers", "ETag, Retry-After")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn paths_and_reserved_names() {
+        assert_eq!(
+            match_path("/demo_author/status/2085826244871471104"),
+            Some(XRoute::Post {
+                handle: "demo_author",
+                id: "2085826244871471104"
+            })
+        );
+        assert_eq!(
+            match_path("/i/status/18"),
+            Some(XRoute::Post {
+                handle: "i",
+                id: "18"
+            })
+        );
+        assert_eq!(
+            match_path("/demo_author"),
+            Some(XRoute::Profile("demo_author"))
+        );
+        assert_eq!(
+            match_path("/a/following"),
+            Some(XRoute::Connections {
+                handle: "a",
+                following: true
+            })
+        );
+        assert_eq!(match_path("/search"), Some(XRoute::Search));
+        assert_eq!(match_path("/api/convert"), Some(XRoute::Convert));
+        for not in [
+            "/",
+            "/i",
+            "/I",
+            "/metrics",
+            "/Metrics/followers",
+            "/healthz/following",
+            "/mcp/status/1",
+            "/api",
+            "/search/followers",
+            "/demo_author/",
+            "/demo_author/status/",
+            "/a/status/12x",
+            "/a/status/123456789012345678901",
+            "/sixteen_chars_xx",
+            "/a.b",
+            "/@demo",
+            "/a/likes",
+            "/a/status/1/photo/1",
+            "/i/followers",
+            "//a",
+        ] {
+            assert_eq!(match_path(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn negotiation_rules() {
+        use Representation::*;
+        let n = |f: Option<&str>, a: Option<&str>| negotiate(f, a.map(str::as_bytes));
+        assert_eq!(n(None, None), Markdown);
+        assert_eq!(n(None, Some("*/*")), Markdown);
+        assert_eq!(n(None, Some("application/json")), Json);
+        assert_eq!(n(None, Some("application/json, text/markdown")), Markdown);
+        assert_eq!(n(None, Some("text/markdown;q=0.5, application/json")), Json);
+        assert_eq!(n(None, Some("text/html")), Markdown);
+        assert_eq!(n(None, Some("text/html,*/*;q=0.8")), Markdown);
+        assert_eq!(n(Some("json"), Some("text/markdown")), Json);
+        assert_eq!(n(Some("markdown"), Some("application/json")), Markdown);
+        assert_eq!(n(Some("obsidian"), Some("application/json")), Markdown);
+    }
+
+    #[test]
+    fn query_becomes_typed_arguments() {
+        let rc = route_call(
+            XRoute::Post {
+                handle: "demo_author",
+                id: "18",
+            },
+            Some("thread=off&max_posts=5&full=true&format=obsidian"),
+        )
+        .unwrap();
+        assert_eq!(rc.tool, "x_md_get_post");
+        assert_eq!(
+            rc.arguments,
+            json!({"handle": "demo_author", "id": "18", "thread": "off", "max_posts": 5, "full": true, "format": "obsidian"})
+        );
+        assert_eq!(rc.format.as_deref(), Some("obsidian"));
+        let rc = route_call(XRoute::Search, Some("q=a+b&limit=x&full=0&format=json")).unwrap();
+        assert_eq!(
+            rc.arguments,
+            json!({"q": "a b", "limit": "x", "full": false})
+        );
+        assert_eq!(rc.format.as_deref(), Some("json"));
+        let e = Tools::prepare(rc.tool, Some(&rc.arguments)).unwrap_err();
+        assert_eq!(
+            e,
+            PrepareError::InvalidArguments("`limit` must be an integer from 1 to 20".into())
+        );
+        assert_eq!(
+            route_call(XRoute::Profile("a"), Some("handle=b")).unwrap_err(),
+            (
+                CODE_INVALID_QUERY,
+                "unknown query parameter `handle`; this route takes: page, limit, cursor, full, format".into()
+            )
+        );
+        assert_eq!(
+            route_call(XRoute::Profile("a"), Some("format=obsidian")).unwrap_err(),
+            (
+                CODE_INVALID_ARGUMENTS,
+                "`format` must be one of: markdown, json".into()
+            )
+        );
+        assert_eq!(
+            route_call(XRoute::Convert, None).unwrap_err().0,
+            CODE_INVALID_ARGUMENTS
+        );
+        let rc = route_call(
+            XRoute::Convert,
+            Some("url=x.com%2Fa%2Fstatus%2F5&thread=off"),
+        )
+        .unwrap();
+        assert_eq!(
+            rc.arguments,
+            json!({"url": "x.com/a/status/5", "thread": "off"})
+        );
+    }
+}
