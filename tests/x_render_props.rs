@@ -113,8 +113,12 @@ proptest! {
         for format in ["markdown", "obsidian"] {
             let md = render_posts(std::slice::from_ref(&p), &RenderOptions { format, full, userinfo: "all" });
             // Skip the front matter (YAML, never rendered as Markdown).
+            // The block ends at the second line that is exactly `---` (a
+            // value such as `A---` does not end it).
             let body = if format == "obsidian" {
-                md.splitn(3, "---\n").nth(2).unwrap_or("").to_string()
+                let lines: Vec<&str> = md.lines().collect();
+                let end = lines.iter().enumerate().skip(1).find(|(_, l)| **l == "---").map_or(lines.len(), |(i, _)| i + 1);
+                lines[end..].join("\n")
             } else {
                 md.clone()
             };

@@ -318,7 +318,7 @@ impl XRoutes {
             }
         };
         let repr = negotiate(rc.format.as_deref(), joined(head, "accept").as_deref());
-        let if_none_match = joined(head, "if-none-match");
+        let if_none_match = joined(head, "if-none-match").map(std::borrow::Cow::into_owned);
         let tools = Arc::clone(&self.tools);
         Some(Handled::Later(Box::new(move || {
             let started = std::time::Instant::now();
