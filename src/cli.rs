@@ -53,7 +53,10 @@ fn settings() -> Vec<Setting> {
 pub fn help() -> String {
     let mut out = format!(
         "xmd {} — an MCP server (Streamable HTTP) that reads public X posts as Markdown\n\n\
-         Usage:\n  xmd [serve] [OPTIONS]\n  xmd --help | --version\n\n\
+         Usage:\n  xmd [serve] [OPTIONS]      run the server (the default command)\n  \
+         xmd client [OPTIONS] CMD   talk to any MCP server (see 'xmd client --help')\n  \
+         xmd connect [CLIENT]       print the snippet that connects a client (see 'xmd connect --help')\n  \
+         xmd --help | --version\n\n\
          The MCP endpoint is http://<listen>/mcp (both the 2026-07-28 stateless revision and\n\
          the 2025-11-25 / 2025-06-18 / 2025-03-26 handshake revisions).\n\nOptions (each also read from its environment variable; a flag wins):\n",
         env!("CARGO_PKG_VERSION")

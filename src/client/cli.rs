@@ -32,43 +32,43 @@ pub fn help() -> String {
         "xmd client — talk to any MCP server over Streamable HTTP (both protocol eras)\n\n\
 Usage:\n  xmd client [OPTIONS] COMMAND [ARGS]\n\n\
 Commands:\n\
-  discover                    server/discover (2026-07-28 framing) and print the result\n\
-  initialize                  settle the era (probe and/or initialize handshake), print what was negotiated\n\
-  ping                        liveness: ping (legacy) or a server/discover round trip (2026-07-28)\n\
-  tools                       list every tool (follows nextCursor)\n\
-  call NAME [ARGS]            call a tool; ARGS is one JSON object, '-' (JSON from stdin),\n\
-                              or key=value (string) and key:=JSON (number, boolean, …) pairs;\n\
-                              no ARGS sends {{}}\n\
-  resources                   list every resource (follows nextCursor)\n\
-  templates                   list every resource template (follows nextCursor)\n\
-  read URI                    read one resource\n\
-  rpc METHOD [PARAMS]         any method; PARAMS is a JSON object or '-'; prints the inner result\n\n\
+\x20 discover                    server/discover (2026-07-28 framing) and print the result\n\
+\x20 initialize                  settle the era (probe and/or initialize handshake), print what was negotiated\n\
+\x20 ping                        liveness: ping (legacy) or a server/discover round trip (2026-07-28)\n\
+\x20 tools                       list every tool (follows nextCursor)\n\
+\x20 call NAME [ARGS]            call a tool; ARGS is one JSON object, '-' (JSON from stdin),\n\
+\x20                             or key=value (string) and key:=JSON (number, boolean, …) pairs;\n\
+\x20                             no ARGS sends {{}}\n\
+\x20 resources                   list every resource (follows nextCursor)\n\
+\x20 templates                   list every resource template (follows nextCursor)\n\
+\x20 read URI                    read one resource\n\
+\x20 rpc METHOD [PARAMS]         any method; PARAMS is a JSON object or '-'; prints the inner result\n\n\
 Options (anywhere on the line; '--' ends them):\n\
-  --url URL                   MCP endpoint [default: {DEFAULT_URL}]\n\
-  --era auto|modern|legacy    auto probes server/discover at 2026-07-28 and falls back to the\n\
-                              initialize handshake on a 4xx or JSON-RPC error [default: auto]\n\
-  --protocol-version V        pin the revision (no fallback); a date before 2026-07-28 means the\n\
-                              handshake era\n\
-  --header 'Name: value'      extra request header, repeatable (e.g. Authorization); replaces a\n\
-                              header of the same name the client would set\n\
-  --timeout SECS              timeout of each HTTP exchange [default: {}]\n\
-  --text                      call/read: print only the text content (the Markdown), not JSON\n\
-  -v, --verbose               print each HTTP exchange on stderr (method, headers, status, session)\n\
-  -h, --help                  print this help\n\n\
+\x20 --url URL                   MCP endpoint [default: {DEFAULT_URL}]\n\
+\x20 --era auto|modern|legacy    auto probes server/discover at 2026-07-28 and falls back to the\n\
+\x20                             initialize handshake on a 4xx or JSON-RPC error [default: auto]\n\
+\x20 --protocol-version V        pin the revision (no fallback); a date before 2026-07-28 means the\n\
+\x20                             handshake era\n\
+\x20 --header 'Name: value'      extra request header, repeatable (e.g. Authorization); replaces a\n\
+\x20                             header of the same name the client would set\n\
+\x20 --timeout SECS              timeout of each HTTP exchange [default: {}]\n\
+\x20 --text                      call/read: print only the text content (the Markdown), not JSON\n\
+\x20 -v, --verbose               print each HTTP exchange on stderr (method, headers, status, session)\n\
+\x20 -h, --help                  print this help\n\n\
 Output: JSON on stdout (a JSON-RPC error prints {{\"error\": …}}); one error line on stderr.\n\
 A legacy session (Mcp-Session-Id) is ended with DELETE before exiting.\n\n\
 Exit codes:\n\
-  0  success\n\
-  1  the tool ran and returned isError: true (its result is still printed)\n\
-  2  usage error\n\
-  3  the server answered with a JSON-RPC error\n\
-  4  transport failure (connect, timeout, TLS), HTTP error status or protocol violation\n\n\
+\x20 0  success\n\
+\x20 1  the tool ran and returned isError: true (its result is still printed)\n\
+\x20 2  usage error\n\
+\x20 3  the server answered with a JSON-RPC error\n\
+\x20 4  transport failure (connect, timeout, TLS), HTTP error status or protocol violation\n\n\
 Examples:\n\
-  xmd client tools\n\
-  xmd client call x_md_get_post url=https://x.com/jack/status/20 --text\n\
-  xmd client call x_md_get_post '{{\"url\":\"https://x.com/jack/status/20\",\"thread\":\"off\"}}'\n\
-  xmd client call x_md_get_post url=https://x.com/jack/status/20 max_posts:=5 full:=true\n\
-  xmd client --url https://mcp.example.com/mcp --header 'Authorization: Bearer $TOKEN' resources\n",
+\x20 xmd client tools\n\
+\x20 xmd client call x_md_get_post url=https://x.com/jack/status/20 --text\n\
+\x20 xmd client call x_md_get_post '{{\"url\":\"https://x.com/jack/status/20\",\"thread\":\"off\"}}'\n\
+\x20 xmd client call x_md_get_post url=https://x.com/jack/status/20 max_posts:=5 full:=true\n\
+\x20 xmd client --url https://mcp.example.com/mcp --header 'Authorization: Bearer $TOKEN' resources\n",
         DEFAULT_TIMEOUT.as_secs()
     )
 }
