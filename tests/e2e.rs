@@ -478,3 +478,47 @@ fn sigterm_during_a_slow_call_still_delivers_its_answer() {
     assert_eq!(r.json()["result"]["isError"], false);
     assert_eq!(x.child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn repeated_calls_are_answered_from_the_result_cache() {
+    let up = upstream();
+    let x = start(&up, &[]);
+    let body = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "x_md_get_post", "arguments": {"url": POST_URL, "thread": "off"}}}).to_string();
+    let first = send(&x, &legacy_headers(Some("2025-11-25")), &body).json();
+    assert_eq!(first["result"]["structuredContent"]["cache"], "miss");
+    let count = up.request_count();
+    for version in ["2025-11-25", "2025-03-26"] {
+        let again = send(&x, &legacy_headers(Some(version)), &body).json();
+        assert_eq!(again["id"], 8);
+        assert_eq!(
+            again["result"]["content"], first["result"]["content"],
+            "{version}"
+        );
+        if version == "2025-11-25" {
+            let mut want = first["result"]["structuredContent"].clone();
+            want["cache"] = json!("hit");
+            assert_eq!(again["result"]["structuredContent"], want);
+        } else {
+            assert!(
+                again["result"].get("structuredContent").is_none(),
+                "2025-03-26 has none"
+            );
+        }
+    }
+    let modern = format!(
+        r#"{{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":"{POST_URL}","thread":"off"}},"_meta":{META}}}}}"#
+    );
+    let r = send(
+        &x,
+        &modern_headers("tools/call", Some("x_md_get_post")),
+        &modern,
+    )
+    .json();
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["structuredContent"]["cache"], "hit");
+    assert_eq!(
+        up.request_count(),
+        count,
+        "no upstream request for a cached result"
+    );
+}

@@ -21,13 +21,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::call;
 use super::error::{clip, clip_bytes, http_status, Era, RpcError, HEADER_MISMATCH};
 use super::headers::{
     decode_header_value, Headers, HEADER_MCP_METHOD, HEADER_MCP_NAME, HEADER_MCP_PROTOCOL_VERSION,
 };
 use super::jsonrpc::{classify, error_message, splice, Id, Message};
 use super::version::ProtocolVersion;
+use super::{call, results};
 use super::{Mcp, Outcome, PendingCall, Reply};
 
 /// `_meta` key of the per-request revision claim (2026-07-28).
@@ -316,13 +316,27 @@ fn serve(
             },
         },
         "tools/call" => match call::prepare(params) {
-            Ok(call) => Outcome::Call(PendingCall {
-                tools: mcp.tools.clone(),
-                call,
-                id,
-                version,
-                modern_tail: st.modern_tail.clone(),
-            }),
+            Ok(call) => {
+                let hit = mcp.results.get(
+                    &results::key(&call),
+                    version,
+                    &st.modern_tail,
+                    std::time::Instant::now(),
+                );
+                if let Some(tail) = hit {
+                    crate::metrics::METRICS.tool(call.name, 0);
+                    crate::metrics::METRICS.cache("hit");
+                    return ok(&id, &tail);
+                }
+                Outcome::Call(PendingCall {
+                    tools: mcp.tools.clone(),
+                    results: mcp.results.clone(),
+                    call,
+                    id,
+                    version,
+                    modern_tail: st.modern_tail.clone(),
+                })
+            }
             Err(e) => fail(Some(&id), e, era),
         },
         _ => fail(Some(&id), RpcError::method_not_found(), era),

@@ -37,6 +37,7 @@ pub mod version;
 mod call;
 mod dispatch;
 mod resources;
+pub mod results;
 
 use std::sync::Arc;
 
@@ -112,6 +113,7 @@ pub enum Outcome {
 /// A validated `tools/call`, carrying everything needed to build its reply.
 pub struct PendingCall {
     tools: Arc<Tools>,
+    results: Arc<results::ResultCache>,
     call: ToolCall,
     id: Id,
     version: ProtocolVersion,
@@ -122,8 +124,26 @@ impl PendingCall {
     /// Runs the tool (blocking) and builds the JSON-RPC reply (HTTP 200; a
     /// tool failure is a result with `isError: true`).
     pub fn run(self) -> Reply {
-        let output = self.tools.run(&self.call);
-        self.reply(&output)
+        self.run_traced().0
+    }
+
+    /// Runs the tool and stores a fresh successful result in the result
+    /// cache, so the next identical call is answered without a worker.
+    fn run_and_remember(&self) -> ToolOutput {
+        match self.tools.run_http(&self.call) {
+            Ok(served) => {
+                let output = ToolOutput {
+                    text: served.text,
+                    structured: Some(served.structured),
+                    is_error: false,
+                };
+                let key = results::key(&self.call);
+                self.results
+                    .put(key, &output, served.fresh_for, std::time::Instant::now());
+                output
+            }
+            Err(e) => ToolOutput::error(&e),
+        }
     }
 
     /// Like [`PendingCall::run`], but a panic inside the tool becomes a
@@ -137,7 +157,7 @@ impl PendingCall {
     pub fn run_traced(self) -> (Reply, CallStats) {
         let started = std::time::Instant::now();
         let run =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.tools.run(&self.call)));
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_and_remember()));
         let mut stats = CallStats {
             tool: self.call.name,
             outcome: CallOutcome::Ok,
@@ -236,6 +256,7 @@ pub struct Mcp {
     resources: Vec<Resource>,
     tools: Arc<Tools>,
     statics: statics::Statics,
+    results: Arc<results::ResultCache>,
 }
 
 impl Mcp {
@@ -247,7 +268,17 @@ impl Mcp {
             resources,
             tools,
             statics,
+            results: Arc::new(results::ResultCache::new(
+                results::DEFAULT_RESULT_CACHE_BYTES,
+            )),
         }
+    }
+
+    /// Sets the tool-result cache budget in bytes (0 turns it off); see
+    /// [`results::DEFAULT_RESULT_CACHE_BYTES`].
+    pub fn with_result_cache_bytes(mut self, bytes: usize) -> Mcp {
+        self.results = Arc::new(results::ResultCache::new(bytes));
+        self
     }
 
     /// Handles one POSTed JSON-RPC message.

@@ -41,7 +41,8 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    fn error(e: &XError) -> ToolOutput {
+    /// The `isError` result for an error.
+    pub fn error(e: &XError) -> ToolOutput {
         ToolOutput {
             text: e.to_string(),
             structured: None,
