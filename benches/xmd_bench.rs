@@ -139,6 +139,12 @@ impl Server {
                 "127.0.0.1:0",
                 "--log-format",
                 "off",
+                // One loopback client measuring throughput: the abuse
+                // limits (per-client rate, upstream budget) would cap it.
+                "--rate-limit",
+                "0",
+                "--upstream-budget",
+                "0",
                 "--upstream",
             ])
             .arg(format!("http://{upstream}"))

@@ -44,6 +44,9 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--idle-timeout", env: "XMD_IDLE_TIMEOUT", value: "SECS", help: format!("idle keep-alive time before closing [default: {}]", secs(config::DEFAULT_IDLE_TIMEOUT)) },
         Setting { flag: "--upstream-timeout", env: "XMD_UPSTREAM_TIMEOUT", value: "SECS", help: format!("timeout of one upstream request [default: {}]", secs(config::DEFAULT_UPSTREAM_TIMEOUT)) },
         Setting { flag: "--shutdown-grace", env: "XMD_SHUTDOWN_GRACE", value: "SECS", help: format!("how long SIGTERM waits for in-flight requests [default: {}]", secs(config::DEFAULT_SHUTDOWN_GRACE)) },
+        Setting { flag: "--rate-limit", env: "XMD_RATE_LIMIT", value: "PER_SEC", help: format!("tool calls per second per client address (IPv6: per /64); past it and the burst the call is an isError result naming the seconds to wait; 0 turns it off [default: {}]", crate::app::limits::DEFAULT_RATE_LIMIT) },
+        Setting { flag: "--rate-burst", env: "XMD_RATE_BURST", value: "N", help: format!("tool calls a client may make at once before --rate-limit applies [default: {}]", crate::app::limits::DEFAULT_RATE_BURST) },
+        Setting { flag: "--upstream-budget", env: "XMD_UPSTREAM_BUDGET", value: "PER_SEC", help: format!("upstream requests per second for the whole server (burst: {}s' worth), kept under FxTwitter's 1000/min per IP; past it tools answer isError with code upstream_budget; 0 turns it off [default: {}]", crate::app::limits::UPSTREAM_BUDGET_BURST_SECS, crate::app::limits::DEFAULT_UPSTREAM_BUDGET) },
         Setting { flag: "--log-format", env: "XMD_LOG_FORMAT", value: "FORMAT", help: "access log on stderr: plain, json or off [default: plain]".into() },
         Setting { flag: "--allowed-origins", env: "XMD_ALLOWED_ORIGINS", value: "LIST", help: "comma-separated Origins allowed to call the server (replaces the loopback-only rule) [default: loopback origins on a loopback listener, any on a public one]".into() },
     ]
@@ -158,6 +161,26 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     };
     if let Some(n) = number("--cache-bytes", 0)? {
         config.cache_bytes = n;
+    }
+    let rate = |flag: &str, min: usize| -> Result<Option<u32>, UsageError> {
+        match number(flag, min)? {
+            None => Ok(None),
+            Some(n) => u32::try_from(n).map(Some).map_err(|_| {
+                UsageError(format!(
+                    "invalid {flag} '{n}' (expected at most {})",
+                    u32::MAX
+                ))
+            }),
+        }
+    };
+    if let Some(n) = rate("--rate-limit", 0)? {
+        config.rate_limit = n;
+    }
+    if let Some(n) = rate("--rate-burst", 1)? {
+        config.rate_burst = n;
+    }
+    if let Some(n) = rate("--upstream-budget", 0)? {
+        config.upstream_budget = n;
     }
     if let Some(n) = number("--workers", 1)? {
         config.workers = n;
@@ -305,6 +328,27 @@ mod tests {
         assert_eq!(
             parse(&args(&["--upstream", "http://a.example,ftp://b"]), &none).unwrap_err(),
             UsageError("invalid --upstream 'ftp://b' (expected an http:// or https:// URL)".into())
+        );
+    }
+
+    #[test]
+    fn abuse_limits_default_and_parse() {
+        let none = |_: &str| None;
+        let c = serve(&[], &none);
+        assert_eq!(
+            (c.rate_limit, c.rate_burst, c.upstream_budget),
+            (10, 60, 15)
+        );
+        let env = |k: &str| (k == "XMD_UPSTREAM_BUDGET").then(|| "0".to_string());
+        let c = serve(&["--rate-limit", "0", "--rate-burst=5"], &env);
+        assert_eq!((c.rate_limit, c.rate_burst, c.upstream_budget), (0, 5, 0));
+        assert_eq!(
+            parse(&args(&["--rate-burst", "0"]), &none).unwrap_err(),
+            UsageError("invalid --rate-burst '0' (expected a whole number >= 1)".into())
+        );
+        assert_eq!(
+            parse(&args(&["--rate-limit", "-1"]), &none).unwrap_err(),
+            UsageError("invalid --rate-limit '-1' (expected a whole number >= 0)".into())
         );
     }
 

@@ -139,6 +139,15 @@ pub struct Config {
     /// Upstream response cache budget in bytes (0 = off); default
     /// [`crate::x::cache::DEFAULT_CACHE_BYTES`].
     pub cache_bytes: usize,
+    /// Per-client `tools/call` rate in calls per second (0 = off); see
+    /// [`crate::app::limits::DEFAULT_RATE_LIMIT`].
+    pub rate_limit: u32,
+    /// Per-client `tools/call` burst; see
+    /// [`crate::app::limits::DEFAULT_RATE_BURST`].
+    pub rate_burst: u32,
+    /// Global upstream requests per second (0 = off); see
+    /// [`crate::app::limits::DEFAULT_UPSTREAM_BUDGET`].
+    pub upstream_budget: u32,
     /// Access-log format; default plain.
     pub log_format: crate::server::log::LogFormat,
     /// HTTP limits.
@@ -159,6 +168,9 @@ impl Config {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             allowed_origins: None,
             cache_bytes: crate::x::cache::DEFAULT_CACHE_BYTES,
+            rate_limit: crate::app::limits::DEFAULT_RATE_LIMIT,
+            rate_burst: crate::app::limits::DEFAULT_RATE_BURST,
+            upstream_budget: crate::app::limits::DEFAULT_UPSTREAM_BUDGET,
             log_format: crate::server::log::LogFormat::Plain,
             limits: Limits::default(),
         }

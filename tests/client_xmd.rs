@@ -84,7 +84,11 @@ fn every_method(s: &Setup, era: Era, modern: bool) {
     let info = conn.server_info.as_ref().expect("server info");
     assert_eq!(info.name, "xmd");
     assert_eq!(info.version, env!("CARGO_PKG_VERSION"));
-    assert_eq!(conn.capabilities, json!({"resources": {}, "tools": {}}));
+    let mut capabilities = json!({"resources": {}, "tools": {}, "prompts": {}});
+    if !modern {
+        capabilities["logging"] = json!({});
+    }
+    assert_eq!(conn.capabilities, capabilities);
     assert!(conn
         .instructions
         .as_deref()

@@ -109,7 +109,7 @@ fn legacy_handshake_list_and_call_over_sse() {
     assert_eq!(v["result"]["serverInfo"]["name"], "xmd");
     assert_eq!(
         v["result"]["capabilities"],
-        json!({"tools": {}, "resources": {}})
+        json!({"tools": {}, "resources": {}, "prompts": {}, "logging": {}})
     );
     assert!(v["result"].get("resultType").is_none());
     assert_eq!(init.header("mcp-session-id"), None);
@@ -348,9 +348,9 @@ fn c07_unsupported_version_and_unknown_methods() {
     );
     let r = send(
         &x,
-        &modern_headers("prompts/list", None),
+        &modern_headers("completion/complete", None),
         &format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":{{"_meta":{META}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{{"_meta":{META}}}}}"#
         ),
     );
     assert_eq!(r.status, 404);
@@ -361,7 +361,7 @@ fn c07_unsupported_version_and_unknown_methods() {
     let r = send(
         &x,
         &legacy_headers(Some("2025-11-25")),
-        r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete"}"#,
     );
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["error"]["code"], -32601);

@@ -154,7 +154,7 @@ fn modern_req(id: Value, method: &str, mut params: Value) -> Value {
 
 fn discover_result() -> Value {
     json!({"resultType": "complete", "supportedVersions": ALL_VERSIONS,
-           "capabilities": {"tools": {}, "resources": {}}, "instructions": INSTRUCTIONS,
+           "capabilities": {"tools": {}, "resources": {}, "prompts": {}}, "instructions": INSTRUCTIONS,
            "ttlMs": 3_600_000, "cacheScope": "public", "_meta": server_meta()})
 }
 
@@ -194,7 +194,7 @@ fn initialize_result(v: &str) -> Value {
     if v != "2025-03-26" {
         server_info["title"] = json!(xmd::mcp::statics::SERVER_TITLE);
     }
-    json!({"protocolVersion": v, "capabilities": {"tools": {}, "resources": {}},
+    json!({"protocolVersion": v, "capabilities": {"tools": {}, "resources": {}, "prompts": {}, "logging": {}},
            "serverInfo": server_info, "instructions": INSTRUCTIONS})
 }
 

@@ -27,7 +27,7 @@ impl Upstream for Metered {
             Err(FetchError::TooLarge) => "too_large",
             Err(FetchError::Connect(_)) | Err(FetchError::Other(_)) => "network",
             // Answered locally during a cool-down: no upstream request was made.
-            Err(FetchError::CoolingDown(_)) => return result,
+            Err(FetchError::CoolingDown(_)) | Err(FetchError::BudgetExhausted(_)) => return result,
         };
         METRICS.upstream(label, started.elapsed());
         result

@@ -19,6 +19,7 @@
 //! Query strings never change the route and nothing ever redirects.
 
 pub mod landing;
+pub mod limits;
 pub mod metered;
 pub mod origin;
 pub mod statics;
@@ -89,6 +90,8 @@ fn metrics_route(method: &Method) -> Response {
 /// The handler for the event loop.
 pub struct App {
     mcp: Arc<Mcp>,
+    /// Per-client `tools/call` limit; `None` when `--rate-limit 0`.
+    limiter: Option<limits::ClientLimiter>,
     routes: HashMap<&'static str, StaticDoc>,
     manifest: StaticDoc,
     policy: OriginPolicy,
@@ -102,10 +105,14 @@ impl App {
         let public = config.public_url.trim_end_matches('/').to_string();
         let card = statics::server_card(&public);
         let card_text = serde_json::to_string_pretty(&card).unwrap_or_default();
-        let tools = Arc::new(Tools::with_cache_bytes(
-            Arc::new(metered::Metered(upstream)),
-            config.cache_bytes,
-        ));
+        let metered: Arc<dyn Upstream> = Arc::new(metered::Metered(upstream));
+        let upstream: Arc<dyn Upstream> = match config.upstream_budget {
+            0 => metered,
+            per_sec => Arc::new(limits::Budgeted::new(metered, per_sec)),
+        };
+        let tools = Arc::new(Tools::with_cache_bytes(upstream, config.cache_bytes));
+        let limiter = (config.rate_limit > 0)
+            .then(|| limits::ClientLimiter::new(config.rate_limit, config.rate_burst));
         let info = ServerInfo {
             name: statics::SERVER_NAME.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -168,6 +175,7 @@ impl App {
         );
         App {
             mcp,
+            limiter,
             routes,
             manifest,
             policy,
@@ -231,22 +239,50 @@ impl App {
                 response.trace.rpc_method = method.map(String::into_boxed_str);
                 Handled::Now(response)
             }
-            Outcome::Call(call) => Handled::Later(Box::new(move || {
-                let (reply, stats) = call.run_traced();
-                METRICS.rpc(Some("tools/call"), reply.status);
-                METRICS.tool(stats.tool, stats.outcome as usize);
-                if let Some(c) = stats.cache {
-                    METRICS.cache(c);
+            Outcome::Call(call) => {
+                if let Some(refused) = self.rate_limited(&call, request.peer) {
+                    METRICS.rpc(Some("tools/call"), refused.status);
+                    let mut response = frame(refused, framing);
+                    response.trace.rpc_method = Some("tools/call".into());
+                    response.trace.tool = Some(call.call().name);
+                    return Handled::Now(response);
                 }
-                let mut response = frame(reply, framing);
-                response.trace.route = ROUTE_MCP;
-                response.trace.rpc_method = Some("tools/call".into());
-                response.trace.tool = Some(stats.tool);
-                response.trace.tool_ms = Some(stats.took.as_millis() as u64);
-                response.trace.cache = stats.cache;
-                response
-            })),
+                self.defer(call, framing)
+            }
         }
+    }
+
+    /// The `isError` answer for a client past its `tools/call` rate, if it is.
+    fn rate_limited(&self, call: &mcp::PendingCall, peer: std::net::SocketAddr) -> Option<Reply> {
+        let wait = self
+            .limiter
+            .as_ref()?
+            .check(peer.ip(), std::time::Instant::now())
+            .err()?;
+        Some(call.reply(&crate::x::tools::ToolOutput {
+            text: limits::rate_limited_text(wait),
+            structured: None,
+            is_error: true,
+        }))
+    }
+
+    /// Hands a validated `tools/call` to a worker.
+    fn defer(&self, call: mcp::PendingCall, framing: Framing) -> Handled {
+        Handled::Later(Box::new(move || {
+            let (reply, stats) = call.run_traced();
+            METRICS.rpc(Some("tools/call"), reply.status);
+            METRICS.tool(stats.tool, stats.outcome as usize);
+            if let Some(c) = stats.cache {
+                METRICS.cache(c);
+            }
+            let mut response = frame(reply, framing);
+            response.trace.route = ROUTE_MCP;
+            response.trace.rpc_method = Some("tools/call".into());
+            response.trace.tool = Some(stats.tool);
+            response.trace.tool_ms = Some(stats.took.as_millis() as u64);
+            response.trace.cache = stats.cache;
+            response
+        }))
     }
 }
 

@@ -37,7 +37,7 @@ pub fn server_card(public_url: &str) -> Value {
         "description": DESCRIPTION,
         "documentationUrl": format!("{public_url}/llms.txt"),
         "transport": {"type": "streamable-http", "endpoint": format!("{public_url}/mcp")},
-        "capabilities": {"tools": {}, "resources": {}},
+        "capabilities": crate::mcp::statics::capabilities(crate::mcp::ProtocolVersion::MODERN),
         "authentication": {"required": false, "schemes": []},
         "tools": tool_summaries(),
         "resources": crate::docs::DOCS.iter().map(|d| json!({

@@ -16,6 +16,10 @@
 //!             others need a legacy header value or none (else 400 -32600)
 //!             ─► result | 200 -32601 | 200 -32602 / -32002
 //! ```
+//!
+//! `prompts/list` is served (empty) in both eras and `logging/setLevel` in
+//! the handshake era (accepted, nothing is ever logged to the client): the
+//! official conformance suite calls both unconditionally.
 
 use std::sync::Arc;
 
@@ -273,6 +277,18 @@ fn mirror_name(headers: &Headers<'_, '_>, field: &str, body: Option<&str>) -> Re
     }
 }
 
+/// The RFC 5424 severities `logging/setLevel` accepts (handshake era).
+const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
 /// Pagination: every list here is one page and no cursor is ever issued.
 fn check_no_cursor(params: Option<&Map<String, Value>>) -> Result<(), RpcError> {
     match params.and_then(|p| p.get("cursor")) {
@@ -304,6 +320,32 @@ fn serve(
         "tools/list" => list(st.tools_list.get(version)),
         "resources/list" => list(st.resources_list.get(version)),
         "resources/templates/list" => list(st.templates_list.get(version)),
+        "prompts/list" => list(st.prompts_list.get(version)),
+        "prompts/get" => {
+            let err = match params.and_then(|p| p.get("name")).and_then(Value::as_str) {
+                None => RpcError::invalid_params(
+                    "Invalid params: params.name must be a string naming a prompt",
+                ),
+                Some(name) => RpcError::invalid_params(format!(
+                    "Unknown prompt: {} (this server offers no prompts; prompts/list is empty)",
+                    clip(name)
+                )),
+            };
+            fail(Some(&id), err, era)
+        }
+        "logging/setLevel" if !modern => {
+            match params.and_then(|p| p.get("level")).and_then(Value::as_str) {
+                Some(level) if LOG_LEVELS.contains(&level) => ok(&id, &st.ping),
+                _ => fail(
+                    Some(&id),
+                    RpcError::invalid_params(format!(
+                        "Invalid params: params.level must be one of {}",
+                        LOG_LEVELS.join(", ")
+                    )),
+                    era,
+                ),
+            }
+        }
         "resources/read" => match params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
             None => fail(
                 Some(&id),

@@ -39,11 +39,18 @@ Every result carries Markdown text plus structuredContent; list tools page with 
 Upstream problems (rate limits, missing or protected content) come back as results with isError: true. \
 resources/list returns the full service contract.";
 
-/// The capabilities this server advertises in both eras: tools and
-/// resources, without `listChanged` or `subscribe` (there is no stream to
-/// deliver them on).
-pub fn capabilities() -> Value {
-    json!({"tools": {}, "resources": {}})
+/// The capabilities this server advertises: tools, resources and prompts
+/// (the prompt list is empty), without `listChanged` or `subscribe` (there
+/// is no stream to deliver them on). The handshake revisions also get
+/// `logging`, because `logging/setLevel` is answered there; no log
+/// notification is ever sent, so every level filters the same nothing.
+/// 2026-07-28 removed `logging/setLevel`, so `server/discover` omits it.
+pub fn capabilities(v: ProtocolVersion) -> Value {
+    if v.is_modern() {
+        json!({"tools": {}, "resources": {}, "prompts": {}})
+    } else {
+        json!({"tools": {}, "resources": {}, "prompts": {}, "logging": {}})
+    }
 }
 
 /// Keys a `Tool` may carry in a legacy revision (from each revision's
@@ -125,12 +132,14 @@ pub(crate) struct Statics {
     pub(crate) discover: std::sync::Arc<[u8]>,
     /// `initialize` per legacy revision (the modern slot is unused).
     pub(crate) initialize: PerVersion,
-    /// `ping` (legacy only): `{}`.
+    /// `ping` and `logging/setLevel` (legacy only): `{}`.
     pub(crate) ping: std::sync::Arc<[u8]>,
     /// `tools/list`.
     pub(crate) tools_list: PerVersion,
     /// `resources/list`.
     pub(crate) resources_list: PerVersion,
+    /// `prompts/list` (always empty: this server offers no prompts).
+    pub(crate) prompts_list: PerVersion,
     /// `resources/templates/list` (always empty).
     pub(crate) templates_list: PerVersion,
     /// `resources/read`, per resource.
@@ -173,7 +182,7 @@ impl Statics {
         let discover = result_suffix(&decorate(
             obj(json!({
                 "supportedVersions": supported,
-                "capabilities": capabilities(),
+                "capabilities": capabilities(ProtocolVersion::MODERN),
                 "instructions": INSTRUCTIONS,
             })),
             Some(LIST_TTL_MS),
@@ -186,7 +195,7 @@ impl Statics {
             }
             json!({
                 "protocolVersion": v.as_str(),
-                "capabilities": capabilities(),
+                "capabilities": capabilities(v),
                 "serverInfo": server_info,
                 "instructions": INSTRUCTIONS,
             })
@@ -202,6 +211,7 @@ impl Statics {
                 &|v| json!({"resources": resources.iter().map(|r| list_entry(r, v)).collect::<Vec<_>>()}),
             ),
             templates_list: per_version(&|_| json!({"resourceTemplates": []})),
+            prompts_list: per_version(&|_| json!({"prompts": []})),
             reads: ReadTable::new(resources, |m| decorate(m, Some(READ_TTL_MS))),
             modern_tail: modern_tail.into(),
         }

@@ -60,6 +60,8 @@ pub mod code {
     pub const SEARCH_UNAVAILABLE: &str = "search_unavailable";
     /// A `cursor` argument that this tool did not issue.
     pub const INVALID_CURSOR: &str = "invalid_cursor";
+    /// xmd's global upstream request budget is spent for the moment.
+    pub const UPSTREAM_BUDGET: &str = "upstream_budget";
     /// The upstream refused the request as invalid (HTTP 400).
     pub const BAD_REQUEST: &str = "upstream_bad_request";
 }
@@ -93,6 +95,15 @@ impl XError {
                 e.retry_after = Some(*secs);
                 e
             }
+            FetchError::BudgetExhausted(secs) => {
+                let mut e = XError::new(
+                    503,
+                    code::UPSTREAM_BUDGET,
+                    "xmd is at its own limit of requests to FxTwitter right now; no request was sent.",
+                );
+                e.retry_after = Some(*secs);
+                e
+            }
             FetchError::TooLarge => XError::new(
                 502,
                 code::INVALID_RESPONSE,
@@ -120,7 +131,11 @@ impl XError {
     pub fn is_final(&self) -> bool {
         matches!(
             self.code,
-            code::PRIVATE | code::RATE_LIMITED | code::NETWORK | code::TIMEOUT
+            code::PRIVATE
+                | code::RATE_LIMITED
+                | code::UPSTREAM_BUDGET
+                | code::NETWORK
+                | code::TIMEOUT
         )
     }
 }
@@ -342,6 +357,17 @@ mod tests {
             content_type: Some("application/json".into()),
             body: body.as_bytes().to_vec(),
         }
+    }
+
+    #[test]
+    fn an_exhausted_budget_is_a_final_retryable_503() {
+        let e = XError::from_fetch(&FetchError::BudgetExhausted(2));
+        assert_eq!(
+            e.to_string(),
+            "xmd is at its own limit of requests to FxTwitter right now; no request was sent. \
+             (HTTP 503, code upstream_budget, retry after 2s)"
+        );
+        assert!(e.is_final(), "no fallback request may spend more budget");
     }
 
     #[test]

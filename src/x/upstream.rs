@@ -29,6 +29,10 @@ pub enum FetchError {
     /// another base was available); no request was sent. Whole seconds
     /// until the first base is usable again (at least 1).
     CoolingDown(u64),
+    /// xmd's own global upstream budget (`--upstream-budget`) is spent;
+    /// no request was sent. Whole seconds until a request may go out again
+    /// (at least 1).
+    BudgetExhausted(u64),
 }
 
 /// A source of FxTwitter v2 answers. `path_and_query` starts with `/2/`.

@@ -191,19 +191,19 @@ fn c07_unsupported_version_and_unknown_method_have_json_rpc_bodies() {
             json!({"jsonrpc": "2.0", "id": 1, "result": discover_result()})
         )
     );
-    // (c) This server does offer resources, so the method it does not offer
-    // (prompts/list) stands in for the case's unoffered method.
+    // (c) This server does offer resources, so a method it does not offer
+    // (completion/complete) stands in for the case's unoffered method.
     let (s, body) = send(
         &f,
-        &mh("prompts/list"),
-        &modern_req(json!(1), "prompts/list", json!({})),
+        &mh("completion/complete"),
+        &modern_req(json!(1), "completion/complete", json!({})),
     );
     assert_eq!((s, body), (404, err(json!(1), -32601, "Method not found")));
     // (d) handshake era: same error in a 200.
     let (s, body) = send(
         &f,
         &lh("2025-11-25"),
-        &req(json!(1), "prompts/list", json!({})),
+        &req(json!(1), "completion/complete", json!({})),
     );
     assert_eq!((s, body), (200, err(json!(1), -32601, "Method not found")));
 }

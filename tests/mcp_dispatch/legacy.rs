@@ -139,7 +139,7 @@ fn l11_unknown_legacy_method_is_200_32601() {
     let (s, b) = send(
         &f,
         &lh("2025-11-25"),
-        &req(json!(11), "prompts/list", json!({})),
+        &req(json!(11), "completion/complete", json!({})),
     );
     assert_eq!((s, b), (200, err(json!(11), -32601, "Method not found")));
 }
@@ -245,4 +245,69 @@ fn legacy_tool_call_result_has_no_modern_fields() {
             "{v}"
         );
     }
+}
+
+/// The conformance suite's `prompts-list` and `logging-set-level`
+/// scenarios: an empty prompt list, `{}` for a valid level, -32602 for an
+/// invalid one, and -32602 naming an unknown prompt.
+#[test]
+fn l13_prompts_list_is_empty_and_set_level_is_accepted() {
+    let f = fixture();
+    let (s, b) = send(
+        &f,
+        &lh("2025-11-25"),
+        &req(json!(1), "prompts/list", json!({})),
+    );
+    assert_eq!(
+        (s, b),
+        (
+            200,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"prompts": []}})
+        )
+    );
+    let (s, b) = send(
+        &f,
+        &lh("2025-11-25"),
+        &req(json!(2), "logging/setLevel", json!({"level": "info"})),
+    );
+    assert_eq!(
+        (s, b),
+        (200, json!({"jsonrpc": "2.0", "id": 2, "result": {}}))
+    );
+    let (s, b) = send(
+        &f,
+        &lh("2025-06-18"),
+        &req(json!(3), "logging/setLevel", json!({"level": "loud"})),
+    );
+    assert_eq!(
+        (s, b),
+        (
+            200,
+            err(
+                json!(3),
+                -32602,
+                "Invalid params: params.level must be one of debug, info, notice, warning, error, critical, alert, emergency"
+            )
+        )
+    );
+    let (s, b) = send(
+        &f,
+        &lh("2025-11-25"),
+        &req(
+            json!(4),
+            "prompts/get",
+            json!({"name": "test_simple_prompt"}),
+        ),
+    );
+    assert_eq!(
+        (s, b),
+        (
+            200,
+            err(
+                json!(4),
+                -32602,
+                "Unknown prompt: test_simple_prompt (this server offers no prompts; prompts/list is empty)"
+            )
+        )
+    );
 }

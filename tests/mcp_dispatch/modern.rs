@@ -578,3 +578,42 @@ fn m26_responses_and_batches_under_2026_are_400_32600() {
     let (s, b) = send(&f, &mh("tools/list"), &batch);
     assert_eq!((s, b), (400, batch_error()));
 }
+
+/// The conformance suite's `caching` and `prompts-list` scenarios call
+/// `prompts/list` unconditionally: an empty list with the cache hints;
+/// `prompts/get` for any name is 400 -32602.
+#[test]
+fn m_prompts_list_is_empty_with_cache_hints() {
+    let f = fixture();
+    let (s, b) = send(
+        &f,
+        &mh("prompts/list"),
+        &modern_req(json!(1), "prompts/list", json!({})),
+    );
+    assert_eq!(
+        (s, b),
+        (
+            200,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"prompts": [], "resultType": "complete",
+                   "ttlMs": 3_600_000, "cacheScope": "public", "_meta": server_meta()}})
+        )
+    );
+    let mut h = mh("prompts/get");
+    h.push(("Mcp-Name", "p".to_string()));
+    let (s, b) = send(
+        &f,
+        &h,
+        &modern_req(json!(2), "prompts/get", json!({"name": "p"})),
+    );
+    assert_eq!(
+        (s, b),
+        (
+            400,
+            err(
+                json!(2),
+                -32602,
+                "Unknown prompt: p (this server offers no prompts; prompts/list is empty)"
+            )
+        )
+    );
+}
