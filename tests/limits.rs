@@ -119,9 +119,13 @@ const LIMITED: &str = "Too many tool calls from this address. Retry after 1s. (H
 fn a_client_past_its_burst_gets_is_error_naming_the_wait_and_others_do_not() {
     let up = upstream();
     let base = up.base_url();
+    // No cache: a cached result is answered like tools/list, without a
+    // worker or the upstream, and is not rate limited.
     let x = Xmd::start(&[
         "--upstream",
         &base,
+        "--cache-bytes",
+        "0",
         "--rate-limit",
         "1",
         "--rate-burst",
@@ -150,8 +154,9 @@ fn a_client_past_its_burst_gets_is_error_naming_the_wait_and_others_do_not() {
     let other = call_from_127_0_0_2(&x, 6);
     assert_eq!(other["id"], 6);
     assert!(!is_error(&other), "{other}");
-    // A refused call never reaches the upstream: one fetch (then cached).
-    assert_eq!(up.count_prefix("/2/status/"), 1);
+    // A refused call never reaches the upstream: the three calls of the
+    // burst and the other address's call fetched (no cache), nothing else.
+    assert_eq!(up.count_prefix("/2/status/"), 4);
     // Non-tool methods are not limited.
     let r = roundtrip(
         &x,

@@ -119,11 +119,12 @@ impl App {
             public_url: public.clone(),
         };
         let xroutes = xroutes::XRoutes::new(Arc::clone(&tools));
-        let mcp = Arc::new(Mcp::new(
-            info,
-            crate::docs::resources(&public, &card_text),
-            tools,
-        ));
+        // The tool-result cache shares the cache setting: half the upstream
+        // budget, off when the upstream cache is off.
+        let mcp = Arc::new(
+            Mcp::new(info, crate::docs::resources(&public, &card_text), tools)
+                .with_result_cache_bytes(config.cache_bytes / 2),
+        );
         let mut routes = HashMap::new();
         let card_body: Arc<[u8]> = Arc::from(card_text.as_bytes());
         for path in ["/mcp/server-card", "/.well-known/mcp/server-card.json"] {
