@@ -125,6 +125,9 @@ pub struct Conn {
     read_eof: bool,
     /// Reading stopped at the buffer cap before `WouldBlock`.
     read_pending: bool,
+    /// Parsing stopped because too much output was pending; buffered
+    /// requests wait until the peer reads.
+    paused_for_output: bool,
     /// Method, path and completion time of the request being answered
     /// (kept only while the access log is on).
     current: Option<(Method, String, Instant)>,
@@ -144,6 +147,7 @@ impl Conn {
             write_blocked_since: None,
             read_eof: false,
             read_pending: false,
+            paused_for_output: false,
             current: None,
         }
     }
@@ -236,6 +240,13 @@ impl Conn {
         }
     }
 
+    /// Whether parsing paused for pending output that has since drained
+    /// below the cap: call `process` again (buffered requests are waiting,
+    /// and no readiness event will announce them).
+    pub fn resume_pending(&self) -> bool {
+        self.paused_for_output && self.out.len() <= MAX_PENDING_WRITE_BYTES
+    }
+
     /// Whether reading stopped at the buffer cap (call `read_from` again
     /// once the buffer has drained).
     pub fn read_pending(&self) -> bool {
@@ -247,8 +258,10 @@ impl Conn {
     pub fn process(&mut self, handler: &dyn Handler, ctx: &Ctx) -> Option<Job> {
         loop {
             if self.out.len() > MAX_PENDING_WRITE_BYTES {
+                self.paused_for_output = true;
                 return None;
             }
+            self.paused_for_output = false;
             match mem::replace(&mut self.state, State::Head) {
                 State::Head => {
                     if self.rbuf.is_empty() {

@@ -450,6 +450,11 @@ fn drive(
         if slot.conn.write_to(&mut slot.stream, ctx.now).is_err() {
             return true;
         }
+        // Pipelined requests parked behind pending output: the output has
+        // drained, so answer them now.
+        if slot.conn.resume_pending() {
+            continue;
+        }
         // Resume a read that stopped at the buffer cap once space is free.
         if slot.conn.read_pending() && !slot.conn.is_waiting() {
             if slot.conn.read_from(&mut slot.stream, scratch, ctx).is_err() {

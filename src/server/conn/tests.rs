@@ -18,6 +18,13 @@ impl Handler for Echo {
             String::from_utf8_lossy(&request.body)
         );
         let response = Response::with_body(200, "text/plain", Body::Owned(text.into_bytes()));
+        if request.head.target() == "/big" {
+            return Handled::Now(Response::with_body(
+                200,
+                "text/plain",
+                Body::Owned(vec![b'B'; 100_000]),
+            ));
+        }
         if request.head.target() == "/slow" {
             Handled::Later(Box::new(move || response))
         } else {
@@ -331,4 +338,44 @@ fn deadlines_answer_408_or_close_idle() {
     let mut idle = idle;
     assert!(!idle.check_deadlines(&ctx(t0 + Duration::from_secs(4))));
     assert!(idle.check_deadlines(&ctx(t0 + Duration::from_secs(5))));
+}
+
+#[test]
+fn pipelined_requests_behind_pending_output_are_answered_once_it_drains() {
+    // Six 100 KB answers pass the 256 KiB pending-output cap: parsing
+    // pauses, and must resume as soon as the output drains, without
+    // waiting for another readiness event (the peer has sent everything).
+    let one = b"GET /big HTTP/1.1\r\nHost: h\r\n\r\n";
+    let raw: Vec<u8> = one.iter().copied().cycle().take(one.len() * 6).collect();
+    let limits = Limits::default();
+    let now = Instant::now();
+    let log = AccessLog::new(LogFormat::Off);
+    let ctx = Ctx {
+        log: &log,
+        limits: &limits,
+        date: DATE,
+        now,
+        draining: false,
+    };
+    let mut conn = Conn::new(peer(), now);
+    let mut src = Pieces {
+        pieces: vec![raw],
+        eof: false,
+    };
+    let mut scratch = vec![0u8; 4096];
+    let mut sink = Sink {
+        out: Vec::new(),
+        budget: usize::MAX,
+    };
+    conn.read_from(&mut src, &mut scratch, &ctx).unwrap();
+    // What the event loop's `drive` does for one readiness event.
+    loop {
+        assert!(conn.process(&Echo, &ctx).is_none());
+        conn.write_to(&mut sink, now).unwrap();
+        if !conn.resume_pending() {
+            break;
+        }
+    }
+    let text = String::from_utf8(sink.out).unwrap();
+    assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 6);
 }
