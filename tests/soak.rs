@@ -165,7 +165,7 @@ fn request(host: &str, id: u64, roll: u64, last: bool) -> Req {
             Expect::Status(200),
         ),
         17 => (
-            format!("GET /nope HTTP/1.1\r\nHost: {host}\r\n\r\n").into_bytes(),
+            format!("GET /no-such-route HTTP/1.1\r\nHost: {host}\r\n\r\n").into_bytes(),
             Expect::Status(404),
         ),
         18 => (
