@@ -273,8 +273,14 @@ impl Loop {
         }
     }
 
-    fn on_ready(&mut self, poll: &Poll, index: usize, readable: bool, _writable: bool) {
-        let now = Instant::now();
+    /// Runs `f` on slot `index` with a [`Ctx`] for `now`, lending it the
+    /// handler, the pool and the read buffer; `None` when the slot is empty.
+    fn with_slot<R>(
+        &mut self,
+        index: usize,
+        now: Instant,
+        f: impl FnOnce(&mut Slot, &Ctx, &dyn Handler, &Pool, &mut [u8]) -> R,
+    ) -> Option<R> {
         let draining = self.draining_since.is_some();
         let Loop {
             slots,
@@ -286,9 +292,7 @@ impl Loop {
             log,
             ..
         } = self;
-        let Some(Some(slot)) = slots.get_mut(index) else {
-            return;
-        };
+        let slot = slots.get_mut(index)?.as_mut()?;
         let ctx = Ctx {
             log,
             limits: &options.limits,
@@ -296,15 +300,22 @@ impl Loop {
             now,
             draining,
         };
-        let mut failed = readable
-            && slot
-                .conn
-                .read_from(&mut slot.stream, scratch, &ctx)
-                .is_err();
-        if !failed {
-            failed = drive(slot, &**handler, pool, index, &ctx, scratch);
+        Some(f(slot, &ctx, &**handler, pool, scratch))
+    }
+
+    fn on_ready(&mut self, poll: &Poll, index: usize, readable: bool, _writable: bool) {
+        let failed = self.with_slot(
+            index,
+            Instant::now(),
+            |slot, ctx, handler, pool, scratch| {
+                let read_failed =
+                    readable && slot.conn.read_from(&mut slot.stream, scratch, ctx).is_err();
+                read_failed || drive(slot, handler, pool, index, ctx, scratch)
+            },
+        );
+        if let Some(failed) = failed {
+            self.settle(poll, index, failed);
         }
-        self.settle(poll, index, failed);
     }
 
     /// Closes or re-registers a slot after it was driven.
@@ -348,63 +359,36 @@ impl Loop {
     fn deliver_completions(&mut self, poll: &Poll) {
         for (ticket, response) in self.pool.take_completions() {
             crate::metrics::METRICS.queue(-1);
-            let now = Instant::now();
-            let draining = self.draining_since.is_some();
-            let Loop {
-                slots,
-                options,
-                date,
-                handler,
-                pool,
-                scratch,
-                log,
-                ..
-            } = self;
-            let Some(Some(slot)) = slots.get_mut(ticket.index) else {
-                continue;
-            };
-            if slot.generation != ticket.generation {
-                continue;
+            let failed = self.with_slot(
+                ticket.index,
+                Instant::now(),
+                |slot, ctx, handler, pool, scratch| {
+                    if slot.generation != ticket.generation {
+                        return None;
+                    }
+                    slot.conn.complete(response, ctx);
+                    Some(drive(slot, handler, pool, ticket.index, ctx, scratch))
+                },
+            );
+            if let Some(Some(failed)) = failed {
+                self.settle(poll, ticket.index, failed);
             }
-            let ctx = Ctx {
-                log,
-                limits: &options.limits,
-                date: date.now(),
-                now,
-                draining,
-            };
-            slot.conn.complete(response, &ctx);
-            let failed = drive(slot, &**handler, pool, ticket.index, &ctx, scratch);
-            self.settle(poll, ticket.index, failed);
         }
     }
 
     fn sweep(&mut self, poll: &Poll, now: Instant) {
-        let draining = self.draining_since.is_some();
         for index in 0..self.slots.len() {
-            let Loop {
-                slots,
-                options,
-                date,
-                log,
-                ..
-            } = self;
-            let Some(Some(slot)) = slots.get_mut(index) else {
-                continue;
-            };
-            let ctx = Ctx {
-                log,
-                limits: &options.limits,
-                date: date.now(),
-                now,
-                draining,
-            };
-            if slot.conn.check_deadlines(&ctx) {
-                self.close(poll, index);
-                continue;
+            let expired = self.with_slot(index, now, |slot, ctx, _, _, _| {
+                if slot.conn.check_deadlines(ctx) {
+                    return None;
+                }
+                Some(slot.conn.write_to(&mut slot.stream, now).is_err())
+            });
+            match expired {
+                None => {}
+                Some(None) => self.close(poll, index),
+                Some(Some(failed)) => self.settle(poll, index, failed),
             }
-            let failed = slot.conn.write_to(&mut slot.stream, now).is_err();
-            self.settle(poll, index, failed);
         }
     }
 
