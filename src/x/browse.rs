@@ -79,9 +79,9 @@ pub struct ListPage {
 
 impl ListPage {
     /// Reads `results` and `cursor.bottom` from a list body.
-    pub fn from_body(body: &Value) -> Result<ListPage, XError> {
-        let items = match body.get("results") {
-            Some(Value::Array(a)) => a.iter().filter(|v| v.is_object()).cloned().collect(),
+    pub fn from_body(mut body: Value) -> Result<ListPage, XError> {
+        let items = match body.get_mut("results").map(Value::take) {
+            Some(Value::Array(a)) => a.into_iter().filter(Value::is_object).collect(),
             Some(Value::Null) | None => Vec::new(),
             Some(_) => return Err(XError::unexpected_response()),
         };
@@ -221,7 +221,7 @@ pub fn check_account_list(up: &dyn Upstream, path: &str, handle: &str) -> Result
         ));
     }
     other_errors(resp.status, &body)?;
-    ListPage::from_body(&body)
+    ListPage::from_body(body)
 }
 
 /// The generic error for a non-2xx answer or a body `code` ≥ 400.

@@ -79,7 +79,7 @@ fn check_search(up: &dyn Upstream, path: &str) -> Result<ListPage, XError> {
         return Err(unavailable("search"));
     }
     other_errors(resp.status, &body)?;
-    ListPage::from_body(&body)
+    ListPage::from_body(body)
 }
 
 fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<Value>, XError> {
