@@ -105,6 +105,11 @@ fn serve(
         let parts: Vec<&str> = path.split('/').collect();
         let body = match parts.as_slice() {
             ["", "2", "profile", handle] => profile.replace("demo_author", handle),
+            // The first timeline page, then the end of the timeline (an
+            // empty page), as X answers a short account.
+            ["", "2", "profile", _, "statuses"] if target.contains("cursor=") => {
+                r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#.to_string()
+            }
             ["", "2", "profile", handle, "statuses"] => statuses.replace("demo_author", handle),
             ["", "2", "status", _] | ["", "2", "thread", _] => status.to_string(),
             _ => r#"{"code":404,"message":"Not found"}"#.to_string(),
@@ -167,14 +172,15 @@ impl Server {
         Server { child, addr }
     }
 
-    fn cpu_ticks(&self) -> u64 {
+    /// (utime, stime) of the server in clock ticks (fields 14 and 15 of
+    /// `/proc/<pid>/stat`, 12 and 13 after the command name's `)`).
+    fn cpu_ticks(&self) -> (u64, u64) {
         let stat =
             std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
         let after = stat.rsplit(')').next().unwrap_or("");
         let f: Vec<&str> = after.split_whitespace().collect();
-        // Fields 14 and 15 of stat are utime and stime; after the ')' they are 12 and 13 (1-based 3 → index 0).
-        f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-            + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+        let field = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        (field(11), field(12))
     }
 
     fn status_kib(&self, key: &str) -> u64 {
@@ -285,28 +291,35 @@ fn lua(body: &str, per_request_handle: bool) -> String {
 const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
 const PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"HANDLE","limit":5}}}"#;
 
-fn row(name: &str, r: &WrkResult, cpu_us: f64, peak_kib: u64, note: &str) {
+/// Server CPU per request in µs: (total, user).
+type Cpu = (f64, f64);
+
+fn row(name: &str, r: &WrkResult, cpu: Cpu, peak_kib: u64, note: &str) {
     println!(
-        "| {name} | {:.0} | {:.2} | {:.2} | {:.1} | {:.1} | {} | {note} |",
+        "| {name} | {:.0} | {:.2} | {:.2} | {:.1} | {:.1} | {:.1} | {} | {note} |",
         r.rps,
         r.p50_ms,
         r.p99_ms,
-        cpu_us,
+        cpu.0,
+        cpu.1,
         peak_kib as f64 / 1024.0,
         r.non2xx
     );
 }
 
-fn measured(server: &Server, f: impl FnOnce() -> WrkResult) -> (WrkResult, f64) {
-    let t0 = server.cpu_ticks();
+fn measured(server: &Server, f: impl FnOnce() -> WrkResult) -> (WrkResult, Cpu) {
+    let (u0, s0) = server.cpu_ticks();
     let r = f();
-    let ticks = server.cpu_ticks() - t0;
-    let cpu_us = if r.requests > 0 {
-        ticks as f64 / TICKS_PER_SEC * 1e6 / r.requests as f64
-    } else {
-        f64::NAN
+    let (u1, s1) = server.cpu_ticks();
+    let per = |ticks: u64| {
+        if r.requests > 0 {
+            ticks as f64 / TICKS_PER_SEC * 1e6 / r.requests as f64
+        } else {
+            f64::NAN
+        }
     };
-    (r, cpu_us)
+    let cpu = (per(u1 - u0 + s1 - s0), per(u1 - u0));
+    (r, cpu)
 }
 
 fn main() {
@@ -329,14 +342,14 @@ fn main() {
     println!("xmd benchmark: {secs} s per row, {conns} keep-alive connections, wrk on loopback, {} cores", thread::available_parallelism().map_or(0, |n| n.get()));
     println!();
     println!(
-        "| row | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB | non-2xx | note |"
+        "| row | req/s | p50 ms | p99 ms | server CPU µs/req | of which user | peak RSS MiB | non-2xx | note |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---|");
     let server = Server::start(upstream.addr, &[]);
     thread::sleep(Duration::from_millis(200));
     if want("d") {
         println!(
-            "| (d) idle RSS | | | | | {:.1} | | VmRSS after start |",
+            "| (d) idle RSS | | | | | | {:.1} | | VmRSS after start |",
             server.status_kib("VmRSS:") as f64 / 1024.0
         );
     }
@@ -394,7 +407,7 @@ fn main() {
         }
         thread::sleep(Duration::from_millis(300));
         let after = server.status_kib("VmRSS:");
-        println!("| (e) 5,000 idle keep-alive connections | | | | | {:.1} | | VmRSS {:.1} MiB before, each connection answered one tools/list |", after as f64 / 1024.0, before as f64 / 1024.0);
+        println!("| (e) 5,000 idle keep-alive connections | | | | | | {:.1} | | VmRSS {:.1} MiB before, each connection answered one tools/list |", after as f64 / 1024.0, before as f64 / 1024.0);
         drop(idle);
     }
     if want("f") {

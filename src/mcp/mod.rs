@@ -129,20 +129,35 @@ impl PendingCall {
 
     /// Runs the tool and stores a fresh successful result in the result
     /// cache, so the next identical call is answered without a worker.
-    fn run_and_remember(&self) -> ToolOutput {
+    fn run_and_remember(&self) -> (Reply, bool, Option<&'static str>) {
         match self.tools.run_http(&self.call) {
             Ok(served) => {
-                let output = ToolOutput {
+                let mut output = ToolOutput {
                     text: served.text,
                     structured: Some(served.structured),
                     is_error: false,
                 };
+                let cache = output
+                    .structured
+                    .as_ref()
+                    .and_then(|v| v.get("cache"))
+                    .and_then(serde_json::Value::as_str)
+                    .and_then(|c| ["hit", "miss", "bypass"].into_iter().find(|k| *k == c));
+                let reply = self.reply(&output);
+                let size = reply.body.as_ref().map_or(0, Vec::len);
+                // The reply above says what this call did; the stored copy
+                // (moved, not cloned) will be replayed as a hit.
+                if let Some(serde_json::Value::Object(m)) = output.structured.as_mut() {
+                    if m.contains_key("cache") {
+                        m.insert("cache".into(), serde_json::Value::from("hit"));
+                    }
+                }
                 let key = results::key(&self.call);
-                self.results
-                    .put(key, &output, served.fresh_for, std::time::Instant::now());
-                output
+                let now = std::time::Instant::now();
+                self.results.put(key, output, size, served.fresh_for, now);
+                (reply, false, cache)
             }
-            Err(e) => ToolOutput::error(&e),
+            Err(e) => (self.reply(&ToolOutput::error(&e)), true, None),
         }
     }
 
@@ -165,17 +180,12 @@ impl PendingCall {
             took: started.elapsed(),
         };
         match run {
-            Ok(output) => {
-                if output.is_error {
+            Ok((reply, is_error, cache)) => {
+                if is_error {
                     stats.outcome = CallOutcome::Error;
                 }
-                stats.cache = output
-                    .structured
-                    .as_ref()
-                    .and_then(|v| v.get("cache"))
-                    .and_then(serde_json::Value::as_str)
-                    .and_then(|c| ["hit", "miss", "bypass"].into_iter().find(|k| *k == c));
-                (self.reply(&output), stats)
+                stats.cache = cache;
+                (reply, stats)
             }
             Err(_) => {
                 stats.outcome = CallOutcome::Panic;

@@ -11,8 +11,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::call::reply_body;
 use super::jsonrpc::{Id, REPLY_PREFIX};
 use super::version::ProtocolVersion;
@@ -93,25 +91,21 @@ impl ResultCache {
     }
 
     /// Stores a successful result for `fresh_for`; errors and results with
-    /// no freshness are never stored. The stored copy reports
-    /// `"cache": "hit"`.
-    pub fn put(&self, key: String, output: &ToolOutput, fresh_for: Duration, now: Instant) {
+    /// no freshness are never stored. `size` is the length of one
+    /// serialized reply (the entry is counted at twice that). The caller
+    /// sets what a replay should say (`"cache": "hit"`).
+    pub fn put(
+        &self,
+        key: String,
+        output: ToolOutput,
+        size: usize,
+        fresh_for: Duration,
+        now: Instant,
+    ) {
         if self.budget == 0 || output.is_error || fresh_for.is_zero() {
             return;
         }
-        let mut output = output.clone();
-        if let Some(Value::Object(m)) = output.structured.as_mut() {
-            if m.contains_key("cache") {
-                m.insert("cache".into(), Value::from("hit"));
-            }
-        }
-        let bytes = key.len()
-            + output.text.len() * 2
-            + output
-                .structured
-                .as_ref()
-                .map_or(0, |v| v.to_string().len() * 2)
-            + 256;
+        let bytes = key.len() + size * 2 + 256;
         if bytes > self.budget / 4 {
             return;
         }
@@ -147,7 +141,7 @@ impl ResultCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn out(cache: &str) -> ToolOutput {
         ToolOutput {
@@ -157,11 +151,13 @@ mod tests {
         }
     }
 
+    const SIZE: usize = 100;
+
     #[test]
     fn fresh_results_replay_as_hits_until_they_expire() {
         let c = ResultCache::new(1 << 20);
         let t0 = Instant::now();
-        c.put("k".into(), &out("miss"), Duration::from_secs(10), t0);
+        c.put("k".into(), out("hit"), SIZE, Duration::from_secs(10), t0);
         let tail = c.get("k", ProtocolVersion::V2025_11_25, b"", t0).unwrap();
         let mut whole = REPLY_PREFIX.to_vec();
         whole.extend_from_slice(b"7");
@@ -189,12 +185,12 @@ mod tests {
         let c = ResultCache::new(1 << 20);
         let mut e = out("miss");
         e.is_error = true;
-        c.put("e".into(), &e, Duration::from_secs(10), t0);
-        c.put("z".into(), &out("miss"), Duration::ZERO, t0);
+        c.put("e".into(), e, SIZE, Duration::from_secs(10), t0);
+        c.put("z".into(), out("hit"), SIZE, Duration::ZERO, t0);
         assert!(c.get("e", ProtocolVersion::V2025_11_25, b"", t0).is_none());
         assert!(c.get("z", ProtocolVersion::V2025_11_25, b"", t0).is_none());
         let off = ResultCache::new(0);
-        off.put("k".into(), &out("miss"), Duration::from_secs(10), t0);
+        off.put("k".into(), out("hit"), SIZE, Duration::from_secs(10), t0);
         assert!(off
             .get("k", ProtocolVersion::V2025_11_25, b"", t0)
             .is_none());
@@ -207,7 +203,8 @@ mod tests {
         for i in 0..20u64 {
             c.put(
                 format!("k{i}"),
-                &out("miss"),
+                out("hit"),
+                SIZE,
                 Duration::from_secs(100 + i),
                 t0,
             );
