@@ -1,24 +1,41 @@
 #!/usr/bin/env python3
 """Interop check with the official Python MCP SDK (v2, `pip install 'mcp>=2'`).
 
-Usage: py_client.py MCP_URL MODE
+Usage: py_client.py MCP_URL MODE [UPSTREAM_URL]
   MODE "auto"   - the SDK default: probes server/discover, must adopt 2026-07-28
   MODE "legacy" - forces the initialize handshake, must negotiate 2025-11-25
+  UPSTREAM_URL  - the fake FxTwitter upstream (tests/interop/fake_upstream.py)
+                  xmd was started with; adds the "upstream" check that every
+                  tool's request reached it, with the path and query xmd sends
 
-Prints one line per check, "PASS <label>: ..." or "FAIL <label>: ...", and
-exits 1 if any check failed. Checks that cannot run after an earlier failure
-are reported as FAIL too, so the count of lines is the same on every run.
+The server must be backed by the fake upstream: every tool is called with
+arguments its fixtures answer, and the expected values are read from the same
+fixture files (tests/interop/fixtures). Each tools/call check asserts exact
+values in structuredContent and the Markdown, and validates structuredContent
+against the tool's advertised outputSchema with the `jsonschema` package
+(Draft 2020-12). So that a permissive schema cannot pass vacuously, a copy of
+the result with `markdown` removed, and one whose first post's `id` or first
+user's `screen_name` is a number, must each be rejected by the same schema.
+
+Prints one line per check, "PASS <label> <check>: ..." or "FAIL <label>
+<check>: ...", and exits 1 if any check failed. Checks that cannot run after
+an earlier failure are reported as FAIL too, so the count of lines is the same
+on every run.
 """
 
 import asyncio
+import copy
 import json
 import os
 import sys
 import traceback
+import urllib.request
 
+import jsonschema
 from mcp import Client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "fixtures")
 EXPECTED_TOOLS = [
     "x_md_get_post",
     "x_md_get_profile",
@@ -26,52 +43,208 @@ EXPECTED_TOOLS = [
     "x_md_get_followers",
     "x_md_get_following",
 ]
-POST_URL = "https://x.com/demo_author/status/2087208847298015232"
+HANDLE = "demo_author"
+POST_ID = "2087208847298015232"
+POST_URL = f"https://x.com/{HANDLE}/status/{POST_ID}"
+SEARCH_Q = "fixture cache"
+USERS_Q = "demo"
 EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
-CHECKS = ["connect", "tools/list", "tools/call", "resources"]
-TIMEOUT_S = 30
+# The page size xmd always asks the upstream for (src/x/browse.rs page_path).
+UPSTREAM_COUNT = 20
+# One upstream request each tool call below must have made (path and query
+# exactly as xmd writes them).
+UPSTREAM_PATHS = [
+    f"/2/status/{POST_ID}",
+    f"/2/profile/{HANDLE}",
+    f"/2/profile/{HANDLE}/statuses?count={UPSTREAM_COUNT}&with_replies=false",
+    f"/2/search?q=fixture+cache&feed=latest&count={UPSTREAM_COUNT}",
+    f"/2/typeahead?q={USERS_Q}&result_type=users",
+    f"/2/profile/{HANDLE}/followers?count={UPSTREAM_COUNT}",
+    f"/2/profile/{HANDLE}/following?count={UPSTREAM_COUNT}",
+]
+CALLS = [
+    "call x_md_get_post",
+    "call x_md_get_profile",
+    "call x_md_search_posts latest",
+    "call x_md_search_posts users",
+    "call x_md_get_followers",
+    "call x_md_get_following",
+]
+TIMEOUT_S = 60
 
 
-def fixture_post_text():
-    with open(os.path.join(HERE, "fixtures", "status-plain.json"), encoding="utf-8") as f:
-        return json.load(f)["status"]["text"]
+def load(name):
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+class Expected:
+    """What each call must return, read from the fixture files."""
+
+    def __init__(self):
+        self.post_text = load("status-plain.json")["status"]["text"]
+        self.user = load("profile.json")["user"]
+        timeline = load("profile-statuses-page1.json")["results"] + load("profile-statuses-page2.json")["results"]
+        # x_md_get_profile lists the account's own posts: no reposts, no replies
+        # (the upstream timeline is asked with_replies=false; reposts and the
+        # self-reply in the fixtures are left out by xmd).
+        self.profile_post_ids = [
+            p["id"]
+            for p in timeline
+            if p["author"]["screen_name"] == HANDLE and not p.get("reposted_by") and not p.get("replying_to")
+        ]
+        self.search_ids = [p["id"] for p in load("search-latest.json")["results"]]
+        self.typeahead = [u["screen_name"] for u in load("search-users-typeahead.json")["users"]]
+        self.followers = [u["screen_name"] for u in load("followers-page1.json")["results"]]
 
 
 def text_of(result):
     return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
 
 
+def schema_problems(schema, sc):
+    """Validates `sc` against `schema` (Draft 2020-12); returns a list of
+    problems, empty when valid and the schema is shown to constrain."""
+    if not isinstance(schema, dict):
+        return [f"the tool advertises no outputSchema ({schema!r})"]
+    declared = schema.get("$schema")
+    if declared not in (None, "https://json-schema.org/draft/2020-12/schema"):
+        return [f"outputSchema declares $schema {declared!r}, not Draft 2020-12"]
+    cls = jsonschema.Draft202012Validator
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as e:
+        return [f"outputSchema is not a valid Draft 2020-12 schema: {e.message}"]
+    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(sc), key=lambda e: list(e.absolute_path))
+    if errors:
+        return [
+            f"structuredContent fails outputSchema at /{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
+            for e in errors[:3]
+        ]
+    problems = []
+    no_markdown = {k: v for k, v in sc.items() if k != "markdown"}
+    if validator.is_valid(no_markdown):
+        problems.append("outputSchema accepts a result without `markdown` (schema does not constrain)")
+    # A list item whose identifying field has the wrong type must be refused
+    # (the item schemas of users require no field: FxTwitter sends partial
+    # users, so a type error is the mutation every item schema must catch).
+    for key, field in (("posts", "id"), ("users", "screen_name")):
+        if isinstance(sc.get(key), list) and sc[key] and isinstance(sc[key][0], dict):
+            bogus = copy.deepcopy(sc)
+            bogus[key][0][field] = 12345
+            if validator.is_valid(bogus):
+                problems.append(f"outputSchema accepts a number as {key}[0].{field} (items are not constrained)")
+    return problems
+
+
 async def run(url, mode, report):
-    post_text = fixture_post_text()
+    want = Expected()
     async with Client(url, mode=mode, read_timeout_seconds=20) as client:
         got = client.protocol_version
-        want = EXPECTED_VERSION[mode]
         info = client.server_info
-        if got != want:
-            report("connect", False, f"protocol_version {got!r}, want {want!r}")
+        if got != EXPECTED_VERSION[mode]:
+            report("connect", False, f"protocol_version {got!r}, want {EXPECTED_VERSION[mode]!r}")
             return
         report("connect", True, f"protocol_version {got}, server {info.name if info else '?'} {info.version if info else '?'}")
 
-        tools = await client.list_tools()
-        names = [t.name for t in tools.tools]
+        tools = (await client.list_tools()).tools
+        names = [t.name for t in tools]
+        schemas = {t.name: t.output_schema for t in tools}
         if sorted(names) != sorted(EXPECTED_TOOLS) or len(names) != 5:
             report("tools/list", False, f"tool names {names}, want exactly {EXPECTED_TOOLS}")
         else:
             report("tools/list", True, f"{len(names)} tools: {', '.join(names)}")
 
-        result = await client.call_tool("x_md_get_post", {"url": POST_URL, "thread": "off"})
-        text = text_of(result)
-        problems = []
-        if result.is_error:
-            problems.append("isError is true")
-        if post_text not in text:
-            problems.append(f"text lacks the fixture post text; text starts {text[:200]!r}")
-        if not isinstance(result.structured_content, dict):
-            problems.append(f"structuredContent is {type(result.structured_content).__name__}, want an object")
-        if problems:
-            report("tools/call", False, "x_md_get_post: " + "; ".join(problems))
-        else:
-            report("tools/call", True, f"x_md_get_post returned {len(text)} chars of Markdown with the post text")
+        async def call(check, tool, arguments, verify):
+            """Calls `tool`; `verify(sc, text)` returns a list of problems."""
+            result = await client.call_tool(tool, arguments)
+            text = text_of(result)
+            sc = result.structured_content
+            problems = []
+            if result.is_error:
+                problems.append(f"isError is true: {text[:200]!r}")
+            if not isinstance(sc, dict):
+                problems.append(f"structuredContent is {type(sc).__name__}, want an object")
+            else:
+                if sc.get("markdown") != text:
+                    problems.append("structuredContent.markdown differs from the text content")
+                problems += verify(sc, text)
+                problems += schema_problems(schemas.get(tool), sc)
+            if problems:
+                report(check, False, "; ".join(problems))
+            else:
+                n = {k: len(sc[k]) for k in ("posts", "users") if isinstance(sc.get(k), list)}
+                report(check, True, f"{len(text)} chars of Markdown, {n or 'one post'}, exact fixture values, valid against outputSchema")
+
+        def ids(items):
+            return [str(p.get("id")) for p in items or []]
+
+        def handles(items):
+            return [u.get("screen_name") for u in items or []]
+
+        def post_ok(sc, text):
+            p = []
+            if want.post_text not in text:
+                p.append(f"text lacks the fixture post text; starts {text[:160]!r}")
+            if sc.get("post_count") != 1 or ids(sc.get("posts")) != [POST_ID]:
+                p.append(f"posts {ids(sc.get('posts'))} (post_count {sc.get('post_count')}), want [{POST_ID}]")
+            return p
+
+        def profile_ok(sc, text):
+            p = []
+            user = sc.get("profile") or {}
+            if sc.get("resource") != "profile" or sc.get("handle") != HANDLE:
+                p.append(f"resource/handle {sc.get('resource')!r}/{sc.get('handle')!r}")
+            if user.get("screen_name") != want.user["screen_name"] or user.get("name") != want.user["name"]:
+                p.append(f"profile {user.get('name')!r} @{user.get('screen_name')}, want {want.user['name']!r}")
+            if ids(sc.get("posts")) != want.profile_post_ids:
+                p.append(f"post ids {ids(sc.get('posts'))}, want {want.profile_post_ids}")
+            if f"{want.user['name']} (@{HANDLE})" not in text:
+                p.append("Markdown lacks the profile heading")
+            return p
+
+        def search_ok(sc, text):
+            p = []
+            if (sc.get("resource"), sc.get("query"), sc.get("feed")) != ("search", SEARCH_Q, "latest"):
+                p.append(f"resource/query/feed {sc.get('resource')!r}/{sc.get('query')!r}/{sc.get('feed')!r}")
+            if ids(sc.get("posts")) != want.search_ids:
+                p.append(f"post ids {ids(sc.get('posts'))}, want {want.search_ids}")
+            missing = [i for i in want.search_ids if f"/status/{i})" not in text]
+            if missing:
+                p.append(f"Markdown lacks links to {missing}")
+            return p
+
+        def users_ok(sc, text):
+            p = []
+            if (sc.get("resource"), sc.get("query"), sc.get("feed")) != ("search", USERS_Q, "users"):
+                p.append(f"resource/query/feed {sc.get('resource')!r}/{sc.get('query')!r}/{sc.get('feed')!r}")
+            if handles(sc.get("users")) != want.typeahead:
+                p.append(f"users {handles(sc.get('users'))}, want {want.typeahead}")
+            missing = [h for h in want.typeahead if f"(@{h})" not in text]
+            if missing:
+                p.append(f"Markdown lacks {missing}")
+            return p
+
+        def list_ok(which):
+            def check(sc, text):
+                p = []
+                if sc.get("resource") != which or sc.get("handle") != HANDLE:
+                    p.append(f"resource/handle {sc.get('resource')!r}/{sc.get('handle')!r}, want {which!r}/{HANDLE!r}")
+                if handles(sc.get("users")) != want.followers:
+                    p.append(f"users {handles(sc.get('users'))}, want {want.followers}")
+                if f"# @{HANDLE} {which}" not in text:
+                    p.append(f"Markdown lacks the heading '# @{HANDLE} {which}'")
+                return p
+
+            return check
+
+        await call(CALLS[0], "x_md_get_post", {"url": POST_URL, "thread": "off"}, post_ok)
+        await call(CALLS[1], "x_md_get_profile", {"handle": HANDLE}, profile_ok)
+        await call(CALLS[2], "x_md_search_posts", {"q": SEARCH_Q}, search_ok)
+        await call(CALLS[3], "x_md_search_posts", {"q": USERS_Q, "feed": "users"}, users_ok)
+        await call(CALLS[4], "x_md_get_followers", {"handle": HANDLE}, list_ok("followers"))
+        await call(CALLS[5], "x_md_get_following", {"handle": "@" + HANDLE}, list_ok("following"))
 
         resources = await client.list_resources()
         uris = [str(r.uri) for r in resources.resources]
@@ -87,6 +260,19 @@ async def run(url, mode, report):
             report("resources", True, f"{len(uris)} resources; read {llms[0]} ({len(body)} chars)")
 
 
+def check_upstream(upstream, report):
+    """The fake upstream saw every request the calls above need (counts are
+    cumulative over the fake's life, so a later run answered from xmd's cache
+    still passes: the point is the path and query xmd writes)."""
+    with urllib.request.urlopen(upstream.rstrip("/") + "/__fake/requests", timeout=10) as r:
+        seen = json.load(r)["paths"]
+    missing = [p for p in UPSTREAM_PATHS if not seen.get(p)]
+    if missing:
+        report("upstream", False, f"the fake upstream never saw {missing}; it saw {sorted(seen)}")
+    else:
+        report("upstream", True, f"the fake upstream saw all {len(UPSTREAM_PATHS)} expected requests (count={UPSTREAM_COUNT})")
+
+
 def leaves(e):
     """The innermost exceptions of (nested) exception groups."""
     if isinstance(e, BaseExceptionGroup):
@@ -95,10 +281,12 @@ def leaves(e):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in EXPECTED_VERSION:
+    if len(sys.argv) not in (3, 4) or sys.argv[2] not in EXPECTED_VERSION:
         sys.stderr.write(__doc__)
         return 2
     url, mode = sys.argv[1], sys.argv[2]
+    upstream = sys.argv[3] if len(sys.argv) == 4 else None
+    checks = ["connect", "tools/list", *CALLS, "resources"] + (["upstream"] if upstream else [])
     label = f"py-{mode}"
     done = {}
 
@@ -112,10 +300,15 @@ def main():
     except BaseException as e:  # noqa: BLE001 - every failure must become a FAIL line
         detail = "; ".join(f"{type(x).__name__}: {str(x)[:300]}" for x in leaves(e))
         traceback.print_exc(file=sys.stderr)
-        pending = [c for c in CHECKS if c not in done]
+        pending = [c for c in checks if c not in done and c != "upstream"]
         if pending:
             report(pending[0], False, detail)
-    for check in CHECKS:
+    if upstream:
+        try:
+            check_upstream(upstream, report)
+        except Exception as e:  # noqa: BLE001
+            report("upstream", False, f"{type(e).__name__}: {e}")
+    for check in checks:
         if check not in done:
             report(check, False, "not run after an earlier failure")
     return 0 if all(done.values()) else 1

@@ -20,7 +20,8 @@ const EXPECTED_TOOLS = [
   'x_md_get_following',
 ];
 const POST_URL = 'https://x.com/demo_author/status/2087208847298015232';
-const CHECKS = ['connect', 'tools/list', 'tools/call', 'resources'];
+const CHECKS = ['connect', 'tools/list', 'tools/call', 'tools/call profile', 'resources'];
+const HANDLE = 'demo_author';
 const TIMEOUT_MS = 30_000;
 const LABEL = 'ts-legacy';
 
@@ -29,7 +30,13 @@ if (!url || !fixtures) {
   console.error('usage: node ts_client.mjs MCP_URL FIXTURES_DIR');
   process.exit(2);
 }
-const postText = JSON.parse(readFileSync(join(fixtures, 'status-plain.json'), 'utf8')).status.text;
+const fixture = (name) => JSON.parse(readFileSync(join(fixtures, name), 'utf8'));
+const postText = fixture('status-plain.json').status.text;
+// x_md_get_profile lists the account's own posts of the first two timeline
+// pages: no reposts, no replies (same rule as py_client.py).
+const profilePostIds = [...fixture('profile-statuses-page1.json').results, ...fixture('profile-statuses-page2.json').results]
+  .filter((p) => p.author.screen_name === HANDLE && !p.reposted_by && !p.replying_to)
+  .map((p) => p.id);
 
 const done = new Map();
 function report(check, ok, detail) {
@@ -67,6 +74,16 @@ async function run() {
     const sc = result.structuredContent;
     if (sc === null || typeof sc !== 'object' || Array.isArray(sc)) problems.push(`structuredContent is ${JSON.stringify(sc)?.slice(0, 80)}, want an object`);
     report('tools/call', problems.length === 0, problems.length ? `x_md_get_post: ${problems.join('; ')}` : `x_md_get_post returned ${text.length} chars of Markdown with the post text`);
+
+    // The v1 SDK validates structuredContent against the outputSchema it
+    // cached from tools/list (ajv) and throws on a mismatch.
+    const prof = await client.callTool({ name: 'x_md_get_profile', arguments: { handle: HANDLE } });
+    const ids = (prof.structuredContent?.posts || []).map((p) => p.id);
+    const pp = [];
+    if (prof.isError) pp.push('isError is true');
+    if (prof.structuredContent?.profile?.screen_name !== HANDLE) pp.push(`profile.screen_name ${JSON.stringify(prof.structuredContent?.profile?.screen_name)}`);
+    if (JSON.stringify(ids) !== JSON.stringify(profilePostIds)) pp.push(`post ids ${JSON.stringify(ids)}, want ${JSON.stringify(profilePostIds)}`);
+    report('tools/call profile', pp.length === 0, pp.length ? `x_md_get_profile: ${pp.join('; ')}` : `x_md_get_profile returned @${HANDLE} with ${ids.length} posts (exact fixture ids; SDK-validated against outputSchema)`);
 
     const { resources } = await client.listResources();
     const llms = resources.map((r) => r.uri).find((u) => u.endsWith('/llms.txt'));
