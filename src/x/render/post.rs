@@ -245,7 +245,7 @@ fn quote_lines(q: &Value, depth: usize) -> Vec<String> {
         }
     }
     if let Some(u) = url {
-        l.push(format!("> Source: {u}"));
+        l.push(format!("> Source: {}", escape_url(&u)));
     }
     l.push(">".into());
     l
@@ -255,7 +255,7 @@ fn front_matter(first: &Value, total: usize) -> Vec<String> {
     let mut l = vec!["---".to_string()];
     l.push(format!(
         "source: {}",
-        yaml_value(s(first, "url").unwrap_or(""))
+        yaml_value(&escape_url(s(first, "url").unwrap_or("")))
     ));
     let name = first
         .get("author")
@@ -308,7 +308,7 @@ fn post_lines(
     }
     l.push(String::new());
     if opts.full && !obsidian {
-        l.push(format!("Source: {url}"));
+        l.push(format!("Source: {}", escape_url(&url)));
         if let Some(d) = s(post, "created_at") {
             l.push(format!("Date: {}", escape_inline(d)));
         }
@@ -370,7 +370,7 @@ fn post_lines(
         }
     }
     if compact {
-        l.push(format!("Source: {url}"));
+        l.push(format!("Source: {}", escape_url(&url)));
     }
     l
 }
