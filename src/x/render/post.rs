@@ -308,7 +308,7 @@ fn post_lines(
     }
     l.push(String::new());
     if opts.full && !obsidian {
-        l.push(format!("Source: {}", escape_url(&url)));
+        l.push(format!("Source: {}", escape_url(url)));
         if let Some(d) = s(post, "created_at") {
             l.push(format!("Date: {}", escape_inline(d)));
         }
@@ -370,7 +370,7 @@ fn post_lines(
         }
     }
     if compact {
-        l.push(format!("Source: {}", escape_url(&url)));
+        l.push(format!("Source: {}", escape_url(url)));
     }
     l
 }
