@@ -3,4 +3,5 @@
 
 pub mod browse;
 pub mod fake_upstream;
+pub mod post;
 pub mod timeline;
