@@ -5,33 +5,17 @@
 
 mod common;
 
-use common::browse::{golden, golden_json, ids, ok, tools_for};
+use common::browse::{
+    golden, golden_json, ids, ok, serve_demo_timeline, tools_for, FOLLOW_NEXT, P2, P3,
+};
 use common::fake_upstream::{Answer, FakeUpstream};
 use serde_json::json;
 
-const P2: &str = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA";
-const P3: &str = "DAAHCgABHPg3Rk_B_-8LAAIAAAATMjA4NTYzNzA2NjE5MTgxMDU2MAgAAwAAAAIAAA";
 const SEARCH_NEXT: &str = "DAADDAABCgABHPeTsMXAEAAKAAIc95OwxcAP_wAIAAIAAAACCAADAAAAAAgABAAAAAAKAAUc95OwxcAQBwoABhz3k7DFwA_4AAA";
-const FOLLOW_NEXT: &str = "2087026217579466752%7C2087478950753226753";
 
 fn profile_fake() -> FakeUpstream {
     let fake = FakeUpstream::start();
-    fake.on(
-        "/2/profile/demo_author",
-        Answer::fixture(200, "profile.json"),
-    );
-    fake.on(
-        "/2/profile/demo_author/statuses?count=20&with_replies=false",
-        Answer::fixture(200, "profile-statuses-page1.json"),
-    );
-    fake.on(
-        &format!("/2/profile/demo_author/statuses?cursor={P2}&count=20&with_replies=false"),
-        Answer::fixture(200, "profile-statuses-page2.json"),
-    );
-    fake.on(
-        &format!("/2/profile/demo_author/statuses?cursor={P3}&count=20&with_replies=false"),
-        Answer::fixture(200, "profile-statuses-page3-empty.json"),
-    );
+    serve_demo_timeline(&fake);
     fake
 }
 

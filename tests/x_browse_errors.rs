@@ -5,12 +5,11 @@
 
 mod common;
 
-use common::browse::{err, ok, run, tools_for};
+use common::browse::{err, ok, run, tools_for, EMPTY_LIST};
 use common::fake_upstream::{Answer, FakeUpstream};
 use serde_json::json;
 use xmd::x::tools::{PrepareError, Tools, TOOL_NAMES};
 
-const EMPTY_LIST: &str = r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#;
 const LIST_404: &str = r#"{"code":404,"results":[],"cursor":{"top":null,"bottom":null}}"#;
 
 fn user_body(handle: &str, protected: bool) -> String {

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::browse::tools_for;
+use common::browse::{serve_demo_timeline, tools_for, EMPTY_LIST, FOLLOW_NEXT};
 use common::fake_upstream::{Answer, FakeUpstream};
 use serde_json::{json, Value};
 use util::*;
@@ -24,12 +24,8 @@ const PLAIN_ID: &str = "2087208847298015232";
 const PRIVATE_ID: &str = "2086600000000000001";
 const LIMITED_ID: &str = "2086000000000000429";
 const MISSING_ID: &str = "2086000000000000404";
-const P2: &str = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA";
-const P3: &str = "DAAHCgABHPg3Rk_B_-8LAAIAAAATMjA4NTYzNzA2NjE5MTgxMDU2MAgAAwAAAAIAAA";
 const SEARCH_NEXT: &str = "DAADDAABCgABHPeTsMXAEAAKAAIc95OwxcAP_wAIAAIAAAACCAADAAAAAAgABAAAAAAKAAUc95OwxcAQBwoABhz3k7DFwA_4AAA";
 const FORGED: &str = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NzIwODg0NzI5ODAxNTIzMggAAwAAAAIAAA";
-const FOLLOW_NEXT: &str = "2087026217579466752%7C2087478950753226753";
-const EMPTY_LIST: &str = r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#;
 
 /// One fake serving every recorded fixture.
 fn fake() -> FakeUpstream {
@@ -70,22 +66,7 @@ fn fake() -> FakeUpstream {
             Answer::fixture(404, "status-404-not-found.json"),
         );
     }
-    f.on(
-        "/2/profile/demo_author",
-        Answer::fixture(200, "profile.json"),
-    );
-    f.on(
-        "/2/profile/demo_author/statuses?count=20&with_replies=false",
-        Answer::fixture(200, "profile-statuses-page1.json"),
-    );
-    f.on(
-        &format!("/2/profile/demo_author/statuses?cursor={P2}&count=20&with_replies=false"),
-        Answer::fixture(200, "profile-statuses-page2.json"),
-    );
-    f.on(
-        &format!("/2/profile/demo_author/statuses?cursor={P3}&count=20&with_replies=false"),
-        Answer::fixture(200, "profile-statuses-page3-empty.json"),
-    );
+    serve_demo_timeline(&f);
     // The cursor the profile forges after the 2nd post (upstream.md §2.9).
     f.on(
         &format!("/2/profile/demo_author/statuses?cursor={FORGED}&count=20&with_replies=false"),

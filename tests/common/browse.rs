@@ -10,7 +10,37 @@ use serde_json::Value;
 use xmd::x::tools::{ToolOutput, Tools};
 use xmd::x::upstream::HttpUpstream;
 
-use super::fake_upstream::FakeUpstream;
+use super::fake_upstream::{Answer, FakeUpstream};
+
+/// Bottom cursor of `profile-statuses-page1.json` (asks for page 2).
+pub const P2: &str = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA";
+/// Bottom cursor of `profile-statuses-page2.json` (asks for the empty page 3).
+pub const P3: &str = "DAAHCgABHPg3Rk_B_-8LAAIAAAATMjA4NTYzNzA2NjE5MTgxMDU2MAgAAwAAAAIAAA";
+/// Bottom cursor of `followers-page1.json`, URL-encoded as the tools send it.
+pub const FOLLOW_NEXT: &str = "2087026217579466752%7C2087478950753226753";
+/// An upstream list page with no results and no cursors (the end of a list).
+pub const EMPTY_LIST: &str = r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#;
+
+/// Serves @demo_author's profile and its three timeline pages, as the
+/// profile tool requests them.
+pub fn serve_demo_timeline(fake: &FakeUpstream) {
+    fake.on(
+        "/2/profile/demo_author",
+        Answer::fixture(200, "profile.json"),
+    );
+    fake.on(
+        "/2/profile/demo_author/statuses?count=20&with_replies=false",
+        Answer::fixture(200, "profile-statuses-page1.json"),
+    );
+    fake.on(
+        &format!("/2/profile/demo_author/statuses?cursor={P2}&count=20&with_replies=false"),
+        Answer::fixture(200, "profile-statuses-page2.json"),
+    );
+    fake.on(
+        &format!("/2/profile/demo_author/statuses?cursor={P3}&count=20&with_replies=false"),
+        Answer::fixture(200, "profile-statuses-page3-empty.json"),
+    );
+}
 
 /// A runner over the fake with the default cache.
 pub fn tools_for(fake: &FakeUpstream) -> Tools {
