@@ -4,7 +4,8 @@
 //!
 //! Run: `cargo bench --bench xmd_bench` (needs `wrk` on PATH: `apt-get
 //! install wrk`). Environment: `BENCH_SECS` (default 10), `BENCH_CONNS`
-//! (default 64), `BENCH_ONLY` (comma list of a,b,c,d,e,f).
+//! (default 64), `BENCH_ONLY` (comma list of a,b,c,d,e,f), `BENCH_BIN`
+//! (the server binary; default `target/release/xmd`, e.g. the static build).
 //!
 //! Rows:
 //! - (a) `tools/list`;
@@ -136,8 +137,9 @@ struct Server {
 
 impl Server {
     fn start(upstream: SocketAddr, extra: &[&str]) -> Server {
-        let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/xmd");
-        let mut child = Command::new(bin)
+        let bin = std::env::var("BENCH_BIN")
+            .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/xmd").into());
+        let mut child = Command::new(&bin)
             .args([
                 "serve",
                 "--listen",
@@ -281,7 +283,7 @@ fn lua(body: &str, per_request_handle: bool) -> String {
     let headers = "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Accept\"] = \"application/json, text/event-stream\"\nwrk.headers[\"MCP-Protocol-Version\"] = \"2025-11-25\"\n";
     if per_request_handle {
         format!(
-            "{headers}counter = 0\nrequest = function()\n  counter = counter + 1\n  local h = string.format(\"u%d_%d\", math.random(1, 99999), counter)\n  local body = string.gsub('{body}', 'HANDLE', h)\n  return wrk.format(nil, nil, nil, body)\nend\n"
+            "{headers}counter = 0\nthreads = 0\nsetup = function(thread)\n  threads = threads + 1\n  thread:set(\"tid\", threads)\nend\nrequest = function()\n  counter = counter + 1\n  local h = string.format(\"u%d_%d\", tid, counter)\n  local body = string.gsub('{body}', 'HANDLE', h)\n  return wrk.format(nil, nil, nil, body)\nend\n"
         )
     } else {
         format!("{headers}wrk.body = '{body}'\n")
@@ -289,7 +291,10 @@ fn lua(body: &str, per_request_handle: bool) -> String {
 }
 
 const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
-const PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"HANDLE","limit":5}}}"#;
+/// `limit` 3: the fixture's first timeline page holds exactly 3 original
+/// posts, so a call needs the profile and that page, fetched at once: one
+/// upstream round trip.
+const PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"HANDLE","limit":3}}}"#;
 
 /// Server CPU per request in µs: (total, user).
 type Cpu = (f64, f64);

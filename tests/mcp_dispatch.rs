@@ -22,7 +22,7 @@ impl Upstream for CountingUpstream {
             status: 503,
             retry_after: Some("7".into()),
             content_type: Some("application/json".into()),
-            body: br#"{"code":503,"message":"unavailable"}"#.to_vec(),
+            body: br#"{"code":503,"message":"unavailable"}"#[..].into(),
         })
     }
 }

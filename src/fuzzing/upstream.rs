@@ -86,7 +86,7 @@ impl Upstream for Routes {
             status,
             retry_after: None,
             content_type: Some("application/json".into()),
-            body,
+            body: body.into(),
         })
     }
 }

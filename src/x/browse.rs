@@ -122,12 +122,12 @@ fn collect_block(
             return Ok((w, true));
         }
         *budget -= 1;
-        let page = fetch(&pos.upstream)?;
+        let mut page = fetch(&pos.upstream)?;
         let n = page.items.len();
         let mut i = pos.offset;
         while i < n && w.items.len() < limit {
             if keep(&page.items[i]) {
-                w.items.push(page.items[i].clone());
+                w.items.push(page.items[i].take());
             }
             i += 1;
         }

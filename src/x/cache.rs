@@ -369,7 +369,7 @@ mod tests {
                 status: self.status,
                 retry_after: None,
                 content_type: None,
-                body: vec![b'x'; self.body_len],
+                body: vec![b'x'; self.body_len].into(),
             })
         }
     }

@@ -355,7 +355,7 @@ mod tests {
             status,
             retry_after: None,
             content_type: Some("application/json".into()),
-            body: body.as_bytes().to_vec(),
+            body: body.as_bytes().into(),
         }
     }
 

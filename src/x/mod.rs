@@ -12,6 +12,7 @@ pub mod model;
 pub mod post;
 pub mod profile;
 pub mod render;
+pub mod resolve;
 pub mod schema;
 pub mod search;
 pub mod tools;

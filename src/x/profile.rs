@@ -30,7 +30,7 @@ pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<Value, XError> {
         .get(&format!("/2/profile/{handle}"))
         .map_err(|e| XError::from_fetch(&e))?;
     check_transport(&resp)?;
-    let body = parse_object(&resp)?;
+    let mut body = parse_object(&resp)?;
     let body_code = body.get("code").and_then(Value::as_u64);
     if resp.status == 404 || body_code == Some(404) {
         let suspended = s(&body, "reason") == Some("suspended")
@@ -46,8 +46,8 @@ pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<Value, XError> {
         });
     }
     other_errors(resp.status, &body)?;
-    match body.get("user") {
-        Some(u @ Value::Object(_)) => Ok(u.clone()),
+    match body.get_mut("user").map(Value::take) {
+        Some(u @ Value::Object(_)) => Ok(u),
         _ => Err(not_found(handle)),
     }
 }
@@ -120,9 +120,10 @@ fn collect(
         }
         *budget -= 1;
         let page = fetch(&cur)?;
-        for row in &page.items {
-            if is_original_of(row, handle) && seen.insert(id(row).unwrap_or("").to_string()) {
-                posts.push(row.clone());
+        let page_empty = page.items.is_empty();
+        for row in page.items {
+            if is_original_of(&row, handle) && seen.insert(id(&row).unwrap_or("").to_string()) {
+                posts.push(row);
             }
         }
         if posts.len() > limit {
@@ -138,7 +139,7 @@ fn collect(
             });
         }
         let next = match page.bottom {
-            Some(b) if !page.items.is_empty() && b != cur => b,
+            Some(b) if !page_empty && b != cur => b,
             _ => {
                 return Ok(Block {
                     posts,

@@ -10,8 +10,9 @@ pub struct UpstreamResponse {
     pub retry_after: Option<String>,
     /// The `Content-Type` header value, if any.
     pub content_type: Option<String>,
-    /// The body bytes (capped by the agent's size limit).
-    pub body: Vec<u8>,
+    /// The body bytes (capped by the agent's size limit), shared: the
+    /// cache, a coalesced waiter and the parser read one copy.
+    pub body: std::sync::Arc<[u8]>,
 }
 
 /// Why an upstream request produced no HTTP answer at all.
@@ -70,6 +71,22 @@ pub const FAILOVER_COOLDOWN: Duration = Duration::from_secs(30);
 /// longer delay is cut to it.
 pub const MAX_COOLDOWN: Duration = Duration::from_secs(3600);
 
+/// Most idle upstream connections kept for reuse (per base and in all).
+/// Default 128: two per worker thread at the default 64 workers, since
+/// `x_md_get_profile` fetches two pages at once. Past it a finished
+/// connection is closed and the next request opens a new one (a TCP
+/// handshake more; the agent sees nothing else).
+pub const MAX_IDLE_UPSTREAM_CONNECTIONS: usize = 128;
+
+/// Read buffer of one upstream connection, in bytes. Default 16 KiB: the
+/// response head must fit in it (a larger head fails the request as an
+/// unexpected upstream response); the body streams through it.
+pub const UPSTREAM_INPUT_BUFFER_BYTES: usize = 16 * 1024;
+
+/// Write buffer of one upstream connection, in bytes. Default 4 KiB: the
+/// request head (a `GET` with a path under 1 KiB) must fit in it.
+pub const UPSTREAM_OUTPUT_BUFFER_BYTES: usize = 4 * 1024;
+
 /// Most upstream base URLs in one pool. Default 16; more are refused by
 /// [`HttpUpstream::from_list`].
 pub const MAX_UPSTREAM_BASES: usize = 16;
@@ -124,6 +141,10 @@ impl HttpUpstream {
             .http_status_as_error(false)
             .user_agent(USER_AGENT)
             .max_redirects(0)
+            .max_idle_connections(MAX_IDLE_UPSTREAM_CONNECTIONS)
+            .max_idle_connections_per_host(MAX_IDLE_UPSTREAM_CONNECTIONS)
+            .input_buffer_size(UPSTREAM_INPUT_BUFFER_BYTES)
+            .output_buffer_size(UPSTREAM_OUTPUT_BUFFER_BYTES)
             .build();
         let mut bases: Vec<Base> = split_bases(base_url)
             .into_iter()
@@ -139,7 +160,11 @@ impl HttpUpstream {
             });
         }
         HttpUpstream {
-            agent: config.new_agent(),
+            agent: ureq::Agent::with_parts(
+                config,
+                ureq::unversioned::transport::DefaultConnector::new(),
+                super::resolve::CachingResolver::new(),
+            ),
             bases,
             next: AtomicUsize::new(0),
         }
@@ -208,7 +233,7 @@ impl HttpUpstream {
             status,
             retry_after,
             content_type,
-            body,
+            body: body.into(),
         })
     }
 }
