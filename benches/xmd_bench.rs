@@ -10,7 +10,8 @@
 //! Rows:
 //! - (a) `tools/list`;
 //! - (b) `tools/call` `x_md_get_profile`, 20 ms upstream delay, a different
-//!   handle per request (cache misses), against the upstream's own bound;
+//!   handle per request (cache misses), against (b0), the fake upstream's own
+//!   throughput at the same concurrency (wrk fetching a timeline page from it);
 //! - (c) the same call repeated (cache hits);
 //! - (d) idle RSS; (e) RSS with 5,000 idle keep-alive connections;
 //! - (f) `tools/list` p99 while 1,000 `tools/call`s wait on a 2 s upstream.
@@ -214,6 +215,10 @@ struct WrkResult {
 }
 
 fn wrk(addr: SocketAddr, lua: &str, secs: u64, conns: u64) -> WrkResult {
+    wrk_url(&format!("http://{addr}/mcp"), lua, secs, conns)
+}
+
+fn wrk_url(url: &str, lua: &str, secs: u64, conns: u64) -> WrkResult {
     let script = std::env::temp_dir().join(format!("xmd-bench-{}.lua", std::process::id()));
     std::fs::write(&script, lua).unwrap();
     let threads = conns.clamp(1, 2);
@@ -229,7 +234,7 @@ fn wrk(addr: SocketAddr, lua: &str, secs: u64, conns: u64) -> WrkResult {
             "-s",
         ])
         .arg(&script)
-        .arg(format!("http://{addr}/mcp"))
+        .arg(url)
         .output()
         .expect("wrk on PATH (apt-get install wrk)");
     let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -364,6 +369,18 @@ fn main() {
     }
     if want("b") {
         upstream.delay_ms.store(20, Ordering::Relaxed);
+        // The yardstick: the fake upstream's own throughput at this
+        // concurrency, driven directly (one timeline page per request).
+        let alone = wrk_url(
+            &format!("http://{}/2/profile/bench/statuses", upstream.addr),
+            "wrk.method = \"GET\"\n",
+            secs,
+            conns,
+        );
+        println!(
+            "| (b0) the fake upstream alone, 20 ms delay | {:.0} | {:.2} | {:.2} | | | | {} | timeline page fetched directly |",
+            alone.rps, alone.p50_ms, alone.p99_ms, alone.non2xx
+        );
         let served0 = upstream.served.load(Ordering::Relaxed);
         let (r, cpu) = measured(&server, || {
             wrk(server.addr, &lua(PROFILE, true), secs, conns)
@@ -376,8 +393,8 @@ fn main() {
             cpu,
             server.status_kib("VmHWM:"),
             &format!(
-                "bound {bound:.0} calls/s ({:.1} %); upstream served {up:.0}/s",
-                100.0 * r.rps / bound
+                "{:.1} % of (b0); bound {bound:.0} calls/s; upstream served {up:.0}/s",
+                100.0 * r.rps / alone.rps
             ),
         );
     }

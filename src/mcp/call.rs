@@ -34,12 +34,13 @@ pub(crate) fn prepare(params: Option<&Map<String, Value>>) -> Result<ToolCall, R
         RpcError::invalid_params(format!("Unknown tool: {}", clip(name)))
             .with_data(json!({"availableTools": TOOL_NAMES}))
     };
-    let Some(schema) = Tools::input_schema(name) else {
+    if crate::x::schema::spec(name).is_none() {
         return Err(unknown());
-    };
+    }
+    // The schema is built only for an error reply: a valid call skips it.
     let invalid = |why: &str| {
         RpcError::invalid_params(format!("Invalid arguments for tool {name}: {why}"))
-            .with_data(json!({"inputSchema": schema.clone()}))
+            .with_data(json!({"inputSchema": Tools::input_schema(name)}))
     };
     let arguments = match params.and_then(|p| p.get("arguments")) {
         None | Some(Value::Null) => None,

@@ -221,8 +221,14 @@ pub fn check_transport(resp: &UpstreamResponse) -> Result<(), XError> {
 }
 
 /// The body as a JSON object, or [`XError::unexpected_response`].
+///
+/// The body is checked as UTF-8 once, in bulk, and then parsed as a `str`:
+/// cheaper than letting the parser validate every string on its own.
 pub fn parse_object(resp: &UpstreamResponse) -> Result<Value, XError> {
-    match serde_json::from_slice(&resp.body) {
+    let Ok(text) = std::str::from_utf8(&resp.body) else {
+        return Err(XError::unexpected_response());
+    };
+    match serde_json::from_str(text) {
         Ok(v @ Value::Object(_)) => Ok(v),
         _ => Err(XError::unexpected_response()),
     }
