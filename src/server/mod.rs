@@ -38,7 +38,7 @@ const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 pub struct ServerOptions {
     /// HTTP limits.
     pub limits: Limits,
-    /// Worker threads.
+    /// Most worker threads (started on demand; see [`workers::WORKER_IDLE_EXIT`]).
     pub workers: usize,
     /// Worker queue slots.
     pub queue: usize,
