@@ -58,9 +58,13 @@ pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// with `Retry-After: 1` and is closed at once.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
-/// Worker threads that run blocking tool calls (upstream requests).
+/// Most worker threads that run blocking tool calls (upstream requests).
+/// Threads start on demand and exit after idling for
+/// [`crate::server::workers::WORKER_IDLE_EXIT`], so an idle server runs
+/// none.
 ///
-/// Default is 64.
+/// Default is 64. With every worker busy, calls wait in the queue
+/// ([`DEFAULT_QUEUE`]).
 pub const DEFAULT_WORKERS: usize = 64;
 
 /// Tool calls that may wait for a free worker.

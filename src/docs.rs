@@ -3,7 +3,7 @@
 //!
 //! Each file in `docs/` may contain `{{PUBLIC_URL}}` (the configured public
 //! base URL, no trailing slash) and `{{VERSION}}` (the crate version); both
-//! are filled once at start-up.
+//! are filled once, on first use.
 
 use crate::mcp::Resource;
 

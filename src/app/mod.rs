@@ -28,7 +28,7 @@ pub mod xroutes;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::config::Config;
 use crate::http::accept::{self, Framing};
@@ -52,10 +52,65 @@ const CORS_ALLOW_HEADERS: &str = "Content-Type, Accept, Authorization, MCP-Proto
 /// Preflight cache lifetime in seconds.
 const CORS_MAX_AGE_SECS: &str = "86400";
 
+/// A document served at a fixed path.
 struct StaticDoc {
     content_type: &'static str,
-    body: Arc<[u8]>,
+    body: DocBody,
     route: usize,
+}
+
+/// A document's bytes: compiled in, or built on the first request.
+enum DocBody {
+    Static(&'static [u8]),
+    Lazy(DocKind, OnceLock<Arc<[u8]>>),
+}
+
+/// Which document a lazily built body is.
+#[derive(Clone, Copy)]
+enum DocKind {
+    ServerCard,
+    ServerJson,
+    Manifest,
+    Landing,
+    Embedded(&'static crate::docs::Doc),
+}
+
+impl DocKind {
+    fn build(self, public: &str) -> Vec<u8> {
+        match self {
+            DocKind::ServerCard => server_card_text(public).into_bytes(),
+            DocKind::ServerJson => statics::server_json(public).to_string().into_bytes(),
+            DocKind::Manifest => statics::manifest(public, &statics::server_card(public))
+                .to_string()
+                .into_bytes(),
+            DocKind::Landing => landing::page(public).into_bytes(),
+            DocKind::Embedded(doc) => crate::docs::render(doc.template, public).into_bytes(),
+        }
+    }
+}
+
+impl StaticDoc {
+    fn lazy(content_type: &'static str, kind: DocKind, route: usize) -> StaticDoc {
+        StaticDoc {
+            content_type,
+            body: DocBody::Lazy(kind, OnceLock::new()),
+            route,
+        }
+    }
+
+    fn body(&self, public: &str) -> Body {
+        match &self.body {
+            DocBody::Static(bytes) => Body::Static(bytes),
+            DocBody::Lazy(kind, slot) => {
+                Body::Shared(Arc::clone(slot.get_or_init(|| kind.build(public).into())))
+            }
+        }
+    }
+}
+
+/// The server card as served and as the MCP resource: pretty JSON.
+fn server_card_text(public: &str) -> String {
+    serde_json::to_string_pretty(&statics::server_card(public)).unwrap_or_default()
 }
 
 /// Route indexes into [`crate::metrics::ROUTES`].
@@ -92,19 +147,21 @@ pub struct App {
     mcp: Arc<Mcp>,
     /// Per-client `tools/call` limit; `None` when `--rate-limit 0`.
     limiter: Option<limits::ClientLimiter>,
-    routes: HashMap<&'static str, StaticDoc>,
+    /// Public base URL (no trailing slash) the documents are built for.
+    public: String,
+    /// Path to an index into `docs`.
+    routes: HashMap<&'static str, usize>,
+    docs: Vec<StaticDoc>,
     manifest: StaticDoc,
     policy: OriginPolicy,
     xroutes: xroutes::XRoutes,
 }
 
 impl App {
-    /// Builds the application over an upstream, serializing every static
-    /// document once.
+    /// Builds the application over an upstream. Every static document
+    /// (and MCP result) is built on its first request and kept.
     pub fn new(config: &Config, upstream: Arc<dyn Upstream>) -> App {
         let public = config.public_url.trim_end_matches('/').to_string();
-        let card = statics::server_card(&public);
-        let card_text = serde_json::to_string_pretty(&card).unwrap_or_default();
         let metered: Arc<dyn Upstream> = Arc::new(metered::Metered(upstream));
         let upstream: Arc<dyn Upstream> = match config.upstream_budget {
             0 => metered,
@@ -121,54 +178,45 @@ impl App {
         let xroutes = xroutes::XRoutes::new(Arc::clone(&tools));
         // The tool-result cache shares the cache setting: half the upstream
         // budget, off when the upstream cache is off.
+        let resources_url = public.clone();
         let mcp = Arc::new(
-            Mcp::new(info, crate::docs::resources(&public, &card_text), tools)
-                .with_result_cache_bytes(config.cache_bytes / 2),
+            Mcp::with_lazy_resources(
+                info,
+                move || crate::docs::resources(&resources_url, &server_card_text(&resources_url)),
+                tools,
+            )
+            .with_result_cache_bytes(config.cache_bytes / 2),
         );
-        let mut routes = HashMap::new();
-        let card_body: Arc<[u8]> = Arc::from(card_text.as_bytes());
-        for path in ["/mcp/server-card", "/.well-known/mcp/server-card.json"] {
-            routes.insert(
-                path,
-                StaticDoc {
-                    content_type: SERVER_CARD_MEDIA_TYPE,
-                    body: Arc::clone(&card_body),
-                    route: ROUTE_SERVER_CARD,
-                },
-            );
-        }
-        routes.insert(
-            "/server.json",
-            json_doc(&statics::server_json(&public), ROUTE_SERVER_JSON),
-        );
-        routes.insert(
-            "/healthz",
+        let mut docs = vec![
+            StaticDoc::lazy(
+                SERVER_CARD_MEDIA_TYPE,
+                DocKind::ServerCard,
+                ROUTE_SERVER_CARD,
+            ),
+            StaticDoc::lazy("application/json", DocKind::ServerJson, ROUTE_SERVER_JSON),
             StaticDoc {
                 content_type: "application/json",
-                body: Arc::from(&b"{\"status\":\"ok\"}"[..]),
+                body: DocBody::Static(b"{\"status\":\"ok\"}"),
                 route: ROUTE_HEALTHZ,
             },
-        );
+            StaticDoc::lazy(landing::CONTENT_TYPE, DocKind::Landing, ROUTE_LANDING),
+        ];
+        let mut routes = HashMap::from([
+            ("/mcp/server-card", 0),
+            ("/.well-known/mcp/server-card.json", 0),
+            ("/server.json", 1),
+            ("/healthz", 2),
+            ("/", 3),
+        ]);
         for doc in crate::docs::DOCS {
-            let text = crate::docs::render(doc.template, &public);
-            routes.insert(
-                doc.path,
-                StaticDoc {
-                    content_type: doc.mime_type,
-                    body: Arc::from(text.as_bytes()),
-                    route: ROUTE_DOCS,
-                },
-            );
+            routes.insert(doc.path, docs.len());
+            docs.push(StaticDoc::lazy(
+                doc.mime_type,
+                DocKind::Embedded(doc),
+                ROUTE_DOCS,
+            ));
         }
-        routes.insert(
-            "/",
-            StaticDoc {
-                content_type: landing::CONTENT_TYPE,
-                body: Arc::from(landing::page(&public).as_bytes()),
-                route: ROUTE_LANDING,
-            },
-        );
-        let manifest = json_doc(&statics::manifest(&public, &card), ROUTE_MCP);
+        let manifest = StaticDoc::lazy("application/json", DocKind::Manifest, ROUTE_MCP);
         let policy = OriginPolicy::new(
             config.listen.ip(),
             &public,
@@ -177,7 +225,9 @@ impl App {
         App {
             mcp,
             limiter,
+            public,
             routes,
+            docs,
             manifest,
             policy,
             xroutes,
@@ -187,7 +237,7 @@ impl App {
     fn static_route(&self, method: &Method, doc: &StaticDoc) -> Response {
         match method {
             Method::Get | Method::Head => {
-                Response::with_body(200, doc.content_type, Body::Shared(Arc::clone(&doc.body)))
+                Response::with_body(200, doc.content_type, doc.body(&self.public))
             }
             Method::Options => preflight(READ_ALLOW, None),
             _ => method_not_allowed(READ_ALLOW, "this resource is read-only"),
@@ -310,7 +360,7 @@ impl Handler for App {
                 Handled::Now(r) => Handled::Now(routed(r, ROUTE_MCP)),
                 later => later,
             }
-        } else if let Some(doc) = self.routes.get(path) {
+        } else if let Some(doc) = self.routes.get(path).and_then(|&i| self.docs.get(i)) {
             Handled::Now(routed(self.static_route(&head.method, doc), doc.route))
         } else if path == "/metrics" {
             Handled::Now(routed(metrics_route(&head.method), ROUTE_METRICS))
@@ -343,14 +393,6 @@ fn joined<'a>(head: &'a crate::http::Head, name: &'a str) -> Option<Cow<'a, [u8]
         out.extend_from_slice(v);
     }
     Some(Cow::Owned(out))
-}
-
-fn json_doc(value: &serde_json::Value, route: usize) -> StaticDoc {
-    StaticDoc {
-        content_type: "application/json",
-        body: Arc::from(value.to_string().as_bytes()),
-        route,
-    }
 }
 
 /// Frames an MCP reply: `202` without body, JSON, or one SSE frame. Error
@@ -460,3 +502,6 @@ fn with_cors(mut response: Response, origin: String) -> Response {
     }
     response
 }
+
+#[cfg(test)]
+mod lazy_tests;

@@ -1,4 +1,4 @@
-//! Documents built once at start-up: the server card, the discovery
+//! Documents built once, on first request: the server card, the discovery
 //! manifest served on `GET /mcp`, and the registry `server.json`.
 
 use serde_json::{json, Value};

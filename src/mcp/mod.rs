@@ -260,22 +260,31 @@ pub struct CallStats {
     pub took: std::time::Duration,
 }
 
-/// The dispatcher, with its static results serialized once at start-up.
+/// The dispatcher, with its static results serialized once, on first use.
 pub struct Mcp {
     info: ServerInfo,
-    resources: Vec<Resource>,
     tools: Arc<Tools>,
     statics: statics::Statics,
     results: Arc<results::ResultCache>,
 }
 
 impl Mcp {
-    /// Builds the dispatcher and pre-serializes its static results.
+    /// Builds the dispatcher; its static results are serialized on first use.
     pub fn new(info: ServerInfo, resources: Vec<Resource>, tools: Arc<Tools>) -> Mcp {
-        let statics = statics::Statics::new(&info, &resources);
+        Mcp::with_lazy_resources(info, move || resources, tools)
+    }
+
+    /// Like [`Mcp::new`], with the resource list built by `resources` on
+    /// first use (the first `resources/list` or `resources/read`), so an
+    /// idle server holds no document text.
+    pub fn with_lazy_resources(
+        info: ServerInfo,
+        resources: impl FnOnce() -> Vec<Resource> + Send + 'static,
+        tools: Arc<Tools>,
+    ) -> Mcp {
+        let statics = statics::Statics::new(&info, Box::new(resources));
         Mcp {
             info,
-            resources,
             tools,
             statics,
             results: Arc::new(results::ResultCache::new(
@@ -320,7 +329,7 @@ impl Mcp {
 
     /// The static resources, in `resources/list` order.
     pub fn resources(&self) -> &[Resource] {
-        &self.resources
+        self.statics.resources()
     }
 }
 

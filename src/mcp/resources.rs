@@ -2,7 +2,9 @@
 //! agent documents, shaped per revision.
 
 use serde_json::{json, Map, Value};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use super::statics::Source;
 
 use super::version::ProtocolVersion;
 use super::Resource;
@@ -31,42 +33,48 @@ pub(crate) fn read_result(r: &Resource) -> Map<String, Value> {
     m
 }
 
-/// Pre-serialized `resources/read` replies, looked up by exact URI.
-/// One resource: its URI and the legacy and modern reply suffixes.
-type ReadEntry = (String, Arc<[u8]>, Arc<[u8]>);
+/// One resource's reply suffixes, `[legacy, modern]`, each built on first use.
+type ReadSlots = [OnceLock<Arc<[u8]>>; 2];
 
+/// Pre-serialized `resources/read` replies, looked up by exact URI and
+/// serialized on first read of each resource in each era.
 pub(crate) struct ReadTable {
-    /// `(uri, legacy suffix, modern suffix)`.
-    entries: Vec<ReadEntry>,
+    src: Arc<Source>,
+    /// Per resource (in list order): the legacy and the modern suffix.
+    entries: OnceLock<Vec<ReadSlots>>,
 }
 
 impl ReadTable {
-    /// Builds the table; `decorate_modern` adds the 2026-07-28 fields.
-    pub(crate) fn new(
-        resources: &[Resource],
-        decorate_modern: impl Fn(Map<String, Value>) -> Value,
-    ) -> ReadTable {
-        let entries = resources
-            .iter()
-            .map(|r| {
-                let legacy = super::jsonrpc::result_suffix(&Value::Object(read_result(r)));
-                let modern = super::jsonrpc::result_suffix(&decorate_modern(read_result(r)));
-                (r.uri.clone(), legacy.into(), modern.into())
-            })
-            .collect();
-        ReadTable { entries }
+    /// An empty table over `src`'s resources.
+    pub(crate) fn new(src: &Arc<Source>) -> ReadTable {
+        ReadTable {
+            src: Arc::clone(src),
+            entries: OnceLock::new(),
+        }
+    }
+
+    /// The per-resource slots, once the first read made them.
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> Option<&Vec<ReadSlots>> {
+        self.entries.get()
     }
 
     /// The reply suffix for `uri` in the given era, if such a resource exists.
     pub(crate) fn find(&self, uri: &str, modern: bool) -> Option<&Arc<[u8]>> {
-        self.entries.iter().find(|(u, _, _)| u == uri).map(
-            |(_, legacy, m)| {
-                if modern {
-                    m
-                } else {
-                    legacy
-                }
-            },
-        )
+        let resources = self.src.resources();
+        let index = resources.iter().position(|r| r.uri == uri)?;
+        let entries = self
+            .entries
+            .get_or_init(|| resources.iter().map(|_| Default::default()).collect());
+        let slot = &entries.get(index)?[usize::from(modern)];
+        Some(slot.get_or_init(|| {
+            let result = read_result(&resources[index]);
+            let value = if modern {
+                self.src.decorate_read(result)
+            } else {
+                Value::Object(result)
+            };
+            super::jsonrpc::result_suffix(&value).into()
+        }))
     }
 }

@@ -1,6 +1,12 @@
-//! Results that never change while the process runs, serialized once in
-//! `Mcp::new` into the bytes that follow the id (`,"result":{…}}`), so a
-//! reply is `REPLY_PREFIX + id + suffix` with one allocation.
+//! Results that never change while the process runs, serialized once into
+//! the bytes that follow the id (`,"result":{…}}`), so a reply is
+//! `REPLY_PREFIX + id + suffix` with one allocation.
+//!
+//! Each result is serialized on first use, not at start-up: an idle server
+//! holds none of them (nor the resource texts, when the resource list is
+//! given lazily), and never builds their `Value` trees unless asked.
+
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde_json::{json, Map, Value};
 
@@ -111,29 +117,125 @@ pub(crate) fn tool_definitions(v: ProtocolVersion) -> Value {
     }
 }
 
-/// One pre-serialized suffix per revision, indexed by `ProtocolVersion::index`.
-pub(crate) struct PerVersion(pub(crate) [std::sync::Arc<[u8]>; 4]);
+/// Builds the resource list on first use.
+pub(crate) type ResourceSource = Box<dyn FnOnce() -> Vec<Resource> + Send>;
 
-impl PerVersion {
-    fn build(f: impl Fn(ProtocolVersion) -> Value) -> PerVersion {
-        PerVersion(std::array::from_fn(|i| {
-            result_suffix(&f(ProtocolVersion::DATE_ORDER[i])).into()
-        }))
+/// What the static results are built from.
+pub(crate) struct Source {
+    /// `serverInfo.name`.
+    name: String,
+    /// `serverInfo.version`.
+    version: String,
+    /// The resources, in `resources/list` order.
+    resources: LazyLock<Vec<Resource>, ResourceSource>,
+}
+
+impl Source {
+    /// The resources, built now if not yet.
+    pub(crate) fn resources(&self) -> &[Resource] {
+        &self.resources
     }
 
-    pub(crate) fn get(&self, v: ProtocolVersion) -> &std::sync::Arc<[u8]> {
-        &self.0[v.index()]
+    /// The `_meta` object naming this server (2026-07-28 results).
+    fn meta(&self) -> Value {
+        json!({META_SERVER_INFO: {"name": self.name, "version": self.version}})
+    }
+
+    /// Adds the 2026-07-28 result fields to `m`: `resultType`, `_meta`,
+    /// and the cache hints when `ttl` is given.
+    fn decorate(&self, mut m: Map<String, Value>, ttl: Option<u64>) -> Value {
+        m.insert("resultType".into(), json!("complete"));
+        m.insert("_meta".into(), self.meta());
+        if let Some(ttl) = ttl {
+            m.insert("ttlMs".into(), json!(ttl));
+            m.insert("cacheScope".into(), json!(CACHE_SCOPE));
+        }
+        Value::Object(m)
+    }
+
+    /// A list result: decorated for 2026-07-28 only.
+    fn list(&self, v: ProtocolVersion, body: Value) -> Value {
+        if v.is_modern() {
+            self.decorate(object(body), Some(LIST_TTL_MS))
+        } else {
+            body
+        }
+    }
+
+    /// A `resources/read` result as 2026-07-28 sees it.
+    pub(crate) fn decorate_read(&self, m: Map<String, Value>) -> Value {
+        self.decorate(m, Some(READ_TTL_MS))
+    }
+}
+
+fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Serializes a result into a shared reply suffix.
+fn suffix(result: &Value) -> Arc<[u8]> {
+    result_suffix(result).into()
+}
+
+/// One pre-serialized suffix, built on first use.
+pub(crate) struct Once {
+    slot: OnceLock<Arc<[u8]>>,
+    build: fn(&Source) -> Value,
+    src: Arc<Source>,
+}
+
+impl Once {
+    fn new(src: &Arc<Source>, build: fn(&Source) -> Value) -> Once {
+        Once {
+            slot: OnceLock::new(),
+            build,
+            src: Arc::clone(src),
+        }
+    }
+}
+
+impl std::ops::Deref for Once {
+    type Target = Arc<[u8]>;
+
+    fn deref(&self) -> &Arc<[u8]> {
+        self.slot.get_or_init(|| suffix(&(self.build)(&self.src)))
+    }
+}
+
+/// One pre-serialized suffix per revision, indexed by
+/// `ProtocolVersion::index`, each built on first use.
+pub(crate) struct PerVersion {
+    slots: [OnceLock<Arc<[u8]>>; ProtocolVersion::DATE_ORDER.len()],
+    build: fn(&Source, ProtocolVersion) -> Value,
+    src: Arc<Source>,
+}
+
+impl PerVersion {
+    fn new(src: &Arc<Source>, build: fn(&Source, ProtocolVersion) -> Value) -> PerVersion {
+        PerVersion {
+            slots: Default::default(),
+            build,
+            src: Arc::clone(src),
+        }
+    }
+
+    pub(crate) fn get(&self, v: ProtocolVersion) -> &Arc<[u8]> {
+        self.slots[v.index()].get_or_init(|| suffix(&(self.build)(&self.src, v)))
     }
 }
 
 /// Every static reply suffix, plus the pieces tool results reuse.
 pub(crate) struct Statics {
+    src: Arc<Source>,
     /// `server/discover` (2026-07-28 only).
-    pub(crate) discover: std::sync::Arc<[u8]>,
+    pub(crate) discover: Once,
     /// `initialize` per legacy revision (the modern slot is unused).
     pub(crate) initialize: PerVersion,
     /// `ping` and `logging/setLevel` (legacy only): `{}`.
-    pub(crate) ping: std::sync::Arc<[u8]>,
+    pub(crate) ping: Arc<[u8]>,
     /// `tools/list`.
     pub(crate) tools_list: PerVersion,
     /// `resources/list`.
@@ -146,74 +248,184 @@ pub(crate) struct Statics {
     pub(crate) reads: ReadTable,
     /// `,"resultType":"complete","_meta":{…serverInfo…}`: appended inside a
     /// modern `tools/call` result object.
-    pub(crate) modern_tail: std::sync::Arc<[u8]>,
+    pub(crate) modern_tail: Arc<[u8]>,
+}
+
+fn discover(src: &Source) -> Value {
+    let supported: Vec<&str> = ProtocolVersion::SUPPORTED
+        .iter()
+        .map(|v| v.as_str())
+        .collect();
+    src.decorate(
+        object(json!({
+            "supportedVersions": supported,
+            "capabilities": capabilities(ProtocolVersion::MODERN),
+            "instructions": INSTRUCTIONS,
+        })),
+        Some(LIST_TTL_MS),
+    )
+}
+
+fn initialize(src: &Source, v: ProtocolVersion) -> Value {
+    let mut server_info = json!({"name": src.name, "version": src.version});
+    if v >= ProtocolVersion::V2025_06_18 {
+        server_info["title"] = json!(SERVER_TITLE);
+    }
+    json!({
+        "protocolVersion": v.as_str(),
+        "capabilities": capabilities(v),
+        "serverInfo": server_info,
+        "instructions": INSTRUCTIONS,
+    })
+}
+
+fn tools_list(src: &Source, v: ProtocolVersion) -> Value {
+    src.list(v, json!({"tools": tool_definitions(v)}))
+}
+
+fn resources_list(src: &Source, v: ProtocolVersion) -> Value {
+    let entries: Vec<Value> = src.resources().iter().map(|r| list_entry(r, v)).collect();
+    src.list(v, json!({ "resources": entries }))
+}
+
+fn templates_list(src: &Source, v: ProtocolVersion) -> Value {
+    src.list(v, json!({"resourceTemplates": []}))
+}
+
+fn prompts_list(src: &Source, v: ProtocolVersion) -> Value {
+    src.list(v, json!({"prompts": []}))
 }
 
 impl Statics {
-    pub(crate) fn new(info: &ServerInfo, resources: &[Resource]) -> Statics {
-        let meta = json!({META_SERVER_INFO: {"name": info.name, "version": info.version}});
-        let decorate = |mut m: Map<String, Value>, ttl: Option<u64>| -> Value {
-            m.insert("resultType".into(), json!("complete"));
-            m.insert("_meta".into(), meta.clone());
-            if let Some(ttl) = ttl {
-                m.insert("ttlMs".into(), json!(ttl));
-                m.insert("cacheScope".into(), json!(CACHE_SCOPE));
-            }
-            Value::Object(m)
-        };
-        let obj = |v: Value| match v {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
-        // One builder per list method, decorated for 2026-07-28 only.
-        let per_version = |body: &dyn Fn(ProtocolVersion) -> Value| {
-            PerVersion::build(|v| {
-                if v.is_modern() {
-                    decorate(obj(body(v)), Some(LIST_TTL_MS))
-                } else {
-                    body(v)
-                }
-            })
-        };
-        let supported: Vec<&str> = ProtocolVersion::SUPPORTED
-            .iter()
-            .map(|v| v.as_str())
-            .collect();
-        let discover = result_suffix(&decorate(
-            obj(json!({
-                "supportedVersions": supported,
-                "capabilities": capabilities(ProtocolVersion::MODERN),
-                "instructions": INSTRUCTIONS,
-            })),
-            Some(LIST_TTL_MS),
-        ))
-        .into();
-        let initialize = PerVersion::build(|v| {
-            let mut server_info = json!({"name": info.name, "version": info.version});
-            if v >= ProtocolVersion::V2025_06_18 {
-                server_info["title"] = json!(SERVER_TITLE);
-            }
-            json!({
-                "protocolVersion": v.as_str(),
-                "capabilities": capabilities(v),
-                "serverInfo": server_info,
-                "instructions": INSTRUCTIONS,
-            })
+    /// Prepares the results; nothing is serialized (and `resources` is not
+    /// called) until a request needs it.
+    pub(crate) fn new(info: &ServerInfo, resources: ResourceSource) -> Statics {
+        let src = Arc::new(Source {
+            name: info.name.clone(),
+            version: info.version.clone(),
+            resources: LazyLock::new(resources),
         });
         let mut modern_tail = br#","resultType":"complete","_meta":"#.to_vec();
-        let _ = serde_json::to_writer(&mut modern_tail, &meta);
+        let _ = serde_json::to_writer(&mut modern_tail, &src.meta());
         Statics {
-            discover,
-            initialize,
-            ping: result_suffix(&json!({})).into(),
-            tools_list: per_version(&|v| json!({"tools": tool_definitions(v)})),
-            resources_list: per_version(
-                &|v| json!({"resources": resources.iter().map(|r| list_entry(r, v)).collect::<Vec<_>>()}),
-            ),
-            templates_list: per_version(&|_| json!({"resourceTemplates": []})),
-            prompts_list: per_version(&|_| json!({"prompts": []})),
-            reads: ReadTable::new(resources, |m| decorate(m, Some(READ_TTL_MS))),
+            discover: Once::new(&src, discover),
+            initialize: PerVersion::new(&src, initialize),
+            ping: suffix(&json!({})),
+            tools_list: PerVersion::new(&src, tools_list),
+            resources_list: PerVersion::new(&src, resources_list),
+            templates_list: PerVersion::new(&src, templates_list),
+            prompts_list: PerVersion::new(&src, prompts_list),
+            reads: ReadTable::new(&src),
             modern_tail: modern_tail.into(),
+            src,
         }
+    }
+
+    /// The resources, in `resources/list` order (built now if not yet).
+    pub(crate) fn resources(&self) -> &[Resource] {
+        self.src.resources()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const URI: &str = "http://h/doc.md";
+
+    fn statics(calls: &Arc<AtomicUsize>) -> Statics {
+        let info = ServerInfo {
+            name: "xmd".into(),
+            version: "9.9.9".into(),
+            public_url: "http://h".into(),
+        };
+        let calls = Arc::clone(calls);
+        Statics::new(
+            &info,
+            Box::new(move || {
+                calls.fetch_add(1, Ordering::SeqCst);
+                vec![Resource {
+                    uri: URI.into(),
+                    name: "doc.md".into(),
+                    title: "Doc".into(),
+                    description: "A doc.".into(),
+                    mime_type: "text/markdown".into(),
+                    text: "# hi\n".into(),
+                }]
+            }),
+        )
+    }
+
+    fn built(p: &PerVersion) -> usize {
+        p.slots.iter().filter(|s| s.get().is_some()).count()
+    }
+
+    #[test]
+    fn nothing_is_serialized_until_a_request_needs_it() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let st = statics(&calls);
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "resources not built");
+        for p in [
+            &st.initialize,
+            &st.tools_list,
+            &st.resources_list,
+            &st.prompts_list,
+            &st.templates_list,
+        ] {
+            assert_eq!(built(p), 0);
+        }
+        assert!(st.discover.slot.get().is_none());
+        assert!(st.reads.entries().is_none());
+        // The small always-used pieces are there from the start.
+        assert_eq!(&st.ping[..], br#","result":{}}"#);
+        assert_eq!(
+            &st.modern_tail[..],
+            br#","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"xmd","version":"9.9.9"}}"#
+        );
+    }
+
+    #[test]
+    fn each_suffix_is_built_once_for_its_revision_and_shared() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let st = statics(&calls);
+        let v = ProtocolVersion::V2025_03_26;
+        let first = Arc::clone(st.prompts_list.get(v));
+        assert_eq!(&first[..], br#","result":{"prompts":[]}}"#);
+        assert!(Arc::ptr_eq(&first, st.prompts_list.get(v)));
+        assert_eq!(built(&st.prompts_list), 1, "only the asked revision");
+        let tools = Arc::clone(st.tools_list.get(v));
+        assert!(tools.starts_with(br#","result":{"tools":[{"#));
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            0,
+            "tools/list needs no resources"
+        );
+        let discover = Arc::clone(&st.discover);
+        assert!(Arc::ptr_eq(&discover, &st.discover));
+        assert!(discover.starts_with(br#","result":{"#));
+    }
+
+    #[test]
+    fn resources_are_built_on_the_first_list_or_read_and_only_once() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let st = statics(&calls);
+        assert!(st.reads.find("http://h/other", false).is_none());
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        let legacy = Arc::clone(st.reads.find(URI, false).unwrap());
+        assert_eq!(
+            &legacy[..],
+            br##","result":{"contents":[{"mimeType":"text/markdown","text":"# hi\n","uri":"http://h/doc.md"}]}}"##
+        );
+        assert!(Arc::ptr_eq(&legacy, st.reads.find(URI, false).unwrap()));
+        let modern = st.reads.find(URI, true).unwrap();
+        assert!(modern.ends_with(br#""ttlMs":300000}}"#), "{modern:?}");
+        let list = st.resources_list.get(ProtocolVersion::V2025_03_26);
+        assert_eq!(
+            &list[..],
+            br#","result":{"resources":[{"description":"A doc.","mimeType":"text/markdown","name":"doc.md","uri":"http://h/doc.md"}]}}"#
+        );
+        assert_eq!(st.resources().len(), 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 }

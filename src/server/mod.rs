@@ -8,6 +8,7 @@
 
 pub mod conn;
 pub mod log;
+pub mod slab;
 pub mod workers;
 
 use std::io;
@@ -38,7 +39,7 @@ const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 pub struct ServerOptions {
     /// HTTP limits.
     pub limits: Limits,
-    /// Worker threads.
+    /// Most worker threads (started on demand; see [`workers::WORKER_IDLE_EXIT`]).
     pub workers: usize,
     /// Worker queue slots.
     pub queue: usize,
@@ -151,7 +152,7 @@ impl Server {
         let options_log_format = options.log_format;
         let mut lp = Loop {
             listener: Some(listener),
-            slots: Vec::new(),
+            slots: slab::Slab::default(),
             free: Vec::new(),
             open: 0,
             pool,
@@ -216,7 +217,7 @@ impl Server {
 
 struct Loop {
     listener: Option<TcpListener>,
-    slots: Vec<Option<Slot>>,
+    slots: slab::Slab<Slot>,
     free: Vec<usize>,
     open: usize,
     pool: Pool,
@@ -242,10 +243,7 @@ impl Loop {
                         crate::metrics::METRICS.rejected("too_many_connections");
                         continue;
                     }
-                    let index = self.free.pop().unwrap_or_else(|| {
-                        self.slots.push(None);
-                        self.slots.len() - 1
-                    });
+                    let index = self.free.pop().unwrap_or_else(|| self.slots.push_vacant());
                     if poll
                         .registry()
                         .register(&mut stream, Token(index + FIRST_CONN), Interest::READABLE)

@@ -1,18 +1,44 @@
-//! A fixed pool of worker threads for blocking jobs (upstream calls), with
-//! a bounded queue and completions handed back to the event loop through a
+//! A pool of worker threads for blocking jobs (upstream calls), with a
+//! bounded queue and completions handed back to the event loop through a
 //! `mio::Waker`.
+//!
+//! Threads start on demand: a job that finds no idle worker starts one, up
+//! to the pool's maximum (`--workers`); a worker idle for
+//! [`WORKER_IDLE_EXIT`] exits, down to the pool's minimum. An idle server
+//! so holds no worker threads (nor their stacks and allocator arenas).
 //!
 //! A job that panics yields a `500` for its request; the worker lives on.
 
+use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use mio::Waker;
 
 use super::conn::Job;
 use crate::http::{Body, Response};
+
+/// How long a worker waits for a job before it exits (while more than the
+/// pool's minimum are alive).
+///
+/// Default is 60 s. A burst of tool calls keeps its threads for a minute
+/// after the last call; the next call after that starts a thread again
+/// (tens of microseconds, invisible next to an upstream round trip).
+pub const WORKER_IDLE_EXIT: Duration = Duration::from_secs(60);
+
+/// Worker threads kept alive however long they idle.
+///
+/// Default is 0: an idle server runs the event loop thread only.
+pub const MIN_WORKERS: usize = 0;
+
+/// Stack size of a worker thread.
+///
+/// Default is 256 KiB: enough for a tool call (rendering and JSON are
+/// iterative, nesting is capped by the parsers); past it the process aborts
+/// with a stack overflow, so it is sized with a wide margin.
+pub const WORKER_STACK_BYTES: usize = 256 * 1024;
 
 /// Identifies the connection a job belongs to: slab index and generation,
 /// so a completion for a connection that closed meanwhile is dropped.
@@ -32,90 +58,212 @@ struct Task {
 /// Finished jobs waiting for the event loop.
 pub type Completions = Arc<Mutex<Vec<(Ticket, Response)>>>;
 
+/// Sizing of a [`Pool`].
+#[derive(Debug, Clone, Copy)]
+pub struct PoolOptions {
+    /// Most worker threads alive at once (`--workers`; at least 1).
+    pub max_workers: usize,
+    /// Threads kept alive while idle (at most `max_workers`).
+    pub min_workers: usize,
+    /// Jobs that may wait for a worker once `max_workers` are busy
+    /// (`--queue`); past it a job is given back.
+    pub queue: usize,
+    /// How long a worker above the minimum idles before it exits.
+    pub idle_exit: Duration,
+}
+
+/// Counts and the queue, all under one lock so that the decision to start
+/// a thread, to queue or to refuse is exact.
+struct State {
+    queue: VecDeque<Task>,
+    /// Workers alive (started and not yet exited).
+    live: usize,
+    /// Workers that will take a queued job without finishing another first:
+    /// idle ones and ones started but not yet running.
+    waiting: usize,
+    /// Set by [`Pool::shutdown`]: workers drain the queue and exit.
+    closed: bool,
+    /// Handles of started threads; finished ones are reaped on each start.
+    threads: Vec<JoinHandle<()>>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled when a job is queued or the pool closes.
+    ready: Condvar,
+    options: PoolOptions,
+    completions: Completions,
+    waker: Arc<Waker>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// The pool.
 pub struct Pool {
-    sender: Option<SyncSender<Task>>,
-    threads: Vec<JoinHandle<()>>,
-    completions: Completions,
+    shared: Arc<Shared>,
 }
 
 impl Pool {
-    /// Starts `workers` threads sharing a queue of `queue` slots.
+    /// A pool of at most `workers` threads, started on demand, sharing a
+    /// queue of `queue` slots; idle threads exit after [`WORKER_IDLE_EXIT`].
     ///
     /// # Errors
-    /// When a thread cannot be spawned.
+    /// When one of the [`MIN_WORKERS`] threads cannot be spawned.
     pub fn start(workers: usize, queue: usize, waker: Arc<Waker>) -> std::io::Result<Pool> {
-        let (sender, receiver) = mpsc::sync_channel::<Task>(queue);
-        let receiver = Arc::new(Mutex::new(receiver));
-        let completions: Completions = Arc::new(Mutex::new(Vec::new()));
-        let mut threads = Vec::with_capacity(workers);
-        for i in 0..workers.max(1) {
-            let receiver = Arc::clone(&receiver);
-            let completions = Arc::clone(&completions);
-            let waker = Arc::clone(&waker);
-            threads.push(
-                thread::Builder::new()
-                    .name(format!("xmd-worker-{i}"))
-                    .stack_size(256 * 1024)
-                    .spawn(move || work(&receiver, &completions, &waker))?,
-            );
-        }
-        Ok(Pool {
-            sender: Some(sender),
-            threads,
-            completions,
-        })
+        Pool::with_options(
+            PoolOptions {
+                max_workers: workers,
+                min_workers: MIN_WORKERS,
+                queue,
+                idle_exit: WORKER_IDLE_EXIT,
+            },
+            waker,
+        )
     }
 
-    /// Queues a job. Gives the job back when the queue is full.
-    pub fn submit(&self, ticket: Ticket, job: Job) -> Result<(), Job> {
-        let Some(sender) = &self.sender else {
-            return Err(job);
+    /// A pool with explicit sizing; starts `min_workers` threads now.
+    ///
+    /// # Errors
+    /// When one of the `min_workers` threads cannot be spawned.
+    pub fn with_options(options: PoolOptions, waker: Arc<Waker>) -> std::io::Result<Pool> {
+        let max_workers = options.max_workers.max(1);
+        let options = PoolOptions {
+            max_workers,
+            min_workers: options.min_workers.min(max_workers),
+            ..options
         };
-        match sender.try_send(Task { ticket, job }) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(t)) | Err(TrySendError::Disconnected(t)) => Err(t.job),
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                live: 0,
+                waiting: 0,
+                closed: false,
+                threads: Vec::new(),
+            }),
+            ready: Condvar::new(),
+            options,
+            completions: Arc::new(Mutex::new(Vec::new())),
+            waker,
+        });
+        let pool = Pool { shared };
+        let mut state = pool.shared.lock();
+        for _ in 0..options.min_workers {
+            spawn_worker(&pool.shared, &mut state)?;
         }
+        drop(state);
+        Ok(pool)
+    }
+
+    /// Queues a job, starting a thread when no worker is free and fewer
+    /// than the maximum run. Gives the job back when the queue is full (or
+    /// the pool is shutting down).
+    pub fn submit(&self, ticket: Ticket, job: Job) -> Result<(), Job> {
+        let shared = &self.shared;
+        let mut state = shared.lock();
+        if state.closed {
+            return Err(job);
+        }
+        // No worker is free for this job: start one if allowed. A failed
+        // start leaves the job to the running workers (or refuses it when
+        // there are none).
+        if state.queue.len() >= state.waiting
+            && state.live < shared.options.max_workers
+            && spawn_worker(shared, &mut state).is_err()
+            && state.live == 0
+        {
+            return Err(job);
+        }
+        if state.queue.len() >= state.waiting + shared.options.queue {
+            return Err(job);
+        }
+        state.queue.push_back(Task { ticket, job });
+        drop(state);
+        shared.ready.notify_one();
+        Ok(())
     }
 
     /// Takes every finished job.
     pub fn take_completions(&self) -> Vec<(Ticket, Response)> {
-        match self.completions.lock() {
-            Ok(mut done) => mem_take(&mut done),
-            Err(poisoned) => mem_take(&mut poisoned.into_inner()),
+        match self.shared.completions.lock() {
+            Ok(mut done) => std::mem::take(&mut *done),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
         }
     }
 
+    /// Worker threads alive now.
+    pub fn threads(&self) -> usize {
+        self.shared.lock().live
+    }
+
     /// Stops accepting jobs and joins the threads once the queue drains.
-    pub fn shutdown(mut self) {
-        self.sender = None;
-        for t in self.threads.drain(..) {
+    pub fn shutdown(self) {
+        let threads = {
+            let mut state = self.shared.lock();
+            state.closed = true;
+            std::mem::take(&mut state.threads)
+        };
+        self.shared.ready.notify_all();
+        for t in threads {
             let _ = t.join();
         }
     }
 }
 
-fn mem_take(v: &mut Vec<(Ticket, Response)>) -> Vec<(Ticket, Response)> {
-    std::mem::take(v)
+/// Starts one worker, counted as live and waiting; reaps finished threads.
+fn spawn_worker(shared: &Arc<Shared>, state: &mut State) -> std::io::Result<()> {
+    state.threads.retain(|t| !t.is_finished());
+    let worker = Arc::clone(shared);
+    let handle = thread::Builder::new()
+        .name("xmd-worker".into())
+        .stack_size(WORKER_STACK_BYTES)
+        .spawn(move || work(&worker))?;
+    state.threads.push(handle);
+    state.live += 1;
+    state.waiting += 1;
+    Ok(())
 }
 
-fn work(receiver: &Mutex<Receiver<Task>>, completions: &Completions, waker: &Waker) {
+fn work(shared: &Shared) {
+    let mut state = shared.lock();
+    let mut idle_since = Instant::now();
     loop {
-        let task = {
-            let guard = match receiver.lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-            guard.recv()
-        };
-        let Ok(task) = task else { return };
-        let response =
-            panic::catch_unwind(AssertUnwindSafe(task.job)).unwrap_or_else(|_| internal_error());
-        match completions.lock() {
-            Ok(mut done) => done.push((task.ticket, response)),
-            Err(p) => p.into_inner().push((task.ticket, response)),
+        if let Some(task) = state.queue.pop_front() {
+            state.waiting -= 1;
+            drop(state);
+            let response = panic::catch_unwind(AssertUnwindSafe(task.job))
+                .unwrap_or_else(|_| internal_error());
+            // Waiting again before the completion is visible, so a job the
+            // event loop submits in answer finds this worker free.
+            state = shared.lock();
+            state.waiting += 1;
+            match shared.completions.lock() {
+                Ok(mut done) => done.push((task.ticket, response)),
+                Err(p) => p.into_inner().push((task.ticket, response)),
+            }
+            let _ = shared.waker.wake();
+            idle_since = Instant::now();
+            continue;
         }
-        let _ = waker.wake();
+        let idle_for = idle_since.elapsed();
+        let may_exit = state.live > shared.options.min_workers;
+        if state.closed || (may_exit && idle_for >= shared.options.idle_exit) {
+            state.waiting -= 1;
+            state.live -= 1;
+            return;
+        }
+        state = if may_exit {
+            shared
+                .ready
+                .wait_timeout(state, shared.options.idle_exit - idle_for)
+                .map(|(s, _)| s)
+                .unwrap_or_else(|p| p.into_inner().0)
+        } else {
+            shared.ready.wait(state).unwrap_or_else(|p| p.into_inner())
+        };
     }
 }
 
@@ -128,4 +276,231 @@ pub fn internal_error() -> Response {
             br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A pool over a fresh poll's waker (the poll is kept alive alongside).
+    fn pool(max: usize, min: usize, queue: usize, idle_exit: Duration) -> (Pool, mio::Poll) {
+        let poll = mio::Poll::new().unwrap();
+        let waker = Arc::new(Waker::new(poll.registry(), mio::Token(0)).unwrap());
+        let options = PoolOptions {
+            max_workers: max,
+            min_workers: min,
+            queue,
+            idle_exit,
+        };
+        (Pool::with_options(options, waker).unwrap(), poll)
+    }
+
+    fn ticket(index: usize) -> Ticket {
+        Ticket {
+            index,
+            generation: 7,
+        }
+    }
+
+    /// A gate jobs block on until it opens.
+    #[derive(Clone, Default)]
+    struct Gate(Arc<(Mutex<bool>, Condvar)>);
+
+    impl Gate {
+        fn wait(&self) {
+            let (open, cv) = &*self.0;
+            let mut g = open.lock().unwrap();
+            while !*g {
+                g = cv.wait(g).unwrap();
+            }
+        }
+        fn open(&self) {
+            *self.0 .0.lock().unwrap() = true;
+            self.0 .1.notify_all();
+        }
+    }
+
+    fn blocking(gate: &Gate, status: u16) -> Job {
+        let gate = gate.clone();
+        Box::new(move || {
+            gate.wait();
+            Response::new(status)
+        })
+    }
+
+    /// Collects `n` completions (index, status), sorted, within 5 s.
+    fn collect(pool: &Pool, n: usize) -> Vec<(usize, u16)> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut got = Vec::new();
+        while got.len() < n && Instant::now() < deadline {
+            got.extend(
+                pool.take_completions()
+                    .into_iter()
+                    .map(|(t, r)| (t.index, r.status)),
+            );
+            thread::sleep(Duration::from_millis(2));
+        }
+        got.sort_unstable();
+        got
+    }
+
+    /// Polls `f` until it is true or 5 s pass.
+    fn eventually(f: impl Fn() -> bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if f() {
+                return true;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        f()
+    }
+
+    #[test]
+    fn starts_no_thread_until_a_job_arrives() {
+        let (pool, _poll) = pool(4, 0, 8, Duration::from_secs(60));
+        assert_eq!(pool.threads(), 0);
+        pool.submit(ticket(1), Box::new(|| Response::new(200)))
+            .map_err(|_| "refused")
+            .unwrap();
+        assert_eq!(pool.threads(), 1);
+        assert_eq!(collect(&pool, 1), vec![(1, 200)]);
+        assert_eq!(pool.threads(), 1, "an idle worker stays until idle_exit");
+        pool.shutdown();
+    }
+
+    #[test]
+    fn grows_under_blocking_jobs_up_to_the_cap_then_queues_then_refuses() {
+        let (pool, _poll) = pool(3, 0, 2, Duration::from_secs(60));
+        let gate = Gate::default();
+        let mut threads = Vec::new();
+        for i in 0..5 {
+            assert!(
+                pool.submit(ticket(i), blocking(&gate, 200)).is_ok(),
+                "job {i}"
+            );
+            threads.push(pool.threads());
+        }
+        // One thread per job up to the cap of 3, then the 2 queue slots.
+        assert_eq!(threads, vec![1, 2, 3, 3, 3]);
+        assert!(
+            pool.submit(ticket(5), blocking(&gate, 200)).is_err(),
+            "3 busy workers + 2 queued: the sixth job is given back"
+        );
+        assert_eq!(pool.threads(), 3);
+        gate.open();
+        assert_eq!(
+            collect(&pool, 5),
+            (0..5).map(|i| (i, 200)).collect::<Vec<_>>()
+        );
+        assert_eq!(pool.threads(), 3);
+        pool.shutdown();
+    }
+
+    #[test]
+    fn a_free_worker_takes_the_next_job_without_a_new_thread() {
+        let (pool, _poll) = pool(8, 0, 8, Duration::from_secs(60));
+        for i in 0..20 {
+            assert!(pool
+                .submit(ticket(i), Box::new(|| Response::new(200)))
+                .is_ok());
+            assert_eq!(collect(&pool, 1), vec![(i, 200)]);
+        }
+        assert_eq!(pool.threads(), 1);
+        pool.shutdown();
+    }
+
+    #[test]
+    fn idle_workers_exit_down_to_the_minimum() {
+        let (pool, _poll) = pool(4, 1, 4, Duration::from_millis(50));
+        assert_eq!(pool.threads(), 1, "the minimum starts at once");
+        let gate = Gate::default();
+        for i in 0..4 {
+            assert!(pool.submit(ticket(i), blocking(&gate, 200)).is_ok());
+        }
+        assert_eq!(pool.threads(), 4);
+        gate.open();
+        assert_eq!(collect(&pool, 4).len(), 4);
+        assert!(eventually(|| pool.threads() == 1), "{}", pool.threads());
+        thread::sleep(Duration::from_millis(200));
+        assert_eq!(pool.threads(), 1, "never below the minimum");
+        // The pool still serves, and grows again.
+        let gate = Gate::default();
+        for i in 10..12 {
+            assert!(pool.submit(ticket(i), blocking(&gate, 201)).is_ok());
+        }
+        assert_eq!(pool.threads(), 2);
+        gate.open();
+        assert_eq!(collect(&pool, 2), vec![(10, 201), (11, 201)]);
+        pool.shutdown();
+    }
+
+    #[test]
+    fn with_minimum_zero_every_thread_exits_and_a_new_job_starts_one() {
+        let (pool, _poll) = pool(2, 0, 4, Duration::from_millis(30));
+        assert!(pool
+            .submit(ticket(1), Box::new(|| Response::new(200)))
+            .is_ok());
+        assert_eq!(collect(&pool, 1), vec![(1, 200)]);
+        assert!(eventually(|| pool.threads() == 0), "{}", pool.threads());
+        assert!(pool
+            .submit(ticket(2), Box::new(|| Response::new(204)))
+            .is_ok());
+        assert_eq!(pool.threads(), 1);
+        assert_eq!(collect(&pool, 1), vec![(2, 204)]);
+        pool.shutdown();
+    }
+
+    #[test]
+    fn a_panicking_job_yields_500_and_the_pool_keeps_serving() {
+        let (pool, _poll) = pool(1, 0, 4, Duration::from_secs(60));
+        assert!(pool
+            .submit(ticket(1), Box::new(|| panic!("job failed on purpose")))
+            .is_ok());
+        assert_eq!(collect(&pool, 1), vec![(1, 500)]);
+        let (ticket_back, response) = {
+            assert!(pool
+                .submit(ticket(2), Box::new(|| Response::new(200)))
+                .is_ok());
+            let done = collect_raw(&pool);
+            (done.0, done.1)
+        };
+        assert_eq!(ticket_back, ticket(2));
+        assert_eq!(response.status, 200);
+        assert_eq!(pool.threads(), 1, "the same worker lived on");
+        assert_eq!(internal_error().status, 500);
+        pool.shutdown();
+    }
+
+    fn collect_raw(pool: &Pool) -> (Ticket, Response) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(done) = pool.take_completions().pop() {
+                return done;
+            }
+            assert!(Instant::now() < deadline, "no completion");
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn shutdown_drains_the_queue_and_joins_every_thread() {
+        let (pool, _poll) = pool(2, 0, 16, Duration::from_secs(60));
+        let ran = Arc::new(AtomicUsize::new(0));
+        for i in 0..10 {
+            let ran = Arc::clone(&ran);
+            let job: Job = Box::new(move || {
+                thread::sleep(Duration::from_millis(5));
+                ran.fetch_add(1, Ordering::SeqCst);
+                Response::new(200)
+            });
+            assert!(pool.submit(ticket(i), job).is_ok());
+        }
+        let shared = Arc::clone(&pool.shared);
+        pool.shutdown();
+        assert_eq!(ran.load(Ordering::SeqCst), 10);
+        let state = shared.lock();
+        assert_eq!((state.live, state.waiting, state.queue.len()), (0, 0, 0));
+    }
 }
