@@ -9,9 +9,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::side::SidePool;
 use super::upstream::{FetchError, Upstream, UpstreamResponse};
 
 /// Default byte budget of the cache: 32 MiB. When full, the least recently
@@ -289,6 +291,9 @@ fn wait(f: &Flight) -> Answer {
 pub struct Fetcher<'a> {
     cache: &'a Cache,
     up: &'a dyn Upstream,
+    /// Where [`Fetcher::beside`] runs its job, with owned handles to the
+    /// same cache and upstream; `None` runs it in the caller.
+    side: Option<(&'a SidePool, Arc<Cache>, Arc<dyn Upstream>)>,
     seen: AtomicU8,
     /// Shortest freshness (milliseconds) of any answer used so far;
     /// `u64::MAX` before the first request.
@@ -305,8 +310,58 @@ impl<'a> Fetcher<'a> {
         Fetcher {
             cache,
             up,
+            side: None,
             seen: AtomicU8::new(0),
             fresh_ms: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// Lets [`Fetcher::beside`] use `pool`; `cache` and `up` must be the
+    /// ones this fetcher reads.
+    pub fn with_side(
+        mut self,
+        pool: &'a SidePool,
+        cache: Arc<Cache>,
+        up: Arc<dyn Upstream>,
+    ) -> Fetcher<'a> {
+        self.side = Some((pool, cache, up));
+        self
+    }
+
+    /// Starts `job` on a side thread, through this call's cache, while the
+    /// caller goes on; [`Beside::join`] waits for it. Without a side pool,
+    /// or when every side thread is busy, the job runs at `join`, in the
+    /// caller.
+    pub fn beside<T, F>(&self, job: F) -> Beside<'_, 'a, T, F>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Upstream) -> T + Send + 'static,
+    {
+        let Some((pool, cache, up)) = &self.side else {
+            return Beside {
+                fetcher: self,
+                run: Run::Later(job),
+            };
+        };
+        let (cache, up) = (Arc::clone(cache), Arc::clone(up));
+        let started = pool.try_run(move || {
+            let f = Fetcher::new(&cache, up.as_ref());
+            let value = job(&f);
+            (
+                value,
+                f.seen.load(Ordering::SeqCst),
+                f.fresh_ms.load(Ordering::SeqCst),
+            )
+        });
+        match started {
+            Ok(rx) => Beside {
+                fetcher: self,
+                run: Run::Started(rx),
+            },
+            Err(back) => Beside {
+                fetcher: self,
+                run: Run::Inline(Box::new(back)),
+            },
         }
     }
 
@@ -331,6 +386,39 @@ impl<'a> Fetcher<'a> {
         } else {
             "hit"
         }
+    }
+}
+
+/// A job started by [`Fetcher::beside`].
+pub struct Beside<'f, 'a, T, F> {
+    fetcher: &'f Fetcher<'a>,
+    run: Run<T, F>,
+}
+
+type Sided<T> = (T, u8, u64);
+
+enum Run<T, F> {
+    Started(Receiver<Sided<T>>),
+    /// The pool was full: the pool's wrapper, run in the caller.
+    Inline(Box<dyn FnOnce() -> Sided<T> + Send>),
+    Later(F),
+}
+
+impl<T, F> Beside<'_, '_, T, F>
+where
+    F: FnOnce(&dyn Upstream) -> T,
+{
+    /// The job's value, once it is done; `None` when it panicked. What it
+    /// fetched counts for this call's `cache` outcome and freshness.
+    pub fn join(self) -> Option<T> {
+        let (value, seen, fresh) = match self.run {
+            Run::Later(job) => return Some(job(self.fetcher)),
+            Run::Inline(job) => job(),
+            Run::Started(rx) => rx.recv().ok()?,
+        };
+        self.fetcher.seen.fetch_or(seen, Ordering::SeqCst);
+        self.fetcher.fresh_ms.fetch_min(fresh, Ordering::SeqCst);
+        Some(value)
     }
 }
 
@@ -494,5 +582,39 @@ mod tests {
             1,
             "errors in flight are shared too"
         );
+    }
+
+    #[test]
+    fn beside_counts_its_fetch_for_the_call_on_every_path() {
+        let up: Arc<dyn Upstream> = Arc::new(counting(200, 10, 0));
+        let cache = Arc::new(Cache::new(1 << 20));
+        let pool = SidePool::new(1, Duration::from_secs(5));
+        let status = |u: &dyn Upstream, path: &str| u.get(path).ok().map(|r| r.status);
+        // On a side thread: its miss is this call's miss.
+        let f = Fetcher::new(&cache, up.as_ref()).with_side(&pool, cache.clone(), up.clone());
+        let b = f.beside(move |u: &dyn Upstream| status(u, "/2/profile/a"));
+        assert_eq!(b.join(), Some(Some(200)));
+        assert_eq!(f.outcome(), "miss");
+        assert!(f.fresh_for() > Duration::ZERO);
+        // Without a pool the job runs at join, in the caller: now a hit.
+        let f = Fetcher::new(&cache, up.as_ref());
+        let b = f.beside(move |u: &dyn Upstream| status(u, "/2/profile/a"));
+        assert_eq!(b.join(), Some(Some(200)));
+        assert_eq!(f.outcome(), "hit");
+        // The one side thread busy: the job runs in the caller, still counted.
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        let g = gate.clone();
+        // (The thread may still be finishing the first job.)
+        let busy = crate::x::side::run_when_free(&pool, move || g.wait());
+        let f = Fetcher::new(&cache, up.as_ref()).with_side(&pool, cache.clone(), up.clone());
+        let b = f.beside(move |u: &dyn Upstream| status(u, "/2/profile/b"));
+        assert_eq!(b.join(), Some(Some(200)));
+        assert_eq!(f.outcome(), "miss");
+        gate.wait();
+        busy.recv().unwrap();
+        // A job that panics joins as None.
+        let f = Fetcher::new(&cache, up.as_ref()).with_side(&pool, cache.clone(), up.clone());
+        let b = f.beside(|_: &dyn Upstream| -> u8 { panic!("side fetch panics") });
+        assert_eq!(b.join(), None);
     }
 }

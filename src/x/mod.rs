@@ -15,6 +15,7 @@ pub mod render;
 pub mod resolve;
 pub mod schema;
 pub mod search;
+pub mod side;
 pub mod tools;
 pub mod upstream;
 pub mod url;

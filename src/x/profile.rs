@@ -175,18 +175,17 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs) -> Result<BrowseResult, XError> {
     let extra = "&with_replies=false";
     let first_cursor = start.clone().unwrap_or_default();
     let first_path = page_path(&base, &first_cursor, extra);
-    // The profile and the first timeline page, concurrently.
-    let (user, first_page) = std::thread::scope(|sc| {
-        let t = sc.spawn(|| fetch_profile(f, handle));
-        let page = check_account_list(f, &first_path, handle);
-        let user = t.join().unwrap_or_else(|_| {
-            Err(XError::new(
-                500,
-                code::UPSTREAM_ERROR,
-                "The profile request failed.",
-            ))
-        });
-        (user, page)
+    // The profile and the first timeline page, concurrently: the profile
+    // on a side thread, the page here.
+    let owned = handle.to_string();
+    let side = f.beside(move |up: &dyn Upstream| fetch_profile(up, &owned));
+    let first_page = check_account_list(f, &first_path, handle);
+    let user = side.join().unwrap_or_else(|| {
+        Err(XError::new(
+            500,
+            code::UPSTREAM_ERROR,
+            "The profile request failed.",
+        ))
     });
     let user = user?;
     if user.get("protected").and_then(Value::as_bool) == Some(true) {

@@ -17,6 +17,7 @@ use super::post;
 use super::profile;
 use super::schema;
 use super::search;
+use super::side::SidePool;
 use super::upstream::Upstream;
 
 /// Tool names, in `tools/list` order.
@@ -73,7 +74,8 @@ pub struct ToolCall {
 /// The tool runner: holds the upstream and the response cache.
 pub struct Tools {
     upstream: Arc<dyn Upstream>,
-    cache: Cache,
+    cache: Arc<Cache>,
+    side: SidePool,
 }
 
 impl Tools {
@@ -88,7 +90,8 @@ impl Tools {
     pub fn with_cache_bytes(upstream: Arc<dyn Upstream>, cache_bytes: usize) -> Tools {
         Tools {
             upstream,
-            cache: Cache::new(cache_bytes),
+            cache: Arc::new(Cache::new(cache_bytes)),
+            side: SidePool::default(),
         }
     }
 
@@ -140,7 +143,11 @@ impl Tools {
     /// renderer) but keeps the failure structured and reports how long the
     /// result stays fresh, for the plain HTTP routes.
     pub fn run_http(&self, call: &ToolCall) -> Result<Served, XError> {
-        let f = Fetcher::new(&self.cache, self.upstream.as_ref());
+        let f = Fetcher::new(&self.cache, self.upstream.as_ref()).with_side(
+            &self.side,
+            Arc::clone(&self.cache),
+            Arc::clone(&self.upstream),
+        );
         let (text, structured) = self.run_with(&f, call)?;
         Ok(Served {
             text,
