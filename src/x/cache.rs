@@ -291,9 +291,9 @@ fn wait(f: &Flight) -> Answer {
 pub struct Fetcher<'a> {
     cache: &'a Cache,
     up: &'a dyn Upstream,
-    /// Where [`Fetcher::beside`] runs its job, with owned handles to the
-    /// same cache and upstream; `None` runs it in the caller.
-    side: Option<(&'a SidePool, Arc<Cache>, Arc<dyn Upstream>)>,
+    /// Where [`Fetcher::beside`] runs its job, and the shared handles of
+    /// `cache` and `up` it takes along; `None` runs it in the caller.
+    side: Option<(&'a SidePool, &'a Arc<Cache>, &'a Arc<dyn Upstream>)>,
     seen: AtomicU8,
     /// Shortest freshness (milliseconds) of any answer used so far;
     /// `u64::MAX` before the first request.
@@ -316,16 +316,17 @@ impl<'a> Fetcher<'a> {
         }
     }
 
-    /// Lets [`Fetcher::beside`] use `pool`; `cache` and `up` must be the
-    /// ones this fetcher reads.
+    /// A fetcher for one tool call whose [`Fetcher::beside`] jobs run on
+    /// `pool`.
     pub fn with_side(
-        mut self,
+        cache: &'a Arc<Cache>,
+        up: &'a Arc<dyn Upstream>,
         pool: &'a SidePool,
-        cache: Arc<Cache>,
-        up: Arc<dyn Upstream>,
     ) -> Fetcher<'a> {
-        self.side = Some((pool, cache, up));
-        self
+        Fetcher {
+            side: Some((pool, cache, up)),
+            ..Fetcher::new(cache, up.as_ref())
+        }
     }
 
     /// Starts `job` on a side thread, through this call's cache, while the
@@ -343,7 +344,7 @@ impl<'a> Fetcher<'a> {
                 run: Run::Later(job),
             };
         };
-        let (cache, up) = (Arc::clone(cache), Arc::clone(up));
+        let (cache, up) = (Arc::clone(*cache), Arc::clone(*up));
         let started = pool.try_run(move || {
             let f = Fetcher::new(&cache, up.as_ref());
             let value = job(&f);
@@ -591,7 +592,7 @@ mod tests {
         let pool = SidePool::new(1, Duration::from_secs(5));
         let status = |u: &dyn Upstream, path: &str| u.get(path).ok().map(|r| r.status);
         // On a side thread: its miss is this call's miss.
-        let f = Fetcher::new(&cache, up.as_ref()).with_side(&pool, cache.clone(), up.clone());
+        let f = Fetcher::with_side(&cache, &up, &pool);
         let b = f.beside(move |u: &dyn Upstream| status(u, "/2/profile/a"));
         assert_eq!(b.join(), Some(Some(200)));
         assert_eq!(f.outcome(), "miss");
@@ -606,14 +607,14 @@ mod tests {
         let g = gate.clone();
         // (The thread may still be finishing the first job.)
         let busy = crate::x::side::run_when_free(&pool, move || g.wait());
-        let f = Fetcher::new(&cache, up.as_ref()).with_side(&pool, cache.clone(), up.clone());
+        let f = Fetcher::with_side(&cache, &up, &pool);
         let b = f.beside(move |u: &dyn Upstream| status(u, "/2/profile/b"));
         assert_eq!(b.join(), Some(Some(200)));
         assert_eq!(f.outcome(), "miss");
         gate.wait();
         busy.recv().unwrap();
         // A job that panics joins as None.
-        let f = Fetcher::new(&cache, up.as_ref()).with_side(&pool, cache.clone(), up.clone());
+        let f = Fetcher::with_side(&cache, &up, &pool);
         let b = f.beside(|_: &dyn Upstream| -> u8 { panic!("side fetch panics") });
         assert_eq!(b.join(), None);
     }

@@ -143,11 +143,7 @@ impl Tools {
     /// renderer) but keeps the failure structured and reports how long the
     /// result stays fresh, for the plain HTTP routes.
     pub fn run_http(&self, call: &ToolCall) -> Result<Served, XError> {
-        let f = Fetcher::new(&self.cache, self.upstream.as_ref()).with_side(
-            &self.side,
-            Arc::clone(&self.cache),
-            Arc::clone(&self.upstream),
-        );
+        let f = Fetcher::with_side(&self.cache, &self.upstream, &self.side);
         let (text, structured) = self.run_with(&f, call)?;
         Ok(Served {
             text,
