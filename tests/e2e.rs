@@ -442,14 +442,57 @@ fn full_worker_queue_answers_503_with_retry_after() {
         c.write_all(&raw).unwrap();
         std::thread::sleep(Duration::from_millis(50));
     }
-    let statuses: Vec<u16> = conns
-        .iter_mut()
-        .map(|c| read_reply(c, false).status)
-        .collect();
+    let replies: Vec<_> = conns.iter_mut().map(|c| read_reply(c, false)).collect();
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
     assert_eq!(statuses, [200, 200, 503]);
+    // The refusal is this request's JSON-RPC error: its id, not null.
+    let busy = &replies[2];
+    assert_eq!(busy.header("retry-after").as_deref(), Some("1"));
+    assert_eq!(
+        busy.header("content-type").as_deref(),
+        Some("application/json")
+    );
+    assert_eq!(
+        busy.json(),
+        json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32603, "message": "Server busy: worker queue full, retry shortly"}})
+    );
     let mut c = x.connect();
     c.write_all(&raw).unwrap();
     assert_eq!(read_reply(&mut c, false).status, 200, "the server recovers");
+}
+
+#[test]
+fn full_worker_queue_on_an_x_route_is_a_problem_document() {
+    let up = FakeUpstream::start();
+    up.on(
+        &format!("/2/status/{POST_ID}"),
+        Answer::fixture(200, "status-plain.json").delay(Duration::from_millis(1500)),
+    );
+    let x = start(&up, &["--workers", "1", "--queue", "1"]);
+    let raw = format!(
+        "GET /demo_author/status/{POST_ID}?thread=off HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\n\r\n",
+        x.host()
+    );
+    let mut conns: Vec<_> = (0..3).map(|_| x.connect()).collect();
+    for c in &mut conns {
+        c.write_all(raw.as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let replies: Vec<_> = conns.iter_mut().map(|c| read_reply(c, false)).collect();
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [200, 200, 503]);
+    let busy = &replies[2];
+    assert_eq!(busy.header("retry-after").as_deref(), Some("1"));
+    assert_eq!(
+        busy.header("content-type").as_deref(),
+        Some("application/problem+json")
+    );
+    assert_eq!(
+        busy.json(),
+        json!({"type": "about:blank", "title": "Service Unavailable", "status": 503,
+               "detail": "Every worker is busy and the tool-call queue is full; retry shortly.",
+               "code": "server_busy", "retry_after": 1})
+    );
 }
 
 #[test]

@@ -35,7 +35,7 @@ use crate::http::accept::{self, Framing};
 use crate::http::{Body, Method, Request, Response};
 use crate::mcp::{self, Mcp, Outcome, Reply, ServerInfo};
 use crate::metrics::METRICS;
-use crate::server::conn::{Handled, Handler};
+use crate::server::conn::{Handled, Handler, Job, Work};
 use crate::x::tools::Tools;
 use crate::x::upstream::Upstream;
 use origin::{OriginPolicy, Verdict};
@@ -319,21 +319,58 @@ impl App {
 
     /// Hands a validated `tools/call` to a worker.
     fn defer(&self, call: mcp::PendingCall, framing: Framing) -> Handled {
-        Handled::Later(Box::new(move || {
-            let (reply, stats) = call.run_traced();
-            METRICS.rpc(Some("tools/call"), reply.status);
-            METRICS.tool(stats.tool, stats.outcome as usize);
-            if let Some(c) = stats.cache {
-                METRICS.cache(c);
-            }
-            let mut response = frame(reply, framing);
-            response.trace.route = ROUTE_MCP;
-            response.trace.rpc_method = Some("tools/call".into());
-            response.trace.tool = Some(stats.tool);
-            response.trace.tool_ms = Some(stats.took.as_millis() as u64);
-            response.trace.cache = stats.cache;
-            response
-        }))
+        Handled::Later(Box::new(DeferredCall { call, framing }))
+    }
+}
+
+/// A `tools/call` waiting for a worker.
+struct DeferredCall {
+    call: mcp::PendingCall,
+    framing: Framing,
+}
+
+impl Work for DeferredCall {
+    fn run(self: Box<Self>) -> Response {
+        let (reply, stats) = self.call.run_traced();
+        METRICS.rpc(Some("tools/call"), reply.status);
+        METRICS.tool(stats.tool, stats.outcome as usize);
+        if let Some(c) = stats.cache {
+            METRICS.cache(c);
+        }
+        let mut response = frame(reply, self.framing);
+        response.trace.route = ROUTE_MCP;
+        response.trace.rpc_method = Some("tools/call".into());
+        response.trace.tool = Some(stats.tool);
+        response.trace.tool_ms = Some(stats.took.as_millis() as u64);
+        response.trace.cache = stats.cache;
+        response
+    }
+
+    /// The queue-full `503` as a JSON-RPC error carrying this request's id,
+    /// framed as the client asked (JSON or one SSE event).
+    fn busy(self: Box<Self>) -> Response {
+        let reply = self.call.busy();
+        METRICS.rpc(Some("tools/call"), reply.status);
+        let mut response = frame(reply, self.framing).header("Retry-After", "1");
+        response.trace.route = ROUTE_MCP;
+        response.trace.rpc_method = Some("tools/call".into());
+        response
+    }
+}
+
+/// Deferred work answered with CORS headers, busy or not.
+struct WithCors {
+    inner: Job,
+    origin: String,
+}
+
+impl Work for WithCors {
+    fn run(self: Box<Self>) -> Response {
+        with_cors(self.inner.run(), self.origin)
+    }
+
+    fn busy(self: Box<Self>) -> Response {
+        with_cors(self.inner.busy(), self.origin)
     }
 }
 
@@ -372,8 +409,8 @@ impl Handler for App {
         match (cors_origin, handled) {
             (None, h) => h,
             (Some(origin), Handled::Now(r)) => Handled::Now(with_cors(r, origin)),
-            (Some(origin), Handled::Later(job)) => {
-                Handled::Later(Box::new(move || with_cors(job(), origin)))
+            (Some(origin), Handled::Later(inner)) => {
+                Handled::Later(Box::new(WithCors { inner, origin }))
             }
         }
     }

@@ -29,7 +29,7 @@ use super::{joined, preflight, App, READ_ALLOW};
 use crate::http::accept::quality;
 use crate::http::{Body, Head, Method, Response};
 use crate::metrics::{METRICS, ROUTE_X};
-use crate::server::conn::Handled;
+use crate::server::conn::{Handled, Work};
 use crate::x::args::Kind;
 use crate::x::schema;
 use crate::x::tools::{PrepareError, Served, Tools};
@@ -320,7 +320,7 @@ impl XRoutes {
         let repr = negotiate(rc.format.as_deref(), joined(head, "accept").as_deref());
         let if_none_match = joined(head, "if-none-match").map(std::borrow::Cow::into_owned);
         let tools = Arc::clone(&self.tools);
-        Some(Handled::Later(Box::new(move || {
+        Some(Handled::Later(Box::new(Queued(move || {
             let started = std::time::Instant::now();
             let run =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tools.run_http(&call)));
@@ -354,9 +354,35 @@ impl XRoutes {
             response.trace.tool_ms = Some(started.elapsed().as_millis() as u64);
             response.trace.cache = cache;
             response
-        })))
+        }))))
     }
 }
+
+/// A route's tool call waiting for a worker; when none can take it the
+/// answer is a problem document like every other error of these routes.
+struct Queued<F>(F);
+
+impl<F: FnOnce() -> Response + Send + 'static> Work for Queued<F> {
+    fn run(self: Box<Self>) -> Response {
+        (self.0)()
+    }
+
+    /// `503` `server_busy` with `Retry-After: 1`.
+    fn busy(self: Box<Self>) -> Response {
+        let mut response = problem(
+            503,
+            CODE_SERVER_BUSY,
+            "Every worker is busy and the tool-call queue is full; retry shortly.",
+            Some(1),
+        );
+        response.trace.route = ROUTE_X;
+        response
+    }
+}
+
+/// The problem `code` of a route call refused because the worker queue is
+/// full (see `--workers` and `--queue`).
+pub const CODE_SERVER_BUSY: &str = "server_busy";
 
 impl App {
     /// Every route this application answers, as OpenAPI paths: `/mcp`,

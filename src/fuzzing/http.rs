@@ -162,7 +162,7 @@ impl Driver<'_> {
                 draining: false,
             };
             if let Some(job) = self.waiting.take() {
-                self.conn.complete(job(), &ctx);
+                self.conn.complete(job.run(), &ctx);
             }
             self.conn
                 .read_from(src, &mut self.scratch, &ctx)
@@ -173,7 +173,7 @@ impl Driver<'_> {
                     self.waiting = Some(job);
                     break;
                 }
-                self.conn.complete(job(), &ctx);
+                self.conn.complete(job.run(), &ctx);
             }
             self.check_bound("after process");
             self.sink.left = self.sink.budget.unwrap_or(usize::MAX);

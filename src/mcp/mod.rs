@@ -204,6 +204,21 @@ impl PendingCall {
         }
     }
 
+    /// The reply when no worker can take the call (every worker busy, the
+    /// queue full): HTTP `503` in every revision, a JSON-RPC `-32603` error
+    /// with this request's id. The caller adds `Retry-After`.
+    pub fn busy(&self) -> Reply {
+        let err = error::RpcError::new(
+            error::INTERNAL_ERROR,
+            "Server busy: worker queue full, retry shortly",
+        );
+        Reply {
+            status: 503,
+            body: Some(jsonrpc::error_message(Some(&self.id), &err)),
+            tail: None,
+        }
+    }
+
     /// Builds the reply for an output obtained elsewhere (for instance from
     /// a cache): `{content:[{type:"text",text}], structuredContent?, isError}`
     /// shaped for the request's revision.

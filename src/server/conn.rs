@@ -31,8 +31,7 @@ use crate::http::outgoing::Outgoing;
 use crate::http::parse::{self, BodyFraming, Rejection};
 use crate::http::{Body, Head, Method, Request, Response};
 
-/// A blocking piece of work that produces a response (runs on a worker).
-pub type Job = Box<dyn FnOnce() -> Response + Send + 'static>;
+pub use super::work::{queue_full, Job, Work, QUEUE_FULL_BODY};
 
 /// What a handler does with a request.
 pub enum Handled {

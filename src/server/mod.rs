@@ -9,6 +9,7 @@
 pub mod conn;
 pub mod log;
 pub mod slab;
+pub mod work;
 pub mod workers;
 
 use std::io;
@@ -422,9 +423,9 @@ fn drive(
                 index,
                 generation: slot.generation,
             };
-            if pool.submit(ticket, job).is_err() {
+            if let Err(job) = pool.submit(ticket, job) {
                 crate::metrics::METRICS.rejected("queue_full");
-                slot.conn.complete(queue_full(), ctx);
+                slot.conn.complete(job.busy(), ctx);
                 continue;
             }
             crate::metrics::METRICS.queue(1);
@@ -446,16 +447,6 @@ fn drive(
         }
         return false;
     }
-}
-
-/// The answer when every worker is busy and the queue is full.
-fn queue_full() -> Response {
-    Response::with_body(
-        503,
-        "application/json",
-        Body::Static(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Server busy: worker queue full, retry shortly"}}"#),
-    )
-    .header("Retry-After", "1")
 }
 
 /// Best-effort 503 to a connection past the limit, then drop it.

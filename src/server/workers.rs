@@ -234,7 +234,7 @@ fn work(shared: &Shared) {
         if let Some(task) = state.queue.pop_front() {
             state.waiting -= 1;
             drop(state);
-            let response = panic::catch_unwind(AssertUnwindSafe(task.job))
+            let response = panic::catch_unwind(AssertUnwindSafe(|| task.job.run()))
                 .unwrap_or_else(|_| internal_error());
             // Waiting again before the completion is visible, so a job the
             // event loop submits in answer finds this worker free.

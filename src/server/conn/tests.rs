@@ -111,7 +111,7 @@ fn run(chunks: &[&[u8]], eof: bool, limits: &Limits) -> (String, Option<CloseRea
         loop {
             conn.read_from(&mut src, &mut scratch, &ctx).unwrap();
             while let Some(job) = conn.process(&Echo, &ctx) {
-                conn.complete(job(), &ctx);
+                conn.complete(job.run(), &ctx);
             }
             conn.write_to(&mut sink, now).unwrap();
             if !conn.read_pending() {
