@@ -7,7 +7,7 @@
 //! from stay fresh (the tool reports that), so it never outlives the
 //! upstream cache. Replayed results say `"cache": "hit"`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,9 @@ pub const MAX_RESULT_ENTRIES: usize = 8192;
 
 struct Entry {
     expires: Instant,
+    /// Insertion number: with `expires`, this entry's key in the expiry
+    /// index.
+    seq: u64,
     bytes: usize,
     output: ToolOutput,
     /// The reply after the id, per revision (`ProtocolVersion::index`),
@@ -42,10 +45,36 @@ pub struct ResultCache {
     inner: Mutex<Inner>,
 }
 
+/// The entries, and an index of them by expiry, so storing one costs
+/// O(log n) under the lock the event loop's lookups also take.
 #[derive(Default)]
 struct Inner {
     map: HashMap<String, Arc<Entry>>,
+    by_expiry: BTreeMap<(Instant, u64), String>,
     bytes: usize,
+    seq: u64,
+}
+
+impl Inner {
+    fn remove(&mut self, key: &str) {
+        if let Some(old) = self.map.remove(key) {
+            self.by_expiry.remove(&(old.expires, old.seq));
+            self.bytes -= old.bytes;
+        }
+    }
+
+    /// Drops the entry closest to expiry; false when there is none.
+    fn drop_first(&mut self) -> bool {
+        match self.by_expiry.pop_first() {
+            Some((_, key)) => {
+                if let Some(old) = self.map.remove(&key) {
+                    self.bytes -= old.bytes;
+                }
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The cache key: tool name and its validated arguments (object keys are
@@ -109,32 +138,35 @@ impl ResultCache {
         if bytes > self.budget / 4 {
             return;
         }
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        // Expired entries first, then the ones closest to expiry, until the
+        // new one fits.
+        while inner
+            .by_expiry
+            .first_key_value()
+            .is_some_and(|((expires, _), _)| *expires <= now)
+        {
+            inner.drop_first();
+        }
+        inner.remove(&key);
+        while inner.bytes + bytes > self.budget || inner.map.len() >= MAX_RESULT_ENTRIES {
+            if !inner.drop_first() {
+                break;
+            }
+        }
+        inner.seq += 1;
         let entry = Arc::new(Entry {
             expires: now + fresh_for,
+            seq: inner.seq,
             bytes,
             output,
             tails: Default::default(),
         });
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.map.retain(|_, e| e.expires > now);
-        inner.bytes = inner.map.values().map(|e| e.bytes).sum();
-        while inner.bytes + bytes > self.budget || inner.map.len() >= MAX_RESULT_ENTRIES {
-            let Some(oldest) = inner
-                .map
-                .iter()
-                .min_by_key(|(_, e)| e.expires)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            if let Some(e) = inner.map.remove(&oldest) {
-                inner.bytes -= e.bytes;
-            }
-        }
         inner.bytes += bytes;
-        if let Some(old) = inner.map.insert(key, entry) {
-            inner.bytes -= old.bytes;
-        }
+        inner
+            .by_expiry
+            .insert((entry.expires, entry.seq), key.clone());
+        inner.map.insert(key, entry);
     }
 }
 
@@ -213,5 +245,59 @@ mod tests {
         assert!(inner.bytes <= 4000, "{}", inner.bytes);
         assert!(inner.map.contains_key("k19"));
         assert!(!inner.map.contains_key("k0"));
+    }
+
+    #[test]
+    fn replacing_and_expiring_keep_the_index_and_the_byte_count_exact() {
+        let t0 = Instant::now();
+        let c = ResultCache::new(1 << 22);
+        let consistent = |c: &ResultCache| {
+            let inner = c.inner.lock().unwrap();
+            assert_eq!(inner.by_expiry.len(), inner.map.len());
+            assert_eq!(
+                inner.bytes,
+                inner.map.values().map(|e| e.bytes).sum::<usize>()
+            );
+            for (k, e) in &inner.map {
+                assert_eq!(inner.by_expiry.get(&(e.expires, e.seq)), Some(k));
+            }
+            inner.map.len()
+        };
+        c.put("a".into(), out("hit"), SIZE, Duration::from_secs(5), t0);
+        c.put("b".into(), out("hit"), SIZE, Duration::from_secs(50), t0);
+        // The same key again replaces, with its new expiry.
+        c.put(
+            "a".into(),
+            out("hit"),
+            SIZE * 3,
+            Duration::from_secs(60),
+            t0,
+        );
+        assert_eq!(consistent(&c), 2);
+        let at = |s| t0 + Duration::from_secs(s);
+        assert!(c
+            .get("a", ProtocolVersion::V2025_11_25, b"", at(55))
+            .is_some());
+        // A store at 55 s drops "b" (expired at 50 s) before adding "c".
+        c.put(
+            "c".into(),
+            out("hit"),
+            SIZE,
+            Duration::from_secs(10),
+            at(55),
+        );
+        assert_eq!(consistent(&c), 2);
+        assert!(!c.inner.lock().unwrap().map.contains_key("b"));
+        // The entry count is bounded too.
+        for i in 0..(MAX_RESULT_ENTRIES + 10) {
+            c.put(
+                format!("n{i}"),
+                out("hit"),
+                1,
+                Duration::from_secs(1000),
+                t0,
+            );
+        }
+        assert_eq!(consistent(&c), MAX_RESULT_ENTRIES);
     }
 }
