@@ -425,18 +425,20 @@ fn upstream_failures_are_tool_errors_not_transport_errors() {
     assert!(text.contains("code fxtwitter_network"), "{text}");
 }
 
-#[test]
-fn full_worker_queue_answers_503_with_retry_after() {
+/// One worker, a queue of one, a 1.5 s upstream: sends `request` (built
+/// for the server's host) on three connections 50 ms apart and reads the
+/// three answers; the third finds the queue full. Also returns the
+/// upstream and the server (both live while held) and the raw request.
+fn three_behind_one_worker(
+    request: impl Fn(&str) -> Vec<u8>,
+) -> (FakeUpstream, Xmd, Vec<u8>, Vec<Reply>) {
     let up = FakeUpstream::start();
     up.on(
         &format!("/2/status/{POST_ID}"),
         Answer::fixture(200, "status-plain.json").delay(Duration::from_millis(1500)),
     );
     let x = start(&up, &["--workers", "1", "--queue", "1"]);
-    let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "x_md_get_post", "arguments": {"url": POST_URL, "thread": "off"}}}).to_string();
-    let headers = legacy_headers(Some("2025-11-25"));
-    let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
-    let raw = post(&x.host(), &refs, &body);
+    let raw = request(&x.host());
     let mut conns: Vec<_> = (0..3).map(|_| x.connect()).collect();
     for c in &mut conns {
         c.write_all(&raw).unwrap();
@@ -445,9 +447,19 @@ fn full_worker_queue_answers_503_with_retry_after() {
     let replies: Vec<_> = conns.iter_mut().map(|c| read_reply(c, false)).collect();
     let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
     assert_eq!(statuses, [200, 200, 503]);
-    // The refusal is this request's JSON-RPC error: its id, not null.
     let busy = &replies[2];
     assert_eq!(busy.header("retry-after").as_deref(), Some("1"));
+    (up, x, raw, replies)
+}
+
+#[test]
+fn full_worker_queue_answers_503_with_retry_after() {
+    let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "x_md_get_post", "arguments": {"url": POST_URL, "thread": "off"}}}).to_string();
+    let headers = legacy_headers(Some("2025-11-25"));
+    let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let (_up, x, raw, replies) = three_behind_one_worker(|host| post(host, &refs, &body));
+    // The refusal is this request's JSON-RPC error: its id, not null.
+    let busy = &replies[2];
     assert_eq!(
         busy.header("content-type").as_deref(),
         Some("application/json")
@@ -463,26 +475,10 @@ fn full_worker_queue_answers_503_with_retry_after() {
 
 #[test]
 fn full_worker_queue_on_an_x_route_is_a_problem_document() {
-    let up = FakeUpstream::start();
-    up.on(
-        &format!("/2/status/{POST_ID}"),
-        Answer::fixture(200, "status-plain.json").delay(Duration::from_millis(1500)),
-    );
-    let x = start(&up, &["--workers", "1", "--queue", "1"]);
-    let raw = format!(
-        "GET /demo_author/status/{POST_ID}?thread=off HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\n\r\n",
-        x.host()
-    );
-    let mut conns: Vec<_> = (0..3).map(|_| x.connect()).collect();
-    for c in &mut conns {
-        c.write_all(raw.as_bytes()).unwrap();
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let replies: Vec<_> = conns.iter_mut().map(|c| read_reply(c, false)).collect();
-    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
-    assert_eq!(statuses, [200, 200, 503]);
+    let (_up, _x, _, replies) = three_behind_one_worker(|host| {
+        format!("GET /demo_author/status/{POST_ID}?thread=off HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\n\r\n").into_bytes()
+    });
     let busy = &replies[2];
-    assert_eq!(busy.header("retry-after").as_deref(), Some("1"));
     assert_eq!(
         busy.header("content-type").as_deref(),
         Some("application/problem+json")
