@@ -135,52 +135,7 @@ for rev in "${REVISIONS[@]}"; do
   # never failing (the suite's own --expected-failures counts warnings too,
   # and the one warning here, "no session id", is this product's contract).
   set +e
-  python3 - "$OUT/$rev" "$(dirname "$SUITE")/../requirements/$rev.yaml" "$BASELINE" "$OUT/matched.txt" <<'PY'
-import json, os, re, sys
-out, req, baseline, matched_path = sys.argv[1:5]
-def scored_set(path):
-    required, section = set(), None
-    for line in open(path, encoding="utf-8"):
-        m = re.match(r"^([a-z_]+):", line)
-        if m:
-            section = m.group(1)
-        elif section == "server":
-            m = re.match(r"^\s+-\s+([\w-]+)", line)
-            if m:
-                required.add(m.group(1))
-    return required
-entries = set()
-for line in open(baseline, encoding="utf-8"):
-    m = re.match(r"^\s+-\s+([\w:.-]+)", line)
-    if m:
-        entries.add(m.group(1))
-scored = scored_set(req)
-matched, unexpected, warnings = set(), [], []
-for folder in sorted(os.listdir(out)):
-    path = os.path.join(out, folder, "checks.json")
-    if not os.path.isfile(path):
-        continue
-    name = re.sub(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", folder[len("server-"):])
-    for check in json.load(open(path, encoding="utf-8")):
-        status, cid = check.get("status"), check.get("id", "?")
-        if status == "WARNING":
-            warnings.append(f"{name}:{cid}")
-        if status != "FAILURE" or name not in scored:
-            continue
-        hit = {name, f"{name}:{cid}"} & entries
-        if hit:
-            matched |= hit
-        else:
-            unexpected.append(f"{name}:{cid}: {check.get('errorMessage', '')}"[:300])
-with open(matched_path, "a", encoding="utf-8") as f:
-    for m in sorted(matched):
-        f.write(m + "\n")
-for w in warnings:
-    print(f"warning (not failing): {w}")
-for u in unexpected:
-    print(f"unexpected failure: {u}")
-sys.exit(1 if unexpected else 0)
-PY
+  python3 .ci/conformance_verdict.py verdict "$OUT/$rev" "$(dirname "$SUITE")/../requirements/$rev.yaml" "$BASELINE" "$OUT/matched.txt"
   rc=$?
   set -e
   # The summary, the not-scored list and the baseline verdict.
@@ -192,26 +147,7 @@ PY
     totals="no summary"
   fi
   # Scored = the requirement set's `server:` list (the suite's own file).
-  scored=$(python3 - "$log" "$(dirname "$SUITE")/../requirements/$rev.yaml" <<'PY'
-import re, sys
-text = open(sys.argv[1], encoding="utf-8").read()
-summary = text.split("=== SUMMARY ===", 1)[-1]
-rows = re.findall(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed$", summary, re.M)
-required, section = set(), None
-for line in open(sys.argv[2], encoding="utf-8"):
-    m = re.match(r"^([a-z_]+):", line)
-    if m:
-        section = m.group(1)
-    elif section == "server":
-        m = re.match(r"^\s+-\s+([\w-]+)", line)
-        if m:
-            required.add(m.group(1))
-scored = [r for r in rows if r[1] in required]
-ok = sum(1 for r in scored if r[0] == "✓")
-print(f"scored: {ok}/{len(scored)} scenarios clean, "
-      f"{sum(int(r[2]) for r in scored)} checks passed, {sum(int(r[3]) for r in scored)} failed")
-PY
-)
+  scored=$(python3 .ci/conformance_verdict.py scored "$log" "$(dirname "$SUITE")/../requirements/$rev.yaml")
   echo "$rev $scored"
   SUMMARY+=("$rev: ${totals#Total: } (all scenarios run); $scored; suite exit $suite_rc, verdict exit $rc")
   if [ "$rc" != 0 ]; then
@@ -220,15 +156,7 @@ PY
 done
 
 # A baseline entry that failed in neither revision is stale: remove it.
-stale=$(python3 - "$BASELINE" "$OUT/matched.txt" <<'PY'
-import re, sys
-matched = set(open(sys.argv[2], encoding="utf-8").read().split()) if sys.argv[2] else set()
-for line in open(sys.argv[1], encoding="utf-8"):
-    m = re.match(r"^\s+-\s+([\w:.-]+)", line)
-    if m and m.group(1) not in matched:
-        print(m.group(1))
-PY
-)
+stale=$(python3 .ci/conformance_verdict.py stale "$BASELINE" "$OUT/matched.txt")
 if [ -n "$stale" ]; then
   echo "conformance: stale baseline entries (they pass now; remove them):"
   echo "$stale"
