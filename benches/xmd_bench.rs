@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench --bench xmd_bench` (needs `wrk` on PATH: `apt-get
 //! install wrk`). Environment: `BENCH_SECS` (default 10), `BENCH_CONNS`
-//! (default 64), `BENCH_ONLY` (comma list of a,b,c,d,e,f), `BENCH_BIN`
+//! (default 64), `BENCH_ONLY` (comma list of a,b,b1,c,d,e,f), `BENCH_BIN`
 //! (the server binary; default `target/release/xmd`, e.g. the static build).
 //!
 //! Rows:
@@ -12,6 +12,10 @@
 //! - (b) `tools/call` `x_md_get_profile`, 20 ms upstream delay, a different
 //!   handle per request (cache misses), against (b0), the fake upstream's own
 //!   throughput at the same concurrency (wrk fetching a timeline page from it);
+//! - (b1) the same misses against a one-post account (`tiny_…` handles: a
+//!   small profile and a one-post timeline page), which isolates what the
+//!   server adds per call (HTTP, dispatch, hand-offs, the round trip) from
+//!   the JSON work a full 13.7 KB timeline page costs;
 //! - (c) the same call repeated (cache hits);
 //! - (d) idle RSS; (e) RSS with 5,000 idle keep-alive connections;
 //! - (f) `tools/list` p99 while 1,000 `tools/call`s wait on a 2 s upstream.
@@ -106,6 +110,10 @@ fn serve(
         let path = target.split('?').next().unwrap_or("");
         let parts: Vec<&str> = path.split('/').collect();
         let body = match parts.as_slice() {
+            ["", "2", "profile", handle] if handle.starts_with("tiny_") => tiny_profile(handle),
+            ["", "2", "profile", handle, "statuses"] if handle.starts_with("tiny_") => {
+                tiny_page(handle)
+            }
             ["", "2", "profile", handle] => profile.replace("demo_author", handle),
             // The first timeline page, then the end of the timeline (an
             // empty page), as X answers a short account.
@@ -129,6 +137,20 @@ fn serve(
         }
         served.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// A one-post account's profile (row (b1)).
+fn tiny_profile(handle: &str) -> String {
+    format!(
+        r#"{{"code":200,"message":"OK","user":{{"type":"profile","screen_name":"{handle}","name":"Tiny","id":"7","followers":1,"following":1,"statuses":1,"protected":false}}}}"#
+    )
+}
+
+/// A one-post account's whole timeline: one original post, no next page.
+fn tiny_page(handle: &str) -> String {
+    format!(
+        r#"{{"code":200,"results":[{{"type":"status","id":"8","url":"https://x.com/{handle}/status/8","text":"hello","author":{{"screen_name":"{handle}","name":"Tiny","id":"7"}},"replies":0,"reposts":0,"likes":1,"created_at":"Mon Nov 30 05:00:00 +0000 2026","created_timestamp":1796014800}}],"cursor":{{"top":null,"bottom":null}}}}"#
+    )
 }
 
 struct Server {
@@ -300,6 +322,8 @@ const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}
 /// posts, so a call needs the profile and that page, fetched at once: one
 /// upstream round trip.
 const PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"HANDLE","limit":3}}}"#;
+/// Row (b1): a one-post account, whose whole timeline is one small page.
+const TINY_PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"tiny_HANDLE","limit":1}}}"#;
 
 /// Server CPU per request in µs: (total, user).
 type Cpu = (f64, f64);
@@ -341,7 +365,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
-    let only = std::env::var("BENCH_ONLY").unwrap_or_else(|_| "a,b,c,d,e,f".into());
+    let only = std::env::var("BENCH_ONLY").unwrap_or_else(|_| "a,b,b1,c,d,e,f".into());
     let want = |k: &str| only.split(',').any(|o| o.trim() == k);
     let status = Command::new("cargo")
         .args(["build", "--release", "--bin", "xmd"])
@@ -367,7 +391,8 @@ fn main() {
         let (r, cpu) = measured(&server, || wrk(server.addr, &lua(LIST, false), secs, conns));
         row("(a) tools/list", &r, cpu, server.status_kib("VmHWM:"), "");
     }
-    if want("b") {
+    let mut b0 = None;
+    if want("b") || want("b1") {
         upstream.delay_ms.store(20, Ordering::Relaxed);
         // The yardstick: the fake upstream's own throughput at this
         // concurrency, driven directly (one timeline page per request).
@@ -381,6 +406,9 @@ fn main() {
             "| (b0) the fake upstream alone, 20 ms delay | {:.0} | {:.2} | {:.2} | | | | {} | timeline page fetched directly |",
             alone.rps, alone.p50_ms, alone.p99_ms, alone.non2xx
         );
+        b0 = Some(alone.rps);
+    }
+    if want("b") {
         let served0 = upstream.served.load(Ordering::Relaxed);
         let (r, cpu) = measured(&server, || {
             wrk(server.addr, &lua(PROFILE, true), secs, conns)
@@ -394,7 +422,26 @@ fn main() {
             server.status_kib("VmHWM:"),
             &format!(
                 "{:.1} % of (b0); bound {bound:.0} calls/s; upstream served {up:.0}/s",
-                100.0 * r.rps / alone.rps
+                100.0 * r.rps / b0.unwrap_or(f64::NAN)
+            ),
+        );
+    }
+    if want("b1") {
+        upstream.delay_ms.store(20, Ordering::Relaxed);
+        let served0 = upstream.served.load(Ordering::Relaxed);
+        let (r, cpu) = measured(&server, || {
+            wrk(server.addr, &lua(TINY_PROFILE, true), secs, conns)
+        });
+        let up = (upstream.served.load(Ordering::Relaxed) - served0) as f64 / secs as f64;
+        let bound = conns as f64 / 0.020;
+        row(
+            "(b1) get_profile, 20 ms upstream, misses, one-post account",
+            &r,
+            cpu,
+            server.status_kib("VmHWM:"),
+            &format!(
+                "{:.1} % of (b0); bound {bound:.0} calls/s; upstream served {up:.0}/s",
+                100.0 * r.rps / b0.unwrap_or(f64::NAN)
             ),
         );
     }

@@ -11,7 +11,8 @@ use crate::http::chunked::ChunkedDecoder;
 use crate::http::parse::try_parse_head;
 use crate::http::{Body, Request, Response};
 use crate::server::conn::{
-    CloseReason, Conn, Ctx, Handled, Handler, Job, MAX_PENDING_WRITE_BYTES, READ_CHUNK_BYTES,
+    CloseReason, Conn, Ctx, Handled, Handler, Job, ReadUntil, MAX_PENDING_WRITE_BYTES,
+    READ_CHUNK_BYTES,
 };
 
 const DATE: &str = "Thu, 01 Jan 1970 00:00:00 GMT";
@@ -165,7 +166,7 @@ impl Driver<'_> {
                 self.conn.complete(job.run(), &ctx);
             }
             self.conn
-                .read_from(src, &mut self.scratch, &ctx)
+                .read_from(src, &mut self.scratch, &ctx, ReadUntil::Blocked)
                 .expect("in-memory reads cannot fail");
             self.check_bound("after read");
             while let Some(job) = self.conn.process(&Digest, &ctx) {

@@ -102,6 +102,20 @@ struct Reading {
     body: BodyState,
 }
 
+/// How far [`Conn::read_from`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadUntil {
+    /// Until `WouldBlock` or EOF.
+    Blocked,
+    /// Also stops after a read that returned less than asked for: the
+    /// socket's receive queue was empty then, and with edge-triggered
+    /// readiness any later data raises a new event, so the extra read that
+    /// would only return `WouldBlock` is saved. Valid only for a readiness
+    /// event without hang-up or error: a FIN already queued raises no
+    /// further event, and only a read to EOF sees it.
+    Short,
+}
+
 /// Per-call context from the event loop.
 pub struct Ctx<'a> {
     /// The access log.
@@ -192,8 +206,9 @@ impl Conn {
         limits.max_head_bytes + limits.max_body_bytes + READ_CHUNK_BYTES
     }
 
-    /// Reads everything available (until `WouldBlock`, EOF, or the buffer
-    /// cap), using `scratch` as the read buffer.
+    /// Reads what is available (until `WouldBlock`, EOF, the buffer cap,
+    /// or with [`ReadUntil::Short`] a read that returned less than asked),
+    /// using `scratch` as the read buffer.
     ///
     /// # Errors
     /// Socket errors other than `WouldBlock` and `Interrupted`.
@@ -202,6 +217,7 @@ impl Conn {
         src: &mut impl Read,
         scratch: &mut [u8],
         ctx: &Ctx,
+        until: ReadUntil,
     ) -> io::Result<()> {
         self.read_pending = false;
         if self.read_eof || matches!(self.state, State::Closing(_)) {
@@ -240,6 +256,9 @@ impl Conn {
                     }
                     grow_within(&mut self.rbuf, n, cap);
                     self.rbuf.extend_from_slice(&scratch[..n]);
+                    if n < want && until == ReadUntil::Short {
+                        return Ok(());
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

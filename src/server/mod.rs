@@ -24,7 +24,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use crate::config::Limits;
 use crate::http::date::DateCache;
 use crate::http::{Body, Response};
-use conn::{Conn, Ctx, Handler};
+use conn::{Conn, Ctx, Handler, ReadUntil};
 use workers::{Pool, Ticket};
 
 const LISTENER: Token = Token(0);
@@ -186,12 +186,19 @@ impl Server {
                             }
                         }
                     }
-                    Token(t) => lp.on_ready(
-                        &poll,
-                        t - FIRST_CONN,
-                        event.is_readable(),
-                        event.is_writable(),
-                    ),
+                    Token(t) => {
+                        // A short read drains the socket unless the event
+                        // also reports a hang-up or error: a pending FIN
+                        // raises no further edge, so read on until EOF.
+                        let read = event.is_readable().then_some(
+                            if event.is_read_closed() || event.is_error() {
+                                ReadUntil::Blocked
+                            } else {
+                                ReadUntil::Short
+                            },
+                        );
+                        lp.on_ready(&poll, t - FIRST_CONN, read)
+                    }
                 }
             }
             lp.deliver_completions(&poll);
@@ -263,7 +270,7 @@ impl Loop {
                     self.open += 1;
                     crate::metrics::METRICS.connections(1);
                     // Data may already be waiting (edge-triggered readiness).
-                    self.on_ready(poll, index, true, false);
+                    self.on_ready(poll, index, Some(ReadUntil::Short));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -302,13 +309,16 @@ impl Loop {
         Some(f(slot, &ctx, &**handler, pool, scratch))
     }
 
-    fn on_ready(&mut self, poll: &Poll, index: usize, readable: bool, _writable: bool) {
+    fn on_ready(&mut self, poll: &Poll, index: usize, read: Option<ReadUntil>) {
         let failed = self.with_slot(
             index,
             Instant::now(),
             |slot, ctx, handler, pool, scratch| {
-                let read_failed =
-                    readable && slot.conn.read_from(&mut slot.stream, scratch, ctx).is_err();
+                let read_failed = read.is_some_and(|until| {
+                    slot.conn
+                        .read_from(&mut slot.stream, scratch, ctx, until)
+                        .is_err()
+                });
                 read_failed || drive(slot, handler, pool, index, ctx, scratch)
             },
         );
@@ -440,7 +450,11 @@ fn drive(
         }
         // Resume a read that stopped at the buffer cap once space is free.
         if slot.conn.read_pending() && !slot.conn.is_waiting() {
-            if slot.conn.read_from(&mut slot.stream, scratch, ctx).is_err() {
+            if slot
+                .conn
+                .read_from(&mut slot.stream, scratch, ctx, ReadUntil::Blocked)
+                .is_err()
+            {
                 return true;
             }
             continue;

@@ -109,7 +109,8 @@ fn run(chunks: &[&[u8]], eof: bool, limits: &Limits) -> (String, Option<CloseRea
             eof: eof && i == chunks.len() - 1,
         };
         loop {
-            conn.read_from(&mut src, &mut scratch, &ctx).unwrap();
+            conn.read_from(&mut src, &mut scratch, &ctx, ReadUntil::Blocked)
+                .unwrap();
             while let Some(job) = conn.process(&Echo, &ctx) {
                 conn.complete(job.run(), &ctx);
             }
@@ -280,7 +281,8 @@ fn partial_writes_resume_where_they_stopped() {
         eof: false,
     };
     let mut scratch = vec![0u8; 64];
-    conn.read_from(&mut src, &mut scratch, &ctx).unwrap();
+    conn.read_from(&mut src, &mut scratch, &ctx, ReadUntil::Blocked)
+        .unwrap();
     assert!(conn.process(&Echo, &ctx).is_none());
     let mut sink = Sink {
         out: Vec::new(),
@@ -321,7 +323,8 @@ fn deadlines_answer_408_or_close_idle() {
         eof: false,
     };
     let mut scratch = vec![0u8; 64];
-    conn.read_from(&mut src, &mut scratch, &ctx(t0)).unwrap();
+    conn.read_from(&mut src, &mut scratch, &ctx(t0), ReadUntil::Blocked)
+        .unwrap();
     assert!(conn.process(&Echo, &ctx(t0)).is_none());
     assert!(!conn.check_deadlines(&ctx(t0 + Duration::from_secs(1))));
     assert!(!conn.check_deadlines(&ctx(t0 + Duration::from_secs(2))));
@@ -367,7 +370,8 @@ fn pipelined_requests_behind_pending_output_are_answered_once_it_drains() {
         out: Vec::new(),
         budget: usize::MAX,
     };
-    conn.read_from(&mut src, &mut scratch, &ctx).unwrap();
+    conn.read_from(&mut src, &mut scratch, &ctx, ReadUntil::Blocked)
+        .unwrap();
     // What the event loop's `drive` does for one readiness event.
     loop {
         assert!(conn.process(&Echo, &ctx).is_none());
@@ -378,4 +382,60 @@ fn pipelined_requests_behind_pending_output_are_answered_once_it_drains() {
     }
     let text = String::from_utf8(sink.out).unwrap();
     assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 6);
+}
+
+/// `ReadUntil::Short` stops after a read that returned less than asked
+/// (the receive queue was empty then; a later arrival raises a new edge),
+/// saving the read that would only return `WouldBlock`. `Blocked` reads on
+/// to `WouldBlock` and sees a queued EOF.
+#[test]
+fn short_read_ends_an_edge_triggered_read() {
+    let limits = Limits::default();
+    let now = Instant::now();
+    let ctx = Ctx {
+        log: &AccessLog::new(LogFormat::Off),
+        limits: &limits,
+        date: DATE,
+        now,
+        draining: false,
+    };
+    let mut scratch = vec![0u8; 64];
+    let pieces = || Pieces {
+        pieces: vec![
+            b"GET /a HTTP/1.1\r\n\r\n".to_vec(),
+            b"GET /b HTTP/1.1\r\n\r\n".to_vec(),
+        ],
+        eof: true,
+    };
+
+    let mut short = Conn::new(peer(), now);
+    let mut src = pieces();
+    short
+        .read_from(&mut src, &mut scratch, &ctx, ReadUntil::Short)
+        .unwrap();
+    assert_eq!(
+        src.pieces.len(),
+        1,
+        "the second arrival is left for its own event"
+    );
+    assert!(!short.read_eof);
+    // A full-sized read does not end it: more may be queued.
+    let mut big = Conn::new(peer(), now);
+    let mut src = Pieces {
+        pieces: vec![vec![b'x'; 64], b"tail".to_vec()],
+        eof: false,
+    };
+    big.read_from(&mut src, &mut scratch, &ctx, ReadUntil::Short)
+        .unwrap();
+    assert!(src.pieces.is_empty());
+    assert_eq!(big.rbuf.len(), 68);
+
+    let mut blocked = Conn::new(peer(), now);
+    let mut src = pieces();
+    blocked
+        .read_from(&mut src, &mut scratch, &ctx, ReadUntil::Blocked)
+        .unwrap();
+    assert!(src.pieces.is_empty());
+    assert!(blocked.read_eof, "a queued EOF is seen");
+    assert_eq!(blocked.rbuf.len(), 38);
 }
