@@ -175,9 +175,15 @@ fn object(v: Value) -> Map<String, Value> {
     }
 }
 
-/// Serializes a result into a shared reply suffix.
-fn suffix(result: &Value) -> Arc<[u8]> {
-    result_suffix(result).into()
+/// Serializes a result into a shared reply suffix. The tree is freed
+/// before the bytes move into their lasting allocation, which can then
+/// reuse the tree's space low in the heap instead of pinning the top
+/// (the allocator returns a free top to the system; a pinned one stays
+/// resident for the life of the process).
+fn suffix(result: Value) -> Arc<[u8]> {
+    let bytes = result_suffix(&result);
+    drop(result);
+    bytes.into()
 }
 
 /// One pre-serialized suffix, built on first use.
@@ -201,7 +207,7 @@ impl std::ops::Deref for Once {
     type Target = Arc<[u8]>;
 
     fn deref(&self) -> &Arc<[u8]> {
-        self.slot.get_or_init(|| suffix(&(self.build)(&self.src)))
+        self.slot.get_or_init(|| suffix((self.build)(&self.src)))
     }
 }
 
@@ -223,7 +229,7 @@ impl PerVersion {
     }
 
     pub(crate) fn get(&self, v: ProtocolVersion) -> &Arc<[u8]> {
-        self.slots[v.index()].get_or_init(|| suffix(&(self.build)(&self.src, v)))
+        self.slots[v.index()].get_or_init(|| suffix((self.build)(&self.src, v)))
     }
 }
 
@@ -280,7 +286,9 @@ fn initialize(src: &Source, v: ProtocolVersion) -> Value {
 }
 
 fn tools_list(src: &Source, v: ProtocolVersion) -> Value {
-    src.list(v, json!({"tools": tool_definitions(v)}))
+    let mut m = Map::new();
+    m.insert("tools".into(), tool_definitions(v));
+    src.list(v, Value::Object(m))
 }
 
 fn resources_list(src: &Source, v: ProtocolVersion) -> Value {
@@ -310,7 +318,7 @@ impl Statics {
         Statics {
             discover: Once::new(&src, discover),
             initialize: PerVersion::new(&src, initialize),
-            ping: suffix(&json!({})),
+            ping: suffix(json!({})),
             tools_list: PerVersion::new(&src, tools_list),
             resources_list: PerVersion::new(&src, resources_list),
             templates_list: PerVersion::new(&src, templates_list),

@@ -100,13 +100,17 @@ pub fn input_schema(spec: &ToolSpec) -> Value {
         .iter()
         .map(|p| (p.name.to_string(), prop_schema(p)))
         .collect();
-    json!({
+    // Owned values are moved in: `json!` would deep-copy an embedded
+    // `Value` (it serializes it), and those copies set the heap's high
+    // water mark when `tools/list` is first built.
+    let mut schema = json!({
         "$schema": DIALECT,
         "type": "object",
-        "properties": props,
         "required": spec.required,
         "additionalProperties": false,
-    })
+    });
+    schema["properties"] = Value::Object(props);
+    schema
 }
 
 fn defs() -> Value {
@@ -192,7 +196,7 @@ fn defs() -> Value {
 
 /// The `outputSchema` of `x_md_get_post`.
 pub fn post_output_schema() -> Value {
-    json!({
+    let mut schema = json!({
         "$schema": DIALECT,
         "type": "object",
         "additionalProperties": false,
@@ -208,9 +212,10 @@ pub fn post_output_schema() -> Value {
             "warnings": {"type": "array", "items": {"type": "string"}},
             "thread_complete": {"type": "boolean", "description": "false when part of the requested context (an ancestor, the thread, or the replies) could not be loaded or was cut by max_posts; the Markdown then ends with a note."},
             "posts": {"type": "array", "items": {"$ref": "#/$defs/post"}}
-        },
-        "$defs": defs()
-    })
+        }
+    });
+    schema["$defs"] = defs();
+    schema
 }
 
 /// The `outputSchema` of a browse tool (`resource` is fixed per tool).
@@ -221,7 +226,7 @@ pub fn browse_output_schema(resource: &str) -> Value {
         "search" => required.extend(["query", "feed"]),
         _ => required.extend(["handle", "users"]),
     }
-    json!({
+    let mut schema = json!({
         "$schema": DIALECT,
         "type": "object",
         "additionalProperties": false,
@@ -242,9 +247,10 @@ pub fn browse_output_schema(resource: &str) -> Value {
             "next_cursor": {"type": "string", "description": "Pass as `cursor` for the next page; absent at the end."},
             "degraded": {"type": "boolean"},
             "warnings": {"type": "array", "items": {"type": "string"}}
-        },
-        "$defs": defs()
-    })
+        }
+    });
+    schema["$defs"] = defs();
+    schema
 }
 
 /// The `outputSchema` of a tool by name.
@@ -261,12 +267,10 @@ pub fn output_schema(name: &str) -> Option<Value> {
 
 /// The full `tools/list` entry of a spec.
 pub fn definition(spec: &ToolSpec) -> Value {
-    json!({
+    let mut definition = json!({
         "name": spec.name,
         "title": spec.title,
         "description": spec.description,
-        "inputSchema": input_schema(spec),
-        "outputSchema": output_schema(spec.name),
         "annotations": {
             "title": spec.title,
             "readOnlyHint": true,
@@ -274,5 +278,8 @@ pub fn definition(spec: &ToolSpec) -> Value {
             "idempotentHint": true,
             "openWorldHint": true
         }
-    })
+    });
+    definition["inputSchema"] = input_schema(spec);
+    definition["outputSchema"] = output_schema(spec.name).unwrap_or(Value::Null);
+    definition
 }
