@@ -58,6 +58,64 @@ pub(crate) fn prepare(params: Option<&Map<String, Value>>) -> Result<ToolCall, R
     }
 }
 
+/// A finished tool output serialized once: the pieces every revision's
+/// reply is assembled from. The result cache keeps these bytes rather than
+/// the `Value` tree, which costs several times its serialized size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SerializedOutput {
+    /// `text` as a JSON string.
+    text: Box<[u8]>,
+    /// `structuredContent` as JSON, and whether it is an object.
+    structured: Option<(Box<[u8]>, bool)>,
+    /// `isError`.
+    pub(crate) is_error: bool,
+}
+
+impl SerializedOutput {
+    /// Serializes `out`.
+    pub(crate) fn new(out: &ToolOutput) -> SerializedOutput {
+        // Writing strings and Values into a Vec cannot fail.
+        let text = serde_json::to_vec(&out.text).unwrap_or_default();
+        let structured = out.structured.as_ref().map(|sc| {
+            let bytes = serde_json::to_vec(sc).unwrap_or_default();
+            (bytes.into_boxed_slice(), sc.is_object())
+        });
+        SerializedOutput {
+            text: text.into_boxed_slice(),
+            structured,
+            is_error: out.is_error,
+        }
+    }
+
+    /// Bytes held.
+    pub(crate) fn len(&self) -> usize {
+        self.text.len() + self.structured.as_ref().map_or(0, |(b, _)| b.len())
+    }
+
+    /// The same output with `structuredContent.cache` saying `hit`, as a
+    /// replay from the result cache reports it, when the object opens with
+    /// its `cache` member (object keys serialize sorted, and every tool's
+    /// `cache` sorts first); `None` otherwise.
+    pub(crate) fn replayed(&self) -> Option<SerializedOutput> {
+        const OPEN: &[u8] = br#"{"cache":""#;
+        let (bytes, is_object) = self.structured.as_ref()?;
+        let rest = bytes.strip_prefix(OPEN)?;
+        let word = rest.iter().position(|b| *b == b'"')?;
+        if !rest[..word].iter().all(u8::is_ascii_lowercase) {
+            return None;
+        }
+        let mut patched = Vec::with_capacity(bytes.len() + 3);
+        patched.extend_from_slice(OPEN);
+        patched.extend_from_slice(b"hit");
+        patched.extend_from_slice(&rest[word..]);
+        Some(SerializedOutput {
+            text: self.text.clone(),
+            structured: Some((patched.into_boxed_slice(), *is_object)),
+            is_error: self.is_error,
+        })
+    }
+}
+
 /// The whole reply for a finished call: `{content:[text], structuredContent?,
 /// isError}`, plus `resultType` and `_meta` (`modern_tail`) in 2026-07-28.
 ///
@@ -70,20 +128,31 @@ pub(crate) fn reply_body(
     out: &ToolOutput,
     modern_tail: &[u8],
 ) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(REPLY_PREFIX.len() + 96 + out.text.len() + modern_tail.len());
+    reply_from(id, version, &SerializedOutput::new(out), modern_tail)
+}
+
+/// [`reply_body`] from an output serialized before.
+pub(crate) fn reply_from(
+    id: &Id,
+    version: ProtocolVersion,
+    out: &SerializedOutput,
+    modern_tail: &[u8],
+) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(REPLY_PREFIX.len() + 112 + out.len() + modern_tail.len());
     buf.extend_from_slice(REPLY_PREFIX);
     id.write_json(&mut buf);
     buf.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
-    // Writing strings and Values into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut buf, &out.text);
+    buf.extend_from_slice(&out.text);
     buf.extend_from_slice(b"}]");
-    if let Some(sc) = &out.structured {
+    if let Some((sc, is_object)) = &out.structured {
         if version >= ProtocolVersion::V2025_06_18 {
             buf.extend_from_slice(br#","structuredContent":"#);
-            if version.is_modern() || sc.is_object() {
-                let _ = serde_json::to_writer(&mut buf, sc);
+            if version.is_modern() || *is_object {
+                buf.extend_from_slice(sc);
             } else {
-                let _ = serde_json::to_writer(&mut buf, &json!({"result": sc}));
+                buf.extend_from_slice(br#"{"result":"#);
+                buf.extend_from_slice(sc);
+                buf.push(b'}');
             }
         }
     }
@@ -165,5 +234,41 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 9, "result": {
                 "content": [{"type": "text", "text": "# Post\n\"quoted\" é"}], "isError": true}})
         );
+    }
+
+    #[test]
+    fn a_replay_says_hit_and_keeps_every_other_byte() {
+        let out = output(
+            Some(json!({"cache": "miss", "posts": [{"cache": "x"}], "z": 1})),
+            false,
+        );
+        let ser = SerializedOutput::new(&out);
+        let hit = ser.replayed().unwrap();
+        let mut expected = out.clone();
+        expected.structured = Some(json!({"cache": "hit", "posts": [{"cache": "x"}], "z": 1}));
+        assert_eq!(hit, SerializedOutput::new(&expected));
+        let bypass = output(Some(json!({"cache": "bypass", "n": 2})), false);
+        assert_eq!(
+            SerializedOutput::new(&bypass)
+                .replayed()
+                .unwrap()
+                .structured
+                .unwrap()
+                .0
+                .as_ref(),
+            br#"{"cache":"hit","n":2}"#
+        );
+        // No leading `cache` member (or none at all): the caller re-serializes.
+        for sc in [
+            json!({"a": 1, "cache": "miss"}),
+            json!({"n": 1}),
+            json!([1]),
+        ] {
+            assert_eq!(
+                SerializedOutput::new(&output(Some(sc), false)).replayed(),
+                None
+            );
+        }
+        assert_eq!(SerializedOutput::new(&output(None, true)).replayed(), None);
     }
 }

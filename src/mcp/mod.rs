@@ -143,18 +143,34 @@ impl PendingCall {
                     .and_then(|v| v.get("cache"))
                     .and_then(serde_json::Value::as_str)
                     .and_then(|c| ["hit", "miss", "bypass"].into_iter().find(|k| *k == c));
-                let reply = self.reply(&output);
+                // Serialized once: the reply and the stored copy are both
+                // assembled from these bytes.
+                let serialized = call::SerializedOutput::new(&output);
+                let reply = Reply {
+                    status: 200,
+                    body: Some(call::reply_from(
+                        &self.id,
+                        self.version,
+                        &serialized,
+                        &self.modern_tail,
+                    )),
+                    tail: None,
+                };
                 let size = reply.body.as_ref().map_or(0, Vec::len);
                 // The reply above says what this call did; the stored copy
-                // (moved, not cloned) will be replayed as a hit.
-                if let Some(serde_json::Value::Object(m)) = output.structured.as_mut() {
-                    if m.contains_key("cache") {
-                        m.insert("cache".into(), serde_json::Value::from("hit"));
+                // will be replayed as a hit.
+                let stored = serialized.replayed().unwrap_or_else(|| {
+                    if let Some(serde_json::Value::Object(m)) = output.structured.as_mut() {
+                        if m.contains_key("cache") {
+                            m.insert("cache".into(), serde_json::Value::from("hit"));
+                        }
                     }
-                }
+                    call::SerializedOutput::new(&output)
+                });
+                drop((serialized, output));
                 let key = results::key(&self.call);
                 let now = std::time::Instant::now();
-                self.results.put(key, output, size, served.fresh_for, now);
+                self.results.put(key, stored, size, served.fresh_for, now);
                 (reply, false, cache)
             }
             Err(e) => (self.reply(&ToolOutput::error(&e)), true, None),

@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::call::reply_body;
+use super::call::{reply_from, SerializedOutput};
 use super::jsonrpc::{Id, REPLY_PREFIX};
 use super::version::ProtocolVersion;
-use crate::x::tools::{ToolCall, ToolOutput};
+use crate::x::tools::ToolCall;
 
 /// Default budget of the result cache in bytes (text plus structured
 /// content, estimated at insertion).
@@ -33,7 +33,7 @@ struct Entry {
     /// index.
     seq: u64,
     bytes: usize,
-    output: ToolOutput,
+    output: SerializedOutput,
     /// The reply after the id, per revision (`ProtocolVersion::index`),
     /// built on first use.
     tails: [OnceLock<Arc<[u8]>>; 4],
@@ -112,7 +112,7 @@ impl ResultCache {
             return None;
         }
         let tail = entry.tails[version.index()].get_or_init(|| {
-            let full = reply_body(&Id::Int(0), version, &entry.output, modern_tail);
+            let full = reply_from(&Id::Int(0), version, &entry.output, modern_tail);
             let cut = REPLY_PREFIX.len() + 1; // the `0` id
             Arc::from(&full[cut..])
         });
@@ -121,12 +121,13 @@ impl ResultCache {
 
     /// Stores a successful result for `fresh_for`; errors and results with
     /// no freshness are never stored. `size` is the length of one
-    /// serialized reply (the entry is counted at twice that). The caller
-    /// sets what a replay should say (`"cache": "hit"`).
-    pub fn put(
+    /// serialized reply (the entry is counted at twice that: the stored
+    /// output and one revision's reply tail). The caller sets what a replay
+    /// should say (`"cache": "hit"`).
+    pub(crate) fn put(
         &self,
         key: String,
-        output: ToolOutput,
+        output: SerializedOutput,
         size: usize,
         fresh_for: Duration,
         now: Instant,
@@ -173,14 +174,15 @@ impl ResultCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::x::tools::ToolOutput;
     use serde_json::{json, Value};
 
-    fn out(cache: &str) -> ToolOutput {
-        ToolOutput {
+    fn out(cache: &str) -> SerializedOutput {
+        SerializedOutput::new(&ToolOutput {
             text: "# t".into(),
             structured: Some(json!({"cache": cache, "n": 1})),
             is_error: false,
-        }
+        })
     }
 
     const SIZE: usize = 100;
