@@ -5,7 +5,8 @@
 //! Run: `cargo bench --bench xmd_bench` (needs `wrk` on PATH: `apt-get
 //! install wrk`). Environment: `BENCH_SECS` (default 10), `BENCH_CONNS`
 //! (default 64), `BENCH_ONLY` (comma list of a,b,b1,c,d,e,f), `BENCH_BIN`
-//! (the server binary; default `target/release/xmd`, e.g. the static build).
+//! (the server binary to measure, e.g. the static build; by default the
+//! release build is made in `target/bench`).
 //!
 //! Rows:
 //! - (a) `tools/list`;
@@ -32,6 +33,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fxtwitter/");
+
+/// Where the benchmark builds the server it measures (unless `BENCH_BIN`
+/// names one).
+const BENCH_TARGET_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench");
 
 /// The fake upstream: thread per connection, keep-alive, every answer
 /// after `delay_ms`.
@@ -161,7 +166,7 @@ struct Server {
 impl Server {
     fn start(upstream: SocketAddr, extra: &[&str]) -> Server {
         let bin = std::env::var("BENCH_BIN")
-            .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/xmd").into());
+            .unwrap_or_else(|_| format!("{BENCH_TARGET_DIR}/release/xmd"));
         let mut child = Command::new(&bin)
             .args([
                 "serve",
@@ -182,7 +187,7 @@ impl Server {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("target/release/xmd (cargo build --release)");
+            .expect("the xmd binary (BENCH_BIN, or built into target/bench)");
         let mut first = String::new();
         BufReader::new(child.stderr.take().unwrap())
             .read_line(&mut first)
@@ -367,11 +372,17 @@ fn main() {
         .unwrap_or(64);
     let only = std::env::var("BENCH_ONLY").unwrap_or_else(|_| "a,b,b1,c,d,e,f".into());
     let want = |k: &str| only.split(',').any(|o| o.trim() == k);
-    let status = Command::new("cargo")
-        .args(["build", "--release", "--bin", "xmd"])
-        .status()
-        .unwrap();
-    assert!(status.success(), "cargo build --release failed");
+    if std::env::var_os("BENCH_BIN").is_none() {
+        // Its own target directory: `cargo bench` builds the library with
+        // the dev-dependencies' features, a plain release build without,
+        // and sharing `target/release` made each invalidate the other.
+        let status = Command::new("cargo")
+            .args(["build", "--release", "--bin", "xmd", "--target-dir"])
+            .arg(BENCH_TARGET_DIR)
+            .status()
+            .unwrap();
+        assert!(status.success(), "cargo build --release failed");
+    }
     let upstream = Upstream::start();
     println!("xmd benchmark: {secs} s per row, {conns} keep-alive connections, wrk on loopback, {} cores", thread::available_parallelism().map_or(0, |n| n.get()));
     println!();
