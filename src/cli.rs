@@ -35,6 +35,7 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--upstream", env: "XMD_UPSTREAM", value: "URLS", help: format!("FxTwitter API base URL, or several comma-separated, used in turn (a base answering 429 cools down on its own) [default: {}]", config::DEFAULT_UPSTREAM) },
         Setting { flag: "--cache-bytes", env: "XMD_CACHE_BYTES", value: "BYTES", help: format!("upstream response cache budget, least recently used out first; 0 turns it off [default: {}]", crate::x::cache::DEFAULT_CACHE_BYTES) },
         Setting { flag: "--public-url", env: "XMD_PUBLIC_URL", value: "URL", help: "base URL for self links, resource URIs and the server card [default: http://<listen>]".into() },
+        Setting { flag: "--event-loops", env: "XMD_EVENT_LOOPS", value: "N", help: format!("event-loop threads accepting and serving connections [default: {}, or the CPU count when fewer]", config::DEFAULT_EVENT_LOOPS) },
         Setting { flag: "--workers", env: "XMD_WORKERS", value: "N", help: format!("worker threads for tool calls [default: {}]", config::DEFAULT_WORKERS) },
         Setting { flag: "--queue", env: "XMD_QUEUE", value: "N", help: format!("tool calls that may wait for a worker; past it: 503 [default: {}]", config::DEFAULT_QUEUE) },
         Setting { flag: "--max-connections", env: "XMD_MAX_CONNECTIONS", value: "N", help: format!("open connections; past it: 503 and close [default: {}]", config::DEFAULT_MAX_CONNECTIONS) },
@@ -182,6 +183,15 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     if let Some(n) = rate("--upstream-budget", 0)? {
         config.upstream_budget = n;
     }
+    if let Some(n) = number("--event-loops", 1)? {
+        if n > config::MAX_EVENT_LOOPS {
+            return Err(UsageError(format!(
+                "invalid --event-loops '{n}' (expected at most {})",
+                config::MAX_EVENT_LOOPS
+            )));
+        }
+        config.event_loops = n;
+    }
     if let Some(n) = number("--workers", 1)? {
         config.workers = n;
     }
@@ -269,11 +279,18 @@ mod tests {
             _ => None,
         };
         let c = serve(
-            &["serve", "--workers=5", "--upstream", "http://127.0.0.1:1/"],
+            &[
+                "serve",
+                "--workers=5",
+                "--event-loops=3",
+                "--upstream",
+                "http://127.0.0.1:1/",
+            ],
             &env,
         );
         assert_eq!(c.listen.to_string(), "127.0.0.1:9000");
         assert_eq!(c.workers, 5);
+        assert_eq!(c.event_loops, 3);
         assert_eq!(c.upstream, "http://127.0.0.1:1");
         assert_eq!(c.public_url, "http://127.0.0.1:9000");
     }
@@ -291,6 +308,14 @@ mod tests {
             (
                 &["--workers", "0"][..],
                 "invalid --workers '0' (expected a whole number >= 1)",
+            ),
+            (
+                &["--event-loops", "0"][..],
+                "invalid --event-loops '0' (expected a whole number >= 1)",
+            ),
+            (
+                &["--event-loops", "65"][..],
+                "invalid --event-loops '65' (expected at most 64)",
             ),
             (
                 &["--upstream", "ftp://x"][..],

@@ -67,6 +67,27 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 /// ([`DEFAULT_QUEUE`]).
 pub const DEFAULT_WORKERS: usize = 64;
 
+/// Event-loop threads, each accepting on the same listening socket and
+/// serving the connections it accepted; all share the worker pool.
+///
+/// Default is 2, or the number of CPUs when that is fewer. One thread
+/// cannot keep up with a load generator on the same two cores (it gets a
+/// third of them); a second one lets the server use the CPU it is given.
+/// More loops than CPUs only add context switches.
+pub const DEFAULT_EVENT_LOOPS: usize = 2;
+
+/// Most event-loop threads `--event-loops` accepts.
+///
+/// Default is 64; a larger value is a usage error (exit status 2).
+pub const MAX_EVENT_LOOPS: usize = 64;
+
+/// [`DEFAULT_EVENT_LOOPS`], capped at the CPUs this process may use.
+pub fn default_event_loops() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, DEFAULT_EVENT_LOOPS)
+}
+
 /// Tool calls that may wait for a free worker.
 ///
 /// Default is 1,024. A call past it is answered `503 Service Unavailable`
@@ -126,6 +147,8 @@ pub struct Config {
     pub upstream: String,
     /// Base URL for self links, without a trailing slash.
     pub public_url: String,
+    /// Event-loop threads; see [`DEFAULT_EVENT_LOOPS`].
+    pub event_loops: usize,
     /// Worker threads; see [`DEFAULT_WORKERS`].
     pub workers: usize,
     /// Worker queue length; see [`DEFAULT_QUEUE`].
@@ -165,6 +188,7 @@ impl Config {
             listen,
             upstream: DEFAULT_UPSTREAM.to_string(),
             public_url: format!("http://{listen}"),
+            event_loops: default_event_loops(),
             workers: DEFAULT_WORKERS,
             queue: DEFAULT_QUEUE,
             max_connections: DEFAULT_MAX_CONNECTIONS,

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
     };
     let options = ServerOptions {
         limits: config.limits.clone(),
+        event_loops: config.event_loops,
         workers: config.workers,
         queue: config.queue,
         max_connections: config.max_connections,
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
         "rate_burst": config.rate_burst,
         "upstream_budget_per_s": config.upstream_budget,
         "log_format": format!("{:?}", config.log_format).to_ascii_lowercase(),
+        "event_loops": config.event_loops,
         "workers": config.workers,
         "queue": config.queue,
         "max_connections": config.max_connections,

@@ -1,5 +1,6 @@
-//! The hand-rolled `mio` event loop: accepts connections, drives each
-//! [`conn::Conn`] state machine on readiness, hands blocking jobs to the
+//! The hand-rolled `mio` event loops: each accepts connections on the
+//! shared listening socket, drives each of its [`conn::Conn`] state
+//! machines on readiness, hands blocking jobs to the shared
 //! [`workers::Pool`], writes completions back, sweeps deadlines once a
 //! second, and shuts down gracefully on SIGTERM/SIGINT.
 //!
@@ -14,8 +15,9 @@ pub mod workers;
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::thread;
 use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener, TcpStream};
@@ -40,6 +42,9 @@ const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 pub struct ServerOptions {
     /// HTTP limits.
     pub limits: Limits,
+    /// Event-loop threads (at least 1; see
+    /// [`crate::config::DEFAULT_EVENT_LOOPS`]).
+    pub event_loops: usize,
     /// Most worker threads (started on demand; see [`workers::WORKER_IDLE_EXIT`]).
     pub workers: usize,
     /// Worker queue slots.
@@ -58,14 +63,16 @@ pub struct ServerOptions {
 #[derive(Clone)]
 pub struct ShutdownHandle {
     flag: Arc<AtomicBool>,
-    waker: Arc<Waker>,
+    wakers: Vec<Arc<Waker>>,
 }
 
 impl ShutdownHandle {
-    /// Starts graceful shutdown.
+    /// Starts graceful shutdown (of every event loop).
     pub fn shutdown(&self) {
         self.flag.store(true, Ordering::SeqCst);
-        let _ = self.waker.wake();
+        for waker in &self.wakers {
+            let _ = waker.wake();
+        }
     }
 }
 
@@ -76,27 +83,51 @@ struct Slot {
     writable: bool,
 }
 
-/// A bound, not yet running server.
-pub struct Server {
+/// One event loop's poll, its handle on the listening socket, and the
+/// waker other threads use to interrupt its poll.
+struct LoopIo {
     poll: Poll,
     listener: TcpListener,
     waker: Arc<Waker>,
+}
+
+/// A bound, not yet running server.
+pub struct Server {
+    /// One per event loop; the first also watches the signals.
+    loops: Vec<LoopIo>,
     shutdown: Arc<AtomicBool>,
     options: ServerOptions,
     signals: Option<signal_hook_mio::v1_0::Signals>,
 }
 
 impl Server {
-    /// Binds `addr` and prepares the poll.
+    /// Binds `addr` and prepares one poll per event loop, each watching
+    /// the same listening socket (whichever loop accepts a connection
+    /// serves it).
     ///
     /// # Errors
-    /// When the address cannot be bound or the poll cannot be created.
+    /// When the address cannot be bound or a poll cannot be created.
     pub fn bind(addr: SocketAddr, options: ServerOptions) -> io::Result<Server> {
-        let poll = Poll::new()?;
-        let mut listener = TcpListener::bind(addr)?;
-        poll.registry()
-            .register(&mut listener, LISTENER, Interest::READABLE)?;
-        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        let bound = std::net::TcpListener::bind(addr)?;
+        bound.set_nonblocking(true)?;
+        let mut listeners = Vec::with_capacity(options.event_loops.max(1));
+        for _ in 1..options.event_loops.max(1) {
+            listeners.push(bound.try_clone()?);
+        }
+        listeners.insert(0, bound);
+        let mut loops = Vec::with_capacity(listeners.len());
+        for std_listener in listeners {
+            let poll = Poll::new()?;
+            let mut listener = TcpListener::from_std(std_listener);
+            poll.registry()
+                .register(&mut listener, LISTENER, Interest::READABLE)?;
+            let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+            loops.push(LoopIo {
+                poll,
+                listener,
+                waker,
+            });
+        }
         // Registered here, before anyone learns the address, so a SIGTERM
         // that races start-up still shuts down gracefully.
         let signals = if options.handle_signals {
@@ -104,16 +135,16 @@ impl Server {
                 signal_hook::consts::SIGTERM,
                 signal_hook::consts::SIGINT,
             ])?;
-            poll.registry()
+            loops[0]
+                .poll
+                .registry()
                 .register(&mut s, SIGNALS, Interest::READABLE)?;
             Some(s)
         } else {
             None
         };
         Ok(Server {
-            poll,
-            listener,
-            waker,
+            loops,
             shutdown: Arc::new(AtomicBool::new(false)),
             options,
             signals,
@@ -125,45 +156,104 @@ impl Server {
     /// # Errors
     /// When the socket reports none.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.listener.local_addr()
+        self.loops[0].listener.local_addr()
     }
 
     /// A handle that stops the server gracefully.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
         ShutdownHandle {
             flag: Arc::clone(&self.shutdown),
-            waker: Arc::clone(&self.waker),
+            wakers: self.loops.iter().map(|l| Arc::clone(&l.waker)).collect(),
         }
     }
 
-    /// Runs until shutdown completes.
+    /// Runs every event loop (the first on this thread) until shutdown
+    /// completes, then stops the workers.
     ///
     /// # Errors
-    /// When polling fails or the worker pool cannot start.
+    /// When polling fails, or a loop thread or the worker pool cannot start.
     pub fn run(self, handler: Arc<dyn Handler>) -> io::Result<()> {
+        let stop = self.shutdown_handle();
         let Server {
-            mut poll,
-            listener,
-            waker,
+            loops,
             shutdown,
             options,
-            mut signals,
+            signals,
         } = self;
-        let pool = Pool::start(options.workers, options.queue, Arc::clone(&waker))?;
-        let options_log_format = options.log_format;
-        let mut lp = Loop {
+        let pool = Pool::start(options.workers, options.queue, stop.wakers.clone())?;
+        let open_total = Arc::new(AtomicUsize::new(0));
+        let new_loop = |listener: TcpListener, pool: Pool| Loop {
             listener: Some(listener),
             slots: slab::Slab::default(),
             free: Vec::new(),
             open: 0,
+            open_total: Arc::clone(&open_total),
             pool,
-            handler,
-            options,
+            handler: Arc::clone(&handler),
+            options: options.clone(),
             date: DateCache::default(),
             scratch: vec![0u8; conn::READ_CHUNK_BYTES],
             draining_since: None,
-            log: log::AccessLog::new(options_log_format),
+            log: log::AccessLog::new(options.log_format),
         };
+        let mut loops = loops.into_iter();
+        let first = loops.next().expect("at least one event loop");
+        let mut threads = Vec::new();
+        let mut started = Ok(());
+        for (i, io) in loops.enumerate() {
+            let lp = new_loop(io.listener, pool.lane(i + 1));
+            let (flag, handle) = (Arc::clone(&shutdown), stop.clone());
+            let spawned = thread::Builder::new()
+                .name("xmd-loop".into())
+                .spawn(move || run_loop(io.poll, lp, &flag, None, &handle));
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    started = Err(e);
+                    stop.shutdown();
+                    break;
+                }
+            }
+        }
+        let lp = new_loop(first.listener, pool);
+        let (result, pool) = run_loop(first.poll, lp, &shutdown, signals, &stop);
+        // One loop failing stops the others.
+        stop.shutdown();
+        let mut result = started.and(result);
+        for t in threads {
+            match t.join() {
+                Ok((r, _)) => result = result.and(r),
+                Err(_) => result = result.and(Err(io::Error::other("an event loop panicked"))),
+            }
+        }
+        pool.shutdown();
+        result
+    }
+}
+
+/// Runs one event loop until its shutdown completes; returns how it ended
+/// and its pool handle (the server stops the pool once every loop ended).
+fn run_loop(
+    mut poll: Poll,
+    mut lp: Loop,
+    shutdown: &AtomicBool,
+    mut signals: Option<signal_hook_mio::v1_0::Signals>,
+    stop: &ShutdownHandle,
+) -> (io::Result<()>, Pool) {
+    let result = lp.run(&mut poll, shutdown, &mut signals, stop);
+    lp.log.flush();
+    (result, lp.pool)
+}
+
+impl Loop {
+    fn run(
+        &mut self,
+        poll: &mut Poll,
+        shutdown: &AtomicBool,
+        signals: &mut Option<signal_hook_mio::v1_0::Signals>,
+        stop: &ShutdownHandle,
+    ) -> io::Result<()> {
+        let lp = self;
         let mut events = Events::with_capacity(1024);
         let mut next_sweep = Instant::now() + SWEEP_INTERVAL;
         loop {
@@ -177,12 +267,12 @@ impl Server {
             }
             for event in events.iter() {
                 match event.token() {
-                    LISTENER => lp.accept(&poll),
+                    LISTENER => lp.accept(poll),
                     WAKER => {}
                     SIGNALS => {
                         if let Some(s) = signals.as_mut() {
                             if s.pending().next().is_some() {
-                                shutdown.store(true, Ordering::SeqCst);
+                                stop.shutdown();
                             }
                         }
                     }
@@ -197,29 +287,26 @@ impl Server {
                                 ReadUntil::Short
                             },
                         );
-                        lp.on_ready(&poll, t - FIRST_CONN, read)
+                        lp.on_ready(poll, t - FIRST_CONN, read)
                     }
                 }
             }
-            lp.deliver_completions(&poll);
+            lp.deliver_completions(poll);
             if shutdown.load(Ordering::SeqCst) && lp.draining_since.is_none() {
-                lp.begin_shutdown(&poll);
+                lp.begin_shutdown(poll);
             }
             let now = Instant::now();
             if now >= next_sweep {
-                lp.sweep(&poll, now);
+                lp.sweep(poll, now);
                 next_sweep = now + SWEEP_INTERVAL;
             }
             lp.log.flush();
             if let Some(since) = lp.draining_since {
                 if lp.open == 0 || now.duration_since(since) >= lp.options.shutdown_grace {
-                    break;
+                    return Ok(());
                 }
             }
         }
-        lp.log.flush();
-        lp.pool.shutdown();
-        Ok(())
     }
 }
 
@@ -227,7 +314,10 @@ struct Loop {
     listener: Option<TcpListener>,
     slots: slab::Slab<Slot>,
     free: Vec<usize>,
+    /// Connections this loop serves.
     open: usize,
+    /// Connections every loop serves, against `--max-connections`.
+    open_total: Arc<AtomicUsize>,
     pool: Pool,
     handler: Arc<dyn Handler>,
     options: ServerOptions,
@@ -246,7 +336,10 @@ impl Loop {
             match listener.accept() {
                 Ok((mut stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    if self.open >= self.options.max_connections {
+                    if self.open_total.fetch_add(1, Ordering::Relaxed)
+                        >= self.options.max_connections
+                    {
+                        self.open_total.fetch_sub(1, Ordering::Relaxed);
                         refuse_overloaded(&mut stream, self.date.now());
                         crate::metrics::METRICS.rejected("too_many_connections");
                         continue;
@@ -258,6 +351,7 @@ impl Loop {
                         .is_err()
                     {
                         self.free.push(index);
+                        self.open_total.fetch_sub(1, Ordering::Relaxed);
                         continue;
                     }
                     let generation = GENERATION.next();
@@ -361,6 +455,7 @@ impl Loop {
             let _ = poll.registry().deregister(&mut slot.stream);
             self.free.push(index);
             self.open -= 1;
+            self.open_total.fetch_sub(1, Ordering::Relaxed);
             crate::metrics::METRICS.connections(-1);
         }
     }

@@ -1,6 +1,8 @@
 //! A pool of worker threads for blocking jobs (upstream calls), with a
-//! bounded queue and completions handed back to the event loop through a
-//! `mio::Waker`.
+//! bounded queue and completions handed back to the event loop that
+//! submitted the job (its lane) through that loop's `mio::Waker`. Every
+//! event loop shares the one pool, so `--workers` and `--queue` bound the
+//! whole server however connections spread over the loops.
 //!
 //! Threads start on demand: a job that finds no idle worker starts one, up
 //! to the pool's maximum (`--workers`); a worker idle for
@@ -52,11 +54,16 @@ pub struct Ticket {
 
 struct Task {
     ticket: Ticket,
+    lane: usize,
     job: Job,
 }
 
-/// Finished jobs waiting for the event loop.
-pub type Completions = Arc<Mutex<Vec<(Ticket, Response)>>>;
+/// One event loop's side of the pool: its finished jobs, and the waker
+/// that tells it they are there.
+struct Lane {
+    completions: Mutex<Vec<(Ticket, Response)>>,
+    waker: Arc<Waker>,
+}
 
 /// Sizing of a [`Pool`].
 #[derive(Debug, Clone, Copy)]
@@ -92,8 +99,7 @@ struct Shared {
     /// Signalled when a job is queued or the pool closes.
     ready: Condvar,
     options: PoolOptions,
-    completions: Completions,
-    waker: Arc<Waker>,
+    lanes: Vec<Lane>,
 }
 
 impl Shared {
@@ -102,18 +108,21 @@ impl Shared {
     }
 }
 
-/// The pool.
+/// The pool, as one event loop (lane) sees it: jobs it submits come back
+/// to it. [`Pool::lane`] gives the other loops their handles.
 pub struct Pool {
     shared: Arc<Shared>,
+    lane: usize,
 }
 
 impl Pool {
     /// A pool of at most `workers` threads, started on demand, sharing a
     /// queue of `queue` slots; idle threads exit after [`WORKER_IDLE_EXIT`].
+    /// One lane per waker (event loop); the handle returned is lane 0's.
     ///
     /// # Errors
     /// When one of the [`MIN_WORKERS`] threads cannot be spawned.
-    pub fn start(workers: usize, queue: usize, waker: Arc<Waker>) -> std::io::Result<Pool> {
+    pub fn start(workers: usize, queue: usize, wakers: Vec<Arc<Waker>>) -> std::io::Result<Pool> {
         Pool::with_options(
             PoolOptions {
                 max_workers: workers,
@@ -121,15 +130,16 @@ impl Pool {
                 queue,
                 idle_exit: WORKER_IDLE_EXIT,
             },
-            waker,
+            wakers,
         )
     }
 
-    /// A pool with explicit sizing; starts `min_workers` threads now.
+    /// A pool with explicit sizing and one lane per waker; starts
+    /// `min_workers` threads now.
     ///
     /// # Errors
     /// When one of the `min_workers` threads cannot be spawned.
-    pub fn with_options(options: PoolOptions, waker: Arc<Waker>) -> std::io::Result<Pool> {
+    pub fn with_options(options: PoolOptions, wakers: Vec<Arc<Waker>>) -> std::io::Result<Pool> {
         let max_workers = options.max_workers.max(1);
         let options = PoolOptions {
             max_workers,
@@ -146,16 +156,33 @@ impl Pool {
             }),
             ready: Condvar::new(),
             options,
-            completions: Arc::new(Mutex::new(Vec::new())),
-            waker,
+            lanes: wakers
+                .into_iter()
+                .map(|waker| Lane {
+                    completions: Mutex::new(Vec::new()),
+                    waker,
+                })
+                .collect(),
         });
-        let pool = Pool { shared };
+        let pool = Pool { shared, lane: 0 };
         let mut state = pool.shared.lock();
         for _ in 0..options.min_workers {
             spawn_worker(&pool.shared, &mut state)?;
         }
         drop(state);
         Ok(pool)
+    }
+
+    /// Lane `lane`'s handle on the same pool (for another event loop).
+    ///
+    /// # Panics
+    /// When the pool has no such lane.
+    pub fn lane(&self, lane: usize) -> Pool {
+        assert!(lane < self.shared.lanes.len(), "no lane {lane}");
+        Pool {
+            shared: Arc::clone(&self.shared),
+            lane,
+        }
     }
 
     /// Queues a job, starting a thread when no worker is free and fewer
@@ -180,15 +207,19 @@ impl Pool {
         if state.queue.len() >= state.waiting + shared.options.queue {
             return Err(job);
         }
-        state.queue.push_back(Task { ticket, job });
+        state.queue.push_back(Task {
+            ticket,
+            lane: self.lane,
+            job,
+        });
         drop(state);
         shared.ready.notify_one();
         Ok(())
     }
 
-    /// Takes every finished job.
+    /// Takes every finished job of this lane.
     pub fn take_completions(&self) -> Vec<(Ticket, Response)> {
-        match self.shared.completions.lock() {
+        match self.shared.lanes[self.lane].completions.lock() {
             Ok(mut done) => std::mem::take(&mut *done),
             Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
         }
@@ -199,7 +230,8 @@ impl Pool {
         self.shared.lock().live
     }
 
-    /// Stops accepting jobs and joins the threads once the queue drains.
+    /// Stops accepting jobs (on every lane) and joins the threads once the
+    /// queue drains.
     pub fn shutdown(self) {
         let threads = {
             let mut state = self.shared.lock();
@@ -240,11 +272,12 @@ fn work(shared: &Shared) {
             // event loop submits in answer finds this worker free.
             state = shared.lock();
             state.waiting += 1;
-            match shared.completions.lock() {
+            let lane = &shared.lanes[task.lane];
+            match lane.completions.lock() {
                 Ok(mut done) => done.push((task.ticket, response)),
                 Err(p) => p.into_inner().push((task.ticket, response)),
             }
-            let _ = shared.waker.wake();
+            let _ = lane.waker.wake();
             idle_since = Instant::now();
             continue;
         }
@@ -293,7 +326,7 @@ mod tests {
             queue,
             idle_exit,
         };
-        (Pool::with_options(options, waker).unwrap(), poll)
+        (Pool::with_options(options, vec![waker]).unwrap(), poll)
     }
 
     fn ticket(index: usize) -> Ticket {

@@ -613,8 +613,11 @@ mod tests {
         assert_eq!(f.outcome(), "miss");
         gate.wait();
         busy.recv().unwrap();
-        // A job that panics joins as None.
-        let f = Fetcher::with_side(&cache, &up, &pool);
+        // A job that panics on a side thread joins as None. (A fresh pool:
+        // the first one's thread may not be idle again yet, and a job it
+        // hands back runs, and panics, in the caller.)
+        let fresh = SidePool::new(1, Duration::from_secs(5));
+        let f = Fetcher::with_side(&cache, &up, &fresh);
         let b = f.beside(|_: &dyn Upstream| -> u8 { panic!("side fetch panics") });
         assert_eq!(b.join(), None);
     }

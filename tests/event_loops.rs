@@ -1,0 +1,105 @@
+//! Several event loops on one listening socket (`--event-loops`): every
+//! connection is served whichever loop accepted it, a tool call's answer
+//! comes back to the connection that asked (the worker pool has one lane
+//! per loop), `--max-connections` counts the whole server, and SIGTERM
+//! stops every loop.
+
+mod util;
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::thread::sleep;
+use std::time::Duration;
+
+use util::*;
+
+const LEGACY: [&str; 3] = [
+    "Content-Type: application/json",
+    "Accept: application/json",
+    "MCP-Protocol-Version: 2025-11-25",
+];
+
+fn call(x: &Xmd, id: usize) -> Vec<u8> {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":"https://x.com/a/status/{id}"}}}}}}"#
+    );
+    post(&x.host(), &LEGACY, &body)
+}
+
+#[test]
+fn calls_on_many_loops_come_back_to_the_connection_that_asked() {
+    // Nothing listens on the upstream port: each call fails fast on a
+    // worker, as an isError result carrying the request's own id.
+    let x = Xmd::start(&[
+        "--event-loops",
+        "4",
+        "--workers",
+        "3",
+        "--upstream",
+        "http://127.0.0.1:9",
+    ]);
+    let mut conns: Vec<TcpStream> = (0..24).map(|_| x.connect()).collect();
+    for round in 0..3 {
+        for (i, s) in conns.iter_mut().enumerate() {
+            s.write_all(&call(&x, 1000 * round + i + 1)).unwrap();
+        }
+        for (i, s) in conns.iter_mut().enumerate() {
+            let r = read_reply(s, false);
+            assert_eq!(r.status, 200, "{}", r.text());
+            let v = r.json();
+            assert_eq!(v["id"], 1000 * round + i + 1);
+            assert_eq!(v["result"]["isError"], true);
+        }
+    }
+}
+
+#[test]
+fn the_connection_limit_counts_every_loop() {
+    let x = Xmd::start(&["--event-loops", "4", "--max-connections", "6"]);
+    let list = post(
+        &x.host(),
+        &LEGACY,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
+    let mut open: Vec<TcpStream> = (0..6).map(|_| x.connect()).collect();
+    for s in &mut open {
+        s.write_all(&list).unwrap();
+        assert_eq!(read_reply(s, false).status, 200);
+    }
+    let mut seventh = x.connect();
+    let r = read_reply(&mut seventh, false);
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("retry-after").as_deref(), Some("1"));
+    // A closed connection frees its place, whichever loop served it.
+    drop(open.pop());
+    sleep(Duration::from_millis(200));
+    let mut again = x.connect();
+    again.write_all(&list).unwrap();
+    assert_eq!(read_reply(&mut again, false).status, 200);
+}
+
+#[test]
+fn sigterm_stops_every_loop() {
+    let mut x = Xmd::start(&["--event-loops", "3"]);
+    let mut idle: Vec<TcpStream> = (0..9).map(|_| x.connect()).collect();
+    let list = post(
+        &x.host(),
+        &LEGACY,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
+    for s in &mut idle {
+        s.write_all(&list).unwrap();
+        assert_eq!(read_reply(s, false).status, 200);
+    }
+    let pid = x.child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = x.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    for s in &mut idle {
+        assert!(closed_within(s, Duration::from_secs(2)));
+    }
+}
