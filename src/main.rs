@@ -81,27 +81,31 @@ fn main() -> ExitCode {
         "allowed_origins": config.allowed_origins,
     });
     let json_log = config.log_format == LogFormat::Json;
-    if json_log {
-        let line = serde_json::json!({"time": rfc3339_now(), "event": "start",
+    // Formatted first and written with one `write`: stderr is unbuffered,
+    // and `eprintln!` with arguments writes piece by piece (130 writes
+    // here), which another writer to the same stream could split.
+    let line = if json_log {
+        serde_json::json!({"time": rfc3339_now(), "event": "start",
             "endpoint": format!("http://{local}/mcp"),
-            "version": env!("CARGO_PKG_VERSION"), "config": effective});
-        eprintln!("{line}");
+            "version": env!("CARGO_PKG_VERSION"), "config": effective})
+        .to_string()
     } else {
-        eprintln!(
+        format!(
             "xmd {} listening on http://{local}/mcp (config {effective})",
             env!("CARGO_PKG_VERSION")
-        );
-    }
+        )
+    };
+    stderr_line(line);
     let started = std::time::Instant::now();
     match server.run(app) {
         Ok(()) => {
             let secs = started.elapsed().as_secs();
-            if json_log {
-                let line = serde_json::json!({"time": rfc3339_now(), "event": "shutdown", "uptime_s": secs});
-                eprintln!("{line}");
+            stderr_line(if json_log {
+                serde_json::json!({"time": rfc3339_now(), "event": "shutdown", "uptime_s": secs})
+                    .to_string()
             } else {
-                eprintln!("xmd: shut down cleanly after {secs} s");
-            }
+                format!("xmd: shut down cleanly after {secs} s")
+            });
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -109,4 +113,10 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Writes one line to stderr with a single `write`.
+fn stderr_line(mut line: String) {
+    line.push('\n');
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
 }
