@@ -1,0 +1,413 @@
+//! One event loop: accepts connections on its handle of the listening
+//! socket, drives each of its [`Conn`] state machines on readiness, hands
+//! blocking jobs to its lane of the shared [`Pool`], writes completions
+//! back, sweeps deadlines once a second, and drains on shutdown.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+
+use super::conn::{Conn, Ctx, Handler, ReadUntil, READ_CHUNK_BYTES};
+use super::workers::{Pool, Ticket};
+use super::{log, slab, ServerOptions, ShutdownHandle};
+use crate::http::date::DateCache;
+use crate::http::{Body, Response};
+
+pub(super) const LISTENER: Token = Token(0);
+pub(super) const WAKER: Token = Token(1);
+pub(super) const SIGNALS: Token = Token(2);
+const FIRST_CONN: usize = 3;
+
+/// How often deadlines are checked.
+const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+struct Slot {
+    conn: Conn,
+    stream: TcpStream,
+    generation: u32,
+    writable: bool,
+}
+
+/// Runs one event loop until its shutdown completes; returns how it ended
+/// and its pool handle (the server stops the pool once every loop ended).
+pub(super) fn run_loop(
+    mut poll: Poll,
+    mut lp: Loop,
+    shutdown: &AtomicBool,
+    mut signals: Option<signal_hook_mio::v1_0::Signals>,
+    stop: &ShutdownHandle,
+) -> (io::Result<()>, Pool) {
+    let result = lp.run(&mut poll, shutdown, &mut signals, stop);
+    lp.log.flush();
+    (result, lp.pool)
+}
+
+impl Loop {
+    fn run(
+        &mut self,
+        poll: &mut Poll,
+        shutdown: &AtomicBool,
+        signals: &mut Option<signal_hook_mio::v1_0::Signals>,
+        stop: &ShutdownHandle,
+    ) -> io::Result<()> {
+        let lp = self;
+        let mut events = Events::with_capacity(1024);
+        let mut next_sweep = Instant::now() + SWEEP_INTERVAL;
+        loop {
+            let now = Instant::now();
+            let timeout = next_sweep.saturating_duration_since(now);
+            if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            for event in events.iter() {
+                match event.token() {
+                    LISTENER => lp.accept(poll),
+                    WAKER => {}
+                    SIGNALS => {
+                        if let Some(s) = signals.as_mut() {
+                            if s.pending().next().is_some() {
+                                stop.shutdown();
+                            }
+                        }
+                    }
+                    Token(t) => {
+                        // A short read drains the socket unless the event
+                        // also reports a hang-up or error: a pending FIN
+                        // raises no further edge, so read on until EOF.
+                        let read = event.is_readable().then_some(
+                            if event.is_read_closed() || event.is_error() {
+                                ReadUntil::Blocked
+                            } else {
+                                ReadUntil::Short
+                            },
+                        );
+                        lp.on_ready(poll, t - FIRST_CONN, read)
+                    }
+                }
+            }
+            lp.deliver_completions(poll);
+            if shutdown.load(Ordering::SeqCst) && lp.draining_since.is_none() {
+                lp.begin_shutdown(poll);
+            }
+            let now = Instant::now();
+            if now >= next_sweep {
+                lp.sweep(poll, now);
+                next_sweep = now + SWEEP_INTERVAL;
+            }
+            lp.log.flush();
+            if let Some(since) = lp.draining_since {
+                if lp.open == 0 || now.duration_since(since) >= lp.options.shutdown_grace {
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+pub(super) struct Loop {
+    listener: Option<TcpListener>,
+    slots: slab::Slab<Slot>,
+    free: Vec<usize>,
+    /// Connections this loop serves.
+    open: usize,
+    /// Connections every loop serves, against `--max-connections`.
+    open_total: Arc<AtomicUsize>,
+    pool: Pool,
+    handler: Arc<dyn Handler>,
+    options: ServerOptions,
+    date: DateCache,
+    scratch: Vec<u8>,
+    draining_since: Option<Instant>,
+    log: log::AccessLog,
+}
+
+impl Loop {
+    /// A loop serving what it accepts on `listener`, submitting jobs to
+    /// `pool` (its lane), counting its connections into `open_total`.
+    pub(super) fn new(
+        listener: TcpListener,
+        pool: Pool,
+        handler: Arc<dyn Handler>,
+        options: ServerOptions,
+        open_total: Arc<AtomicUsize>,
+    ) -> Loop {
+        let log = log::AccessLog::new(options.log_format);
+        Loop {
+            listener: Some(listener),
+            slots: slab::Slab::default(),
+            free: Vec::new(),
+            open: 0,
+            open_total,
+            pool,
+            handler,
+            options,
+            date: DateCache::default(),
+            scratch: vec![0u8; READ_CHUNK_BYTES],
+            draining_since: None,
+            log,
+        }
+    }
+}
+
+impl Loop {
+    fn accept(&mut self, poll: &Poll) {
+        loop {
+            let Some(listener) = &self.listener else {
+                return;
+            };
+            match listener.accept() {
+                Ok((mut stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    if self.open_total.fetch_add(1, Ordering::Relaxed)
+                        >= self.options.max_connections
+                    {
+                        self.open_total.fetch_sub(1, Ordering::Relaxed);
+                        refuse_overloaded(&mut stream, self.date.now());
+                        crate::metrics::METRICS.rejected("too_many_connections");
+                        continue;
+                    }
+                    let index = self.free.pop().unwrap_or_else(|| self.slots.push_vacant());
+                    if poll
+                        .registry()
+                        .register(&mut stream, Token(index + FIRST_CONN), Interest::READABLE)
+                        .is_err()
+                    {
+                        self.free.push(index);
+                        self.open_total.fetch_sub(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    let generation = GENERATION.next();
+                    self.slots[index] = Some(Slot {
+                        conn: Conn::new(peer, Instant::now()),
+                        stream,
+                        generation,
+                        writable: false,
+                    });
+                    self.open += 1;
+                    crate::metrics::METRICS.connections(1);
+                    // Data may already be waiting (edge-triggered readiness).
+                    self.on_ready(poll, index, Some(ReadUntil::Short));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Runs `f` on slot `index` with a [`Ctx`] for `now`, lending it the
+    /// handler, the pool and the read buffer; `None` when the slot is empty.
+    fn with_slot<R>(
+        &mut self,
+        index: usize,
+        now: Instant,
+        f: impl FnOnce(&mut Slot, &Ctx, &dyn Handler, &Pool, &mut [u8]) -> R,
+    ) -> Option<R> {
+        let draining = self.draining_since.is_some();
+        let Loop {
+            slots,
+            options,
+            date,
+            handler,
+            pool,
+            scratch,
+            log,
+            ..
+        } = self;
+        let slot = slots.get_mut(index)?.as_mut()?;
+        let ctx = Ctx {
+            log,
+            limits: &options.limits,
+            date: date.now(),
+            now,
+            draining,
+        };
+        Some(f(slot, &ctx, &**handler, pool, scratch))
+    }
+
+    fn on_ready(&mut self, poll: &Poll, index: usize, read: Option<ReadUntil>) {
+        let failed = self.with_slot(
+            index,
+            Instant::now(),
+            |slot, ctx, handler, pool, scratch| {
+                let read_failed = read.is_some_and(|until| {
+                    slot.conn
+                        .read_from(&mut slot.stream, scratch, ctx, until)
+                        .is_err()
+                });
+                read_failed || drive(slot, handler, pool, index, ctx, scratch)
+            },
+        );
+        if let Some(failed) = failed {
+            self.settle(poll, index, failed);
+        }
+    }
+
+    /// Closes or re-registers a slot after it was driven.
+    fn settle(&mut self, poll: &Poll, index: usize, failed: bool) {
+        let Some(Some(slot)) = self.slots.get_mut(index) else {
+            return;
+        };
+        if failed || slot.conn.close_reason().is_some() {
+            self.close(poll, index);
+            return;
+        }
+        let want_write = slot.conn.wants_write();
+        if want_write != slot.writable {
+            let interest = if want_write {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            let token = Token(index + FIRST_CONN);
+            if poll
+                .registry()
+                .reregister(&mut slot.stream, token, interest)
+                .is_err()
+            {
+                self.close(poll, index);
+                return;
+            }
+            slot.writable = want_write;
+        }
+    }
+
+    fn close(&mut self, poll: &Poll, index: usize) {
+        if let Some(mut slot) = self.slots[index].take() {
+            let _ = poll.registry().deregister(&mut slot.stream);
+            self.free.push(index);
+            self.open -= 1;
+            self.open_total.fetch_sub(1, Ordering::Relaxed);
+            crate::metrics::METRICS.connections(-1);
+        }
+    }
+
+    fn deliver_completions(&mut self, poll: &Poll) {
+        for (ticket, response) in self.pool.take_completions() {
+            crate::metrics::METRICS.queue(-1);
+            let failed = self.with_slot(
+                ticket.index,
+                Instant::now(),
+                |slot, ctx, handler, pool, scratch| {
+                    if slot.generation != ticket.generation {
+                        return None;
+                    }
+                    slot.conn.complete(response, ctx);
+                    Some(drive(slot, handler, pool, ticket.index, ctx, scratch))
+                },
+            );
+            if let Some(Some(failed)) = failed {
+                self.settle(poll, ticket.index, failed);
+            }
+        }
+    }
+
+    fn sweep(&mut self, poll: &Poll, now: Instant) {
+        for index in 0..self.slots.len() {
+            let expired = self.with_slot(index, now, |slot, ctx, _, _, _| {
+                if slot.conn.check_deadlines(ctx) {
+                    return None;
+                }
+                Some(slot.conn.write_to(&mut slot.stream, now).is_err())
+            });
+            match expired {
+                None => {}
+                Some(None) => self.close(poll, index),
+                Some(Some(failed)) => self.settle(poll, index, failed),
+            }
+        }
+    }
+
+    fn begin_shutdown(&mut self, poll: &Poll) {
+        self.draining_since = Some(Instant::now());
+        if let Some(mut listener) = self.listener.take() {
+            let _ = poll.registry().deregister(&mut listener);
+        }
+        for index in 0..self.slots.len() {
+            let Some(Some(slot)) = self.slots.get_mut(index) else {
+                continue;
+            };
+            if slot.conn.begin_shutdown() {
+                self.close(poll, index);
+            }
+        }
+    }
+}
+
+/// Parses, dispatches and writes until the connection must wait. Returns
+/// true when a socket error means the connection must close.
+fn drive(
+    slot: &mut Slot,
+    handler: &dyn Handler,
+    pool: &Pool,
+    index: usize,
+    ctx: &Ctx,
+    scratch: &mut [u8],
+) -> bool {
+    loop {
+        if let Some(job) = slot.conn.process(handler, ctx) {
+            let ticket = Ticket {
+                index,
+                generation: slot.generation,
+            };
+            if let Err(job) = pool.submit(ticket, job) {
+                crate::metrics::METRICS.rejected("queue_full");
+                slot.conn.complete(job.busy(), ctx);
+                continue;
+            }
+            crate::metrics::METRICS.queue(1);
+        }
+        if slot.conn.write_to(&mut slot.stream, ctx.now).is_err() {
+            return true;
+        }
+        // Pipelined requests parked behind pending output: the output has
+        // drained, so answer them now.
+        if slot.conn.resume_pending() {
+            continue;
+        }
+        // Resume a read that stopped at the buffer cap once space is free.
+        if slot.conn.read_pending() && !slot.conn.is_waiting() {
+            if slot
+                .conn
+                .read_from(&mut slot.stream, scratch, ctx, ReadUntil::Blocked)
+                .is_err()
+            {
+                return true;
+            }
+            continue;
+        }
+        return false;
+    }
+}
+
+/// Best-effort 503 to a connection past the limit, then drop it.
+fn refuse_overloaded(stream: &mut TcpStream, date: &str) {
+    use std::io::Write;
+    let response = Response::with_body(
+        503,
+        "application/json",
+        Body::Static(br#"{"error":{"status":503,"message":"too many open connections"}}"#),
+    )
+    .header("Retry-After", "1");
+    let mut out = crate::http::outgoing::Outgoing::new();
+    response.encode(false, false, false, date, &mut out);
+    let _ = stream.write(&out.to_vec());
+}
+
+/// Slot generations: unique per accepted connection.
+struct GenerationCounter(std::sync::atomic::AtomicU32);
+
+impl GenerationCounter {
+    fn next(&self) -> u32 {
+        self.0.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+static GENERATION: GenerationCounter = GenerationCounter(std::sync::atomic::AtomicU32::new(1));
