@@ -103,3 +103,35 @@ fn sigterm_stops_every_loop() {
         assert!(closed_within(s, Duration::from_secs(2)));
     }
 }
+
+/// A client that pipelines megabytes of requests and never reads its
+/// replies fills its read buffer while parsing waits for output room: the
+/// loop must leave it parked (its socket registered for writability) and
+/// serve everyone else, rather than retry the full buffer forever.
+#[test]
+fn a_client_that_never_reads_does_not_stall_its_loop() {
+    let x = Xmd::start(&["--event-loops", "1"]);
+    let mut hog = x.connect();
+    hog.set_write_timeout(Some(Duration::from_secs(1))).unwrap();
+    let writer = std::thread::spawn(move || {
+        let req = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(4096);
+        for _ in 0..40 {
+            if hog.write_all(&req).is_err() {
+                break;
+            }
+        }
+        hog
+    });
+    sleep(Duration::from_millis(1500));
+    for _ in 0..3 {
+        let (reply, took) = timed(|| {
+            roundtrip(
+                &x,
+                format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", x.host()).as_bytes(),
+            )
+        });
+        assert_eq!(reply.status, 200);
+        assert!(took < Duration::from_secs(1), "healthz took {took:?}");
+    }
+    drop(writer.join().unwrap());
+}

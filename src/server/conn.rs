@@ -274,10 +274,13 @@ impl Conn {
         self.paused_for_output && self.out.len() <= MAX_PENDING_WRITE_BYTES
     }
 
-    /// Whether reading stopped at the buffer cap (call `read_from` again
-    /// once the buffer has drained).
-    pub fn read_pending(&self) -> bool {
-        self.read_pending
+    /// Whether reading stopped at the buffer cap and the buffer has room
+    /// again: call `read_from` (no readiness event will announce the data
+    /// left in the socket). False while the buffer is still full, as when
+    /// parsing waits for a client that does not read its replies: reading
+    /// then would make no progress.
+    pub fn read_pending(&self, limits: &Limits) -> bool {
+        self.read_pending && self.rbuf.len() < Self::read_cap(limits)
     }
 
     /// Parses and dispatches buffered requests until one must wait for a

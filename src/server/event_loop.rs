@@ -373,7 +373,7 @@ fn drive(
             continue;
         }
         // Resume a read that stopped at the buffer cap once space is free.
-        if slot.conn.read_pending() && !slot.conn.is_waiting() {
+        if slot.conn.read_pending(ctx.limits) && !slot.conn.is_waiting() {
             if slot
                 .conn
                 .read_from(&mut slot.stream, scratch, ctx, ReadUntil::Blocked)
