@@ -4,6 +4,7 @@
 //! per loop), `--max-connections` counts the whole server, and SIGTERM
 //! stops every loop.
 
+mod common;
 mod util;
 
 use std::io::Write;
@@ -11,6 +12,7 @@ use std::net::TcpStream;
 use std::thread::sleep;
 use std::time::Duration;
 
+use common::fake_upstream::{Answer, FakeUpstream};
 use util::*;
 
 const LEGACY: [&str; 3] = [
@@ -134,4 +136,55 @@ fn a_client_that_never_reads_does_not_stall_its_loop() {
         assert!(took < Duration::from_secs(1), "healthz took {took:?}");
     }
     drop(writer.join().unwrap());
+}
+
+/// SIGTERM ends the process within `--shutdown-grace` even with tool calls
+/// running and queued behind a slow upstream: the connections still
+/// waiting are closed at the deadline, and the queued calls are dropped
+/// rather than run one by one for nobody.
+#[test]
+fn shutdown_ends_within_the_grace_with_calls_running_and_queued() {
+    let up = FakeUpstream::start();
+    for id in 1..=8 {
+        up.on(
+            &format!("/2/status/{id}"),
+            Answer::fixture(200, "status-plain.json").delay(Duration::from_secs(2)),
+        );
+    }
+    let mut x = Xmd::start(&[
+        "--upstream",
+        &up.base_url(),
+        "--rate-limit",
+        "0",
+        "--workers",
+        "1",
+        "--queue",
+        "100",
+        "--shutdown-grace",
+        "1",
+    ]);
+    // Eight different posts: each queued call would be its own 2 s miss.
+    let mut waiting: Vec<TcpStream> = (0..8).map(|_| x.connect()).collect();
+    for (i, s) in waiting.iter_mut().enumerate() {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":"https://x.com/a/status/{}","thread":"off"}}}}}}"#,
+            i + 1
+        );
+        s.write_all(&post(&x.host(), &LEGACY, &body)).unwrap();
+    }
+    sleep(Duration::from_millis(300));
+    let pid = x.child.id().to_string();
+    let (status, took) = timed(|| {
+        assert!(std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        x.child.wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(0));
+    assert!(took < Duration::from_millis(2500), "shutdown took {took:?}");
+    for s in &mut waiting {
+        assert!(closed_within(s, Duration::from_secs(1)));
+    }
 }

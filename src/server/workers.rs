@@ -88,7 +88,7 @@ struct State {
     /// Workers that will take a queued job without finishing another first:
     /// idle ones and ones started but not yet running.
     waiting: usize,
-    /// Set by [`Pool::shutdown`]: workers drain the queue and exit.
+    /// Set by [`Pool::shutdown`]: workers exit once their job returns.
     closed: bool,
     /// Handles of started threads; finished ones are reaped on each start.
     threads: Vec<JoinHandle<()>>,
@@ -230,18 +230,20 @@ impl Pool {
         self.shared.lock().live
     }
 
-    /// Stops accepting jobs (on every lane) and joins the threads once the
-    /// queue drains.
+    /// Stops the pool once every event loop has ended (each connection
+    /// answered, or closed when `--shutdown-grace` ran out): queued jobs
+    /// are dropped, since nobody is left to answer, and running ones are
+    /// not waited for, so shutdown takes no longer than the grace. A
+    /// running job's thread ends when its job returns, or with the process.
     pub fn shutdown(self) {
-        let threads = {
+        let queued = {
             let mut state = self.shared.lock();
             state.closed = true;
-            std::mem::take(&mut state.threads)
+            state.threads.clear();
+            std::mem::take(&mut state.queue)
         };
         self.shared.ready.notify_all();
-        for t in threads {
-            let _ = t.join();
-        }
+        drop(queued);
     }
 }
 
@@ -518,21 +520,37 @@ mod tests {
     }
 
     #[test]
-    fn shutdown_drains_the_queue_and_joins_every_thread() {
+    fn shutdown_drops_queued_jobs_and_does_not_wait_for_running_ones() {
         let (pool, _poll) = pool(2, 0, 16, Duration::from_secs(60));
+        let gate = Gate::default();
         let ran = Arc::new(AtomicUsize::new(0));
-        for i in 0..10 {
+        for i in 0..2 {
+            assert!(pool.submit(ticket(i), blocking(&gate, 200)).is_ok());
+        }
+        for i in 2..10 {
             let ran = Arc::clone(&ran);
             let job: Job = Box::new(move || {
-                thread::sleep(Duration::from_millis(5));
                 ran.fetch_add(1, Ordering::SeqCst);
                 Response::new(200)
             });
             assert!(pool.submit(ticket(i), job).is_ok());
         }
         let shared = Arc::clone(&pool.shared);
-        pool.shutdown();
-        assert_eq!(ran.load(Ordering::SeqCst), 10);
+        let (_, took) = {
+            let t = Instant::now();
+            pool.shutdown();
+            ((), t.elapsed())
+        };
+        assert!(took < Duration::from_millis(100), "{took:?}");
+        assert_eq!(shared.lock().queue.len(), 0);
+        // The two running jobs finish; their workers exit; nothing queued ran.
+        gate.open();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while shared.lock().live > 0 {
+            assert!(Instant::now() < deadline, "workers still alive");
+            thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
         let state = shared.lock();
         assert_eq!((state.live, state.waiting, state.queue.len()), (0, 0, 0));
     }
