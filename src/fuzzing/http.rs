@@ -182,7 +182,7 @@ impl Driver<'_> {
                 .write_to(&mut self.sink, self.now)
                 .expect("in-memory writes cannot fail");
             self.check_bound("after write");
-            if !self.conn.read_pending(&self.limits) {
+            if !self.conn.read_pending(self.limits) {
                 return;
             }
         }
