@@ -115,7 +115,7 @@ fn run(chunks: &[&[u8]], eof: bool, limits: &Limits) -> (String, Option<CloseRea
                 conn.complete(job.run(), &ctx);
             }
             conn.write_to(&mut sink, now).unwrap();
-            if !conn.read_pending(&limits) {
+            if !conn.read_pending(limits) {
                 break;
             }
         }
