@@ -32,7 +32,9 @@ use crate::x::upstream::{FetchError, Upstream, UpstreamResponse};
 ///
 /// Default is 10/s sustained, generous for an agent (which waits for each
 /// answer) and far below what one address can send. Past it (and the burst)
-/// the client gets an `isError` result naming the seconds to wait.
+/// the client gets an `isError` result naming the seconds to wait. A call
+/// answered from the result cache on the event loop is not counted: it
+/// costs no worker and no upstream request.
 pub const DEFAULT_RATE_LIMIT: u32 = 10;
 
 /// Default per-client burst: tool calls a fresh client may make at once
