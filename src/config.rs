@@ -73,7 +73,9 @@ pub const DEFAULT_WORKERS: usize = 64;
 /// Default is 2, or the number of CPUs when that is fewer. One thread
 /// cannot keep up with a load generator on the same two cores (it gets a
 /// third of them); a second one lets the server use the CPU it is given.
-/// More loops than CPUs only add context switches.
+/// More loops than CPUs only add context switches, and each new
+/// connection wakes every loop (measured on 2 cores: 23,000 new
+/// connections/s with 1 or 2 loops, 17,000 with 8, 6,000 with 64).
 pub const DEFAULT_EVENT_LOOPS: usize = 2;
 
 /// Most event-loop threads `--event-loops` accepts.
