@@ -434,43 +434,32 @@ fn main() {
         );
         b0 = Some((alone.rps, doubled.rps / 2.0));
     }
-    if want("b") {
+    // (b) and (b1): misses, a new handle per call, against the yardsticks.
+    let misses = |name: &str, body: &str| {
         let served0 = upstream.served.load(Ordering::Relaxed);
-        let (r, cpu) = measured(&server, || {
-            wrk(server.addr, &lua(PROFILE, true), secs, conns)
-        });
+        let (r, cpu) = measured(&server, || wrk(server.addr, &lua(body, true), secs, conns));
         let up = (upstream.served.load(Ordering::Relaxed) - served0) as f64 / secs as f64;
         let bound = conns as f64 / 0.020;
+        let (alone, doubled) = b0.unwrap_or((f64::NAN, f64::NAN));
         row(
-            "(b) get_profile, 20 ms upstream, misses",
+            name,
             &r,
             cpu,
             server.status_kib("VmHWM:"),
             &format!(
                 "{:.1} % of (b0), {:.1} % of (b0×2); bound {bound:.0} calls/s; upstream served {up:.0}/s",
-                100.0 * r.rps / b0.map_or(f64::NAN, |b| b.0),
-                100.0 * r.rps / b0.map_or(f64::NAN, |b| b.1)
+                100.0 * r.rps / alone,
+                100.0 * r.rps / doubled
             ),
         );
+    };
+    if want("b") {
+        misses("(b) get_profile, 20 ms upstream, misses", PROFILE);
     }
     if want("b1") {
-        upstream.delay_ms.store(20, Ordering::Relaxed);
-        let served0 = upstream.served.load(Ordering::Relaxed);
-        let (r, cpu) = measured(&server, || {
-            wrk(server.addr, &lua(TINY_PROFILE, true), secs, conns)
-        });
-        let up = (upstream.served.load(Ordering::Relaxed) - served0) as f64 / secs as f64;
-        let bound = conns as f64 / 0.020;
-        row(
+        misses(
             "(b1) get_profile, 20 ms upstream, misses, one-post account",
-            &r,
-            cpu,
-            server.status_kib("VmHWM:"),
-            &format!(
-                "{:.1} % of (b0), {:.1} % of (b0×2); bound {bound:.0} calls/s; upstream served {up:.0}/s",
-                100.0 * r.rps / b0.map_or(f64::NAN, |b| b.0),
-                100.0 * r.rps / b0.map_or(f64::NAN, |b| b.1)
-            ),
+            TINY_PROFILE,
         );
     }
     if want("c") {

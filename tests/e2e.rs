@@ -505,12 +505,7 @@ fn sigterm_during_a_slow_call_still_delivers_its_answer() {
     let mut c = x.connect();
     c.write_all(&post(&x.host(), &refs, &body)).unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    let pid = x.child.id().to_string();
-    assert!(std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
+    x.sigterm();
     let r = read_reply(&mut c, false);
     assert_eq!(r.status, 200);
     assert_eq!(r.header("connection").as_deref(), Some("close"));

@@ -93,12 +93,7 @@ fn sigterm_stops_every_loop() {
         s.write_all(&list).unwrap();
         assert_eq!(read_reply(s, false).status, 200);
     }
-    let pid = x.child.id().to_string();
-    assert!(std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
+    x.sigterm();
     let status = x.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     for s in &mut idle {
@@ -173,13 +168,8 @@ fn shutdown_ends_within_the_grace_with_calls_running_and_queued() {
         s.write_all(&post(&x.host(), &LEGACY, &body)).unwrap();
     }
     sleep(Duration::from_millis(300));
-    let pid = x.child.id().to_string();
     let (status, took) = timed(|| {
-        assert!(std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success());
+        x.sigterm();
         x.child.wait().unwrap()
     });
     assert_eq!(status.code(), Some(0));

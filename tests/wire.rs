@@ -630,12 +630,7 @@ fn connections_past_the_maximum_get_503() {
 fn sigterm_shuts_down_cleanly() {
     let mut x = Xmd::start(&[]);
     let mut idle = x.connect();
-    let pid = x.child.id().to_string();
-    assert!(std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
+    x.sigterm();
     let status = x.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     assert!(closed_within(&mut idle, Duration::from_secs(2)));

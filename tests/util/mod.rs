@@ -67,6 +67,16 @@ impl Xmd {
     pub fn host(&self) -> String {
         self.addr.to_string()
     }
+
+    /// Sends the server SIGTERM (graceful shutdown).
+    pub fn sigterm(&self) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+    }
 }
 
 impl Drop for Xmd {

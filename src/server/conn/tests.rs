@@ -82,6 +82,17 @@ impl Write for Sink {
 
 const DATE: &str = "Thu, 01 Jan 1970 00:00:00 GMT";
 
+/// A context at `now`, not draining.
+fn ctx_at<'a>(limits: &'a Limits, log: &'a AccessLog, now: Instant) -> Ctx<'a> {
+    Ctx {
+        log,
+        limits,
+        date: DATE,
+        now,
+        draining: false,
+    }
+}
+
 fn peer() -> SocketAddr {
     "127.0.0.1:9".parse().unwrap()
 }
@@ -268,13 +279,8 @@ fn half_close_still_gets_its_answer() {
 fn partial_writes_resume_where_they_stopped() {
     let limits = Limits::default();
     let now = Instant::now();
-    let ctx = Ctx {
-        log: &AccessLog::new(LogFormat::Off),
-        limits: &limits,
-        date: DATE,
-        now,
-        draining: false,
-    };
+    let log = AccessLog::new(LogFormat::Off);
+    let ctx = ctx_at(&limits, &log, now);
     let mut conn = Conn::new(peer(), now);
     let mut src = Pieces {
         pieces: vec![b"GET /w HTTP/1.1\r\n\r\n".to_vec()],
@@ -392,13 +398,8 @@ fn pipelined_requests_behind_pending_output_are_answered_once_it_drains() {
 fn short_read_ends_an_edge_triggered_read() {
     let limits = Limits::default();
     let now = Instant::now();
-    let ctx = Ctx {
-        log: &AccessLog::new(LogFormat::Off),
-        limits: &limits,
-        date: DATE,
-        now,
-        draining: false,
-    };
+    let log = AccessLog::new(LogFormat::Off);
+    let ctx = ctx_at(&limits, &log, now);
     let mut scratch = vec![0u8; 64];
     let pieces = || Pieces {
         pieces: vec![
