@@ -121,6 +121,7 @@ pub struct Metrics {
     open_connections: AtomicI64,
     queue_depth: AtomicI64,
     response_bytes: AtomicU64,
+    yields: AtomicU64,
 }
 
 /// The process-wide instance.
@@ -137,6 +138,7 @@ pub static METRICS: Metrics = Metrics {
     open_connections: AtomicI64::new(0),
     queue_depth: AtomicI64::new(0),
     response_bytes: Z,
+    yields: Z,
 };
 
 fn status_index(status: u16) -> usize {
@@ -213,6 +215,12 @@ impl Metrics {
     /// Moves the open-connection gauge.
     pub fn connections(&self, delta: i64) {
         self.open_connections.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    /// Counts a connection that used up its turn of an event loop with
+    /// work left (see `server::event_loop::MAX_ROUNDS_PER_TURN`).
+    pub fn yielded(&self) {
+        add(&self.yields);
     }
 
     /// Moves the worker-queue gauge (jobs queued or running).
@@ -361,6 +369,13 @@ impl Metrics {
                 get(&self.rejected[i])
             );
         }
+        header(
+            &mut out,
+            "xmd_event_loop_yields_total",
+            "counter",
+            "Turns a connection ended with work left, so the other connections on its loop went first.",
+        );
+        let _ = writeln!(out, "xmd_event_loop_yields_total {}", get(&self.yields));
         header(
             &mut out,
             "xmd_open_connections",

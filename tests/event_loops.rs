@@ -178,3 +178,72 @@ fn shutdown_ends_within_the_grace_with_calls_running_and_queued() {
         assert!(closed_within(s, Duration::from_secs(1)));
     }
 }
+
+/// A client that pipelines without pause gets at most a bounded turn of
+/// its loop at a time (`MAX_ROUNDS_PER_TURN` rounds of reading, parsing
+/// and writing): the other connections on that loop are answered between
+/// its turns. Before, they waited until it stopped sending. (The bound is
+/// generous here: tests run the debug build, where a turn of 60 KB
+/// requests takes a few hundred milliseconds.)
+#[test]
+fn a_pipelining_client_leaves_its_loop_to_the_others_between_turns() {
+    let x = Xmd::start(&["--event-loops", "1"]);
+    let probes: Vec<TcpStream> = (0..10).map(|_| x.connect()).collect();
+    let hog = x.connect();
+    let mut reader = hog.try_clone().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reading = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1 << 20];
+            let mut total = 0usize;
+            reader
+                .set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(n) = std::io::Read::read(&mut reader, &mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    total += n;
+                }
+            }
+            total
+        })
+    };
+    let writing = {
+        let stop = stop.clone();
+        let mut hog = hog;
+        let host = x.host();
+        std::thread::spawn(move || {
+            // Large requests with small replies: the loop's rounds are
+            // bounded by reading, not by a client slow to read.
+            let ping = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"_meta":{{"pad":"{}"}}}}}}"#,
+                "x".repeat(60_000)
+            );
+            let batch = post(&host, &LEGACY, &ping).repeat(40);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if hog.write_all(&batch).is_err() {
+                    break;
+                }
+            }
+        })
+    };
+    sleep(Duration::from_millis(1500));
+    let request = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", x.host());
+    for mut probe in probes {
+        let (reply, took) = timed(|| {
+            probe.write_all(request.as_bytes()).unwrap();
+            read_reply(&mut probe, false)
+        });
+        assert_eq!(reply.status, 200);
+        assert!(took < Duration::from_secs(2), "a probe waited {took:?}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        reading.join().unwrap() > 0,
+        "the pipelining client was served too"
+    );
+    drop(writing);
+}
