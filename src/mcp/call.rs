@@ -122,16 +122,6 @@ impl SerializedOutput {
 /// `structuredContent` is left out for 2025-03-26 (that revision has none)
 /// and wrapped as `{"result": …}` when a legacy revision would receive a
 /// non-object (2025 schemas require an object).
-pub(crate) fn reply_body(
-    id: &Id,
-    version: ProtocolVersion,
-    out: &ToolOutput,
-    modern_tail: &[u8],
-) -> Vec<u8> {
-    reply_from(id, version, &SerializedOutput::new(out), modern_tail)
-}
-
-/// [`reply_body`] from an output serialized before.
 pub(crate) fn reply_from(
     id: &Id,
     version: ProtocolVersion,
@@ -175,7 +165,8 @@ mod tests {
     const TAIL: &[u8] = br#","resultType":"complete","_meta":{"k":1}"#;
 
     fn body(version: ProtocolVersion, out: &ToolOutput) -> Value {
-        serde_json::from_slice(&reply_body(&Id::Int(9), version, out, TAIL)).unwrap()
+        let out = SerializedOutput::new(out);
+        serde_json::from_slice(&reply_from(&Id::Int(9), version, &out, TAIL)).unwrap()
     }
 
     fn output(structured: Option<Value>, is_error: bool) -> ToolOutput {

@@ -146,16 +146,7 @@ impl PendingCall {
                 // Serialized once: the reply and the stored copy are both
                 // assembled from these bytes.
                 let serialized = call::SerializedOutput::new(&output);
-                let reply = Reply {
-                    status: 200,
-                    body: Some(call::reply_from(
-                        &self.id,
-                        self.version,
-                        &serialized,
-                        &self.modern_tail,
-                    )),
-                    tail: None,
-                };
+                let reply = self.reply_serialized(&serialized);
                 let size = reply.body.as_ref().map_or(0, Vec::len);
                 // The reply above says what this call did; the stored copy
                 // will be replayed as a hit.
@@ -239,9 +230,14 @@ impl PendingCall {
     /// a cache): `{content:[{type:"text",text}], structuredContent?, isError}`
     /// shaped for the request's revision.
     pub fn reply(&self, output: &ToolOutput) -> Reply {
+        self.reply_serialized(&call::SerializedOutput::new(output))
+    }
+
+    /// [`PendingCall::reply`] from an output serialized before.
+    fn reply_serialized(&self, output: &call::SerializedOutput) -> Reply {
         Reply {
             status: 200,
-            body: Some(call::reply_body(
+            body: Some(call::reply_from(
                 &self.id,
                 self.version,
                 output,

@@ -4,7 +4,7 @@
 //! back, sweeps deadlines once a second, and drains on shutdown.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -49,20 +49,66 @@ struct Slot {
 pub(super) fn run_loop(
     mut poll: Poll,
     mut lp: Loop,
-    shutdown: &AtomicBool,
     mut signals: Option<signal_hook_mio::v1_0::Signals>,
     stop: &ShutdownHandle,
 ) -> (io::Result<()>, Pool) {
-    let result = lp.run(&mut poll, shutdown, &mut signals, stop);
+    let result = lp.run(&mut poll, &mut signals, stop);
     lp.log.flush();
     (result, lp.pool)
 }
 
+/// One event loop's state: its listener handle, its connections, its lane
+/// of the worker pool.
+pub(super) struct Loop {
+    listener: Option<TcpListener>,
+    slots: slab::Slab<Slot>,
+    free: Vec<usize>,
+    /// Connections this loop serves.
+    open: usize,
+    /// Connections every loop serves, against `--max-connections`.
+    open_total: Arc<AtomicUsize>,
+    /// Connections (index, generation) that yielded, for their next turn.
+    yielded: Vec<(usize, u32)>,
+    pool: Pool,
+    handler: Arc<dyn Handler>,
+    options: ServerOptions,
+    date: DateCache,
+    scratch: Vec<u8>,
+    draining_since: Option<Instant>,
+    log: log::AccessLog,
+}
+
 impl Loop {
+    /// A loop serving what it accepts on `listener`, submitting jobs to
+    /// `pool` (its lane), counting its connections into `open_total`.
+    pub(super) fn new(
+        listener: TcpListener,
+        pool: Pool,
+        handler: Arc<dyn Handler>,
+        options: ServerOptions,
+        open_total: Arc<AtomicUsize>,
+    ) -> Loop {
+        let log = log::AccessLog::new(options.log_format);
+        Loop {
+            listener: Some(listener),
+            slots: slab::Slab::default(),
+            free: Vec::new(),
+            open: 0,
+            open_total,
+            yielded: Vec::new(),
+            pool,
+            handler,
+            options,
+            date: DateCache::default(),
+            scratch: vec![0u8; READ_CHUNK_BYTES],
+            draining_since: None,
+            log,
+        }
+    }
+
     fn run(
         &mut self,
         poll: &mut Poll,
-        shutdown: &AtomicBool,
         signals: &mut Option<signal_hook_mio::v1_0::Signals>,
         stop: &ShutdownHandle,
     ) -> io::Result<()> {
@@ -112,7 +158,7 @@ impl Loop {
             }
             lp.deliver_completions(poll);
             lp.serve_yielded(poll);
-            if shutdown.load(Ordering::SeqCst) && lp.draining_since.is_none() {
+            if stop.requested() && lp.draining_since.is_none() {
                 lp.begin_shutdown(poll);
             }
             let now = Instant::now();
@@ -128,57 +174,7 @@ impl Loop {
             }
         }
     }
-}
 
-pub(super) struct Loop {
-    listener: Option<TcpListener>,
-    slots: slab::Slab<Slot>,
-    free: Vec<usize>,
-    /// Connections this loop serves.
-    open: usize,
-    /// Connections every loop serves, against `--max-connections`.
-    open_total: Arc<AtomicUsize>,
-    /// Connections (index, generation) that yielded, for their next turn.
-    yielded: Vec<(usize, u32)>,
-    pool: Pool,
-    handler: Arc<dyn Handler>,
-    options: ServerOptions,
-    date: DateCache,
-    scratch: Vec<u8>,
-    draining_since: Option<Instant>,
-    log: log::AccessLog,
-}
-
-impl Loop {
-    /// A loop serving what it accepts on `listener`, submitting jobs to
-    /// `pool` (its lane), counting its connections into `open_total`.
-    pub(super) fn new(
-        listener: TcpListener,
-        pool: Pool,
-        handler: Arc<dyn Handler>,
-        options: ServerOptions,
-        open_total: Arc<AtomicUsize>,
-    ) -> Loop {
-        let log = log::AccessLog::new(options.log_format);
-        Loop {
-            listener: Some(listener),
-            slots: slab::Slab::default(),
-            free: Vec::new(),
-            open: 0,
-            open_total,
-            yielded: Vec::new(),
-            pool,
-            handler,
-            options,
-            date: DateCache::default(),
-            scratch: vec![0u8; READ_CHUNK_BYTES],
-            draining_since: None,
-            log,
-        }
-    }
-}
-
-impl Loop {
     fn accept(&mut self, poll: &Poll) {
         loop {
             let Some(listener) = &self.listener else {
@@ -279,17 +275,32 @@ impl Loop {
     /// Gives each connection that yielded its next turn.
     fn serve_yielded(&mut self, poll: &Poll) {
         for (index, generation) in std::mem::take(&mut self.yielded) {
-            let driven = self.with_slot(
-                index,
-                Instant::now(),
-                |slot, ctx, handler, pool, scratch| {
-                    (slot.generation == generation)
-                        .then(|| drive(slot, handler, pool, index, ctx, scratch))
-                },
-            );
-            if let Some(Some(driven)) = driven {
-                self.settle(poll, index, driven);
-            }
+            self.drive_if_current(poll, index, generation, |_, _| {});
+        }
+    }
+
+    /// Runs `first` on the connection at `index` and drives it, if the slot
+    /// still holds the connection of `generation` (it may have closed, and
+    /// its slot been reused, since).
+    fn drive_if_current(
+        &mut self,
+        poll: &Poll,
+        index: usize,
+        generation: u32,
+        first: impl FnOnce(&mut Conn, &Ctx),
+    ) {
+        let driven = self.with_slot(
+            index,
+            Instant::now(),
+            |slot, ctx, handler, pool, scratch| {
+                (slot.generation == generation).then(|| {
+                    first(&mut slot.conn, ctx);
+                    drive(slot, handler, pool, index, ctx, scratch)
+                })
+            },
+        );
+        if let Some(Some(driven)) = driven {
+            self.settle(poll, index, driven);
         }
     }
 
@@ -340,20 +351,9 @@ impl Loop {
     fn deliver_completions(&mut self, poll: &Poll) {
         for (ticket, response) in self.pool.take_completions() {
             crate::metrics::METRICS.queue(-1);
-            let driven = self.with_slot(
-                ticket.index,
-                Instant::now(),
-                |slot, ctx, handler, pool, scratch| {
-                    if slot.generation != ticket.generation {
-                        return None;
-                    }
-                    slot.conn.complete(response, ctx);
-                    Some(drive(slot, handler, pool, ticket.index, ctx, scratch))
-                },
-            );
-            if let Some(Some(driven)) = driven {
-                self.settle(poll, ticket.index, driven);
-            }
+            self.drive_if_current(poll, ticket.index, ticket.generation, |conn, ctx| {
+                conn.complete(response, ctx)
+            });
         }
     }
 

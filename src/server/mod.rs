@@ -59,6 +59,11 @@ pub struct ShutdownHandle {
 }
 
 impl ShutdownHandle {
+    /// Whether shutdown has started.
+    pub fn requested(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+
     /// Starts graceful shutdown (of every event loop).
     pub fn shutdown(&self) {
         self.flag.store(true, Ordering::SeqCst);
@@ -161,9 +166,9 @@ impl Server {
         let stop = self.shutdown_handle();
         let Server {
             loops,
-            shutdown,
             options,
             signals,
+            ..
         } = self;
         let pool = Pool::start(options.workers, options.queue, stop.wakers.clone())?;
         let open_total = Arc::new(AtomicUsize::new(0));
@@ -182,7 +187,7 @@ impl Server {
         let mut started = Ok(());
         for (i, io) in loops.enumerate() {
             let lp = new_loop(io.listener, pool.lane(i + 1));
-            let (flag, handle) = (Arc::clone(&shutdown), stop.clone());
+            let handle = stop.clone();
             let spawned = thread::Builder::new()
                 .name("xmd-loop".into())
                 .spawn(move || {
@@ -190,7 +195,7 @@ impl Server {
                     // (as the first loop's would), rather than leaving it
                     // to run on with fewer loops.
                     let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_loop(io.poll, lp, &flag, None, &handle).0
+                        run_loop(io.poll, lp, None, &handle).0
                     }))
                     .unwrap_or_else(|_| Err(io::Error::other("an event loop panicked")));
                     if ended.is_err() {
@@ -208,7 +213,7 @@ impl Server {
             }
         }
         let lp = new_loop(first.listener, pool);
-        let (result, pool) = run_loop(first.poll, lp, &shutdown, signals, &stop);
+        let (result, pool) = run_loop(first.poll, lp, signals, &stop);
         // One loop failing stops the others.
         stop.shutdown();
         let mut result = started.and(result);
