@@ -33,6 +33,8 @@ fn settings() -> Vec<Setting> {
     vec![
         Setting { flag: "--listen", env: "XMD_LISTEN", value: "ADDR", help: format!("address to listen on [default: {}]", config::DEFAULT_LISTEN) },
         Setting { flag: "--upstream", env: "XMD_UPSTREAM", value: "URLS", help: format!("FxTwitter API base URL, or several comma-separated, used in turn (a base answering 429 cools down on its own) [default: {}]", config::DEFAULT_UPSTREAM) },
+        Setting { flag: "--syndication-url", env: "XMD_SYNDICATION_URL", value: "URL", help: format!("base URL of X's syndication endpoint, asked for a single post when FxTwitter fails for it (no answer, timeout, 429, 5xx, a non-JSON body; never for a 404 or 401); the post comes alone, with a note. An empty value turns the fallback off [default: {}]", config::DEFAULT_SYNDICATION_URL) },
+        Setting { flag: "--syndication-timeout", env: "XMD_SYNDICATION_TIMEOUT", value: "SECS", help: format!("timeout of one syndication request [default: {}]", secs(config::DEFAULT_SYNDICATION_TIMEOUT)) },
         Setting { flag: "--cache-bytes", env: "XMD_CACHE_BYTES", value: "BYTES", help: format!("upstream response cache budget, least recently used out first; 0 turns it off [default: {}]", crate::x::cache::DEFAULT_CACHE_BYTES) },
         Setting { flag: "--public-url", env: "XMD_PUBLIC_URL", value: "URL", help: "base URL for self links, resource URIs and the server card [default: http://<listen>]".into() },
         Setting { flag: "--event-loops", env: "XMD_EVENT_LOOPS", value: "N", help: format!("event-loop threads accepting and serving connections [default: {}, or the CPU count when fewer]", config::DEFAULT_EVENT_LOOPS) },
@@ -143,6 +145,25 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         crate::x::upstream::HttpUpstream::from_list(&config.upstream, config.upstream_timeout)
             .map_err(|e| UsageError(format!("invalid {name} '{v}' ({e})")))?;
     }
+    // Unlike other settings, an empty value is meaningful here (off), so
+    // an empty environment variable counts too.
+    let syndication = given
+        .iter()
+        .rev()
+        .find(|(f, _)| *f == "--syndication-url")
+        .map(|(f, v)| (f.to_string(), v.clone()))
+        .or_else(|| env("XMD_SYNDICATION_URL").map(|v| ("XMD_SYNDICATION_URL".into(), v)));
+    if let Some((name, v)) = syndication {
+        config.syndication_url = if v.trim().is_empty() {
+            String::new()
+        } else if v.contains(',') {
+            return Err(UsageError(format!(
+                "invalid {name} '{v}' (expected one http:// or https:// URL, or an empty value to turn the fallback off)"
+            )));
+        } else {
+            parse_url(&name, &v)?
+        };
+    }
     if let Some((name, v)) = lookup("--public-url") {
         config.public_url = parse_url(&name, &v)?;
     }
@@ -215,6 +236,9 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     }
     if let Some(d) = seconds("--upstream-timeout")? {
         config.upstream_timeout = d;
+    }
+    if let Some(d) = seconds("--syndication-timeout")? {
+        config.syndication_timeout = d;
     }
     if let Some(d) = seconds("--shutdown-grace")? {
         config.shutdown_grace = d;
@@ -354,6 +378,57 @@ mod tests {
             parse(&args(&["--upstream", "http://a.example,ftp://b"]), &none).unwrap_err(),
             UsageError("invalid --upstream 'ftp://b' (expected an http:// or https:// URL)".into())
         );
+    }
+
+    #[test]
+    fn syndication_fallback_settings() {
+        let none = |_: &str| None;
+        let c = serve(&[], &none);
+        assert_eq!(c.syndication_url, "https://cdn.syndication.twimg.com");
+        assert_eq!(c.syndication_timeout, Duration::from_secs(5));
+        let c = serve(
+            &[
+                "--syndication-url",
+                "http://127.0.0.1:9/",
+                "--syndication-timeout=2",
+            ],
+            &none,
+        );
+        assert_eq!(c.syndication_url, "http://127.0.0.1:9");
+        assert_eq!(c.syndication_timeout, Duration::from_secs(2));
+        // Empty turns it off, from the flag or from the environment; a
+        // later flag wins over an earlier one and over the environment.
+        assert_eq!(serve(&["--syndication-url", ""], &none).syndication_url, "");
+        let env = |k: &str| (k == "XMD_SYNDICATION_URL").then(String::new);
+        assert_eq!(serve(&[], &env).syndication_url, "");
+        let c = serve(
+            &[
+                "--syndication-url=",
+                "--syndication-url",
+                "http://a.example",
+            ],
+            &env,
+        );
+        assert_eq!(c.syndication_url, "http://a.example");
+        let env = |k: &str| (k == "XMD_SYNDICATION_URL").then(|| "http://b.example/".to_string());
+        assert_eq!(serve(&[], &env).syndication_url, "http://b.example");
+        assert_eq!(serve(&["--syndication-url", ""], &env).syndication_url, "");
+        for (a, msg) in [
+            (
+                &["--syndication-url", "ftp://x"][..],
+                "invalid --syndication-url 'ftp://x' (expected an http:// or https:// URL)",
+            ),
+            (
+                &["--syndication-url", "http://a,http://b"][..],
+                "invalid --syndication-url 'http://a,http://b' (expected one http:// or https:// URL, or an empty value to turn the fallback off)",
+            ),
+            (
+                &["--syndication-timeout", "0"][..],
+                "invalid --syndication-timeout '0' (expected a whole number >= 1)",
+            ),
+        ] {
+            assert_eq!(parse(&args(a), &none).unwrap_err(), UsageError(msg.into()));
+        }
     }
 
     #[test]

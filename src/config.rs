@@ -11,6 +11,18 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// Default upstream base URL (`--upstream`, `XMD_UPSTREAM`).
 pub const DEFAULT_UPSTREAM: &str = "https://api.fxtwitter.com";
 
+/// Default base URL of the post fallback, X's syndication endpoint
+/// (`--syndication-url`, `XMD_SYNDICATION_URL`). An empty value turns the
+/// fallback off: a post read then fails with FxTwitter's error.
+pub const DEFAULT_SYNDICATION_URL: &str = "https://cdn.syndication.twimg.com";
+
+/// Global timeout of one request to the syndication fallback
+/// (`--syndication-timeout`, `XMD_SYNDICATION_TIMEOUT`).
+///
+/// Default is 5 s. Past it the fallback has failed too, and the tool error
+/// names both providers.
+pub const DEFAULT_SYNDICATION_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Largest request head (request line plus headers) in bytes.
 ///
 /// Default is 16 KiB. A longer head is answered `431 Request Header Fields
@@ -149,6 +161,12 @@ pub struct Config {
     pub upstream: String,
     /// Base URL for self links, without a trailing slash.
     pub public_url: String,
+    /// Base URL of the post fallback, X's syndication endpoint, without a
+    /// trailing slash; empty = off. See [`DEFAULT_SYNDICATION_URL`].
+    pub syndication_url: String,
+    /// Timeout of one syndication request; see
+    /// [`DEFAULT_SYNDICATION_TIMEOUT`].
+    pub syndication_timeout: Duration,
     /// Event-loop threads; see [`DEFAULT_EVENT_LOOPS`].
     pub event_loops: usize,
     /// Worker threads; see [`DEFAULT_WORKERS`].
@@ -190,6 +208,8 @@ impl Config {
             listen,
             upstream: DEFAULT_UPSTREAM.to_string(),
             public_url: format!("http://{listen}"),
+            syndication_url: DEFAULT_SYNDICATION_URL.to_string(),
+            syndication_timeout: DEFAULT_SYNDICATION_TIMEOUT,
             event_loops: default_event_loops(),
             workers: DEFAULT_WORKERS,
             queue: DEFAULT_QUEUE,

@@ -58,11 +58,18 @@ fn main() -> ExitCode {
         config.public_url = format!("http://{local}");
     }
     let upstream = Arc::new(HttpUpstream::new(&config.upstream, config.upstream_timeout));
-    let app = Arc::new(App::new(&config, upstream));
+    let syndication = (!config.syndication_url.is_empty()).then(|| {
+        Arc::new(HttpUpstream::new(
+            &config.syndication_url,
+            config.syndication_timeout,
+        )) as Arc<dyn xmd::x::upstream::Upstream>
+    });
+    let app = Arc::new(App::with_fallback(&config, upstream, syndication));
     let effective = serde_json::json!({
         "listen": local.to_string(),
         "public_url": config.public_url,
         "upstream": config.upstream,
+        "syndication_url": config.syndication_url,
         "cache_bytes": config.cache_bytes,
         "rate_limit_per_s": config.rate_limit,
         "rate_burst": config.rate_burst,
@@ -77,6 +84,7 @@ fn main() -> ExitCode {
         "body_timeout_s": config.limits.body_timeout.as_secs(),
         "idle_timeout_s": config.limits.idle_timeout.as_secs(),
         "upstream_timeout_s": config.upstream_timeout.as_secs(),
+        "syndication_timeout_s": config.syndication_timeout.as_secs(),
         "shutdown_grace_s": config.shutdown_grace.as_secs(),
         "allowed_origins": config.allowed_origins,
     });

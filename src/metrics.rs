@@ -116,6 +116,7 @@ pub struct Metrics {
     upstream_buckets: [AtomicU64; BUCKETS.len()],
     upstream_count: AtomicU64,
     upstream_micros: AtomicU64,
+    syndication: [AtomicU64; UPSTREAM.len()],
     cache: [AtomicU64; 3],
     rejected: [AtomicU64; REJECTIONS.len()],
     open_connections: AtomicI64,
@@ -133,6 +134,7 @@ pub static METRICS: Metrics = Metrics {
     upstream_buckets: [Z; BUCKETS.len()],
     upstream_count: Z,
     upstream_micros: Z,
+    syndication: [Z; UPSTREAM.len()],
     cache: [Z; 3],
     rejected: [Z; REJECTIONS.len()],
     open_connections: AtomicI64::new(0),
@@ -193,6 +195,13 @@ impl Metrics {
         add(&self.upstream_count);
         self.upstream_micros
             .fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Counts one answer of the post fallback, X's syndication endpoint
+    /// (`label` from [`UPSTREAM`]).
+    pub fn syndication(&self, label: &str) {
+        let i = UPSTREAM.iter().position(|x| *x == label).unwrap_or(11);
+        add(&self.syndication[i]);
     }
 
     /// Counts a tool result's cache status (`hit`, `miss` or `bypass`).
@@ -343,6 +352,22 @@ impl Metrics {
             get(&self.upstream_micros) as f64 / 1e6
         );
         let _ = writeln!(out, "xmd_upstream_request_duration_seconds_count {count}");
+        header(
+            &mut out,
+            "xmd_syndication_requests_total",
+            "counter",
+            "Requests to the post fallback, X's syndication endpoint, by HTTP status or failure.",
+        );
+        for (i, c) in self.syndication.iter().enumerate() {
+            if get(c) > 0 {
+                let _ = writeln!(
+                    out,
+                    "xmd_syndication_requests_total{{status=\"{}\"}} {}",
+                    UPSTREAM[i],
+                    get(c)
+                );
+            }
+        }
         header(
             &mut out,
             "xmd_cache_requests_total",

@@ -161,13 +161,28 @@ impl App {
     /// Builds the application over an upstream. Every static document
     /// (and MCP result) is built on its first request and kept.
     pub fn new(config: &Config, upstream: Arc<dyn Upstream>) -> App {
+        App::with_fallback(config, upstream, None)
+    }
+
+    /// Like [`App::new`], with a second provider of single posts, X's
+    /// syndication endpoint (`None`: no fallback). `config` only gives
+    /// its settings; the caller builds it, as it builds `upstream`.
+    pub fn with_fallback(
+        config: &Config,
+        upstream: Arc<dyn Upstream>,
+        fallback: Option<Arc<dyn Upstream>>,
+    ) -> App {
         let public = config.public_url.trim_end_matches('/').to_string();
         let metered: Arc<dyn Upstream> = Arc::new(metered::Metered(upstream));
         let upstream: Arc<dyn Upstream> = match config.upstream_budget {
             0 => metered,
             per_sec => Arc::new(limits::Budgeted::new(metered, per_sec)),
         };
-        let tools = Arc::new(Tools::with_cache_bytes(upstream, config.cache_bytes));
+        let mut tools = Tools::with_cache_bytes(upstream, config.cache_bytes);
+        if let Some(fallback) = fallback {
+            tools = tools.with_fallback(Arc::new(metered::MeteredFallback(fallback)));
+        }
+        let tools = Arc::new(tools);
         let limiter = (config.rate_limit > 0)
             .then(|| limits::ClientLimiter::new(config.rate_limit, config.rate_burst));
         let info = ServerInfo {

@@ -27,7 +27,8 @@ pub const ENTRY_OVERHEAD_BYTES: usize = 256;
 /// is served but not stored (its next request is a `miss` again).
 pub const MAX_ENTRY_FRACTION: usize = 8;
 
-/// Time to live of a post, thread (`/2/status`, `/2/thread`): 5 minutes.
+/// Time to live of a post, thread (`/2/status`, `/2/thread`, and the
+/// syndication fallback's `/tweet-result`): 5 minutes.
 /// Counts shown may be this old.
 pub const TTL_POST: Duration = Duration::from_secs(300);
 /// Time to live of a reply list (`/2/conversation`): 2 minutes.
@@ -49,7 +50,7 @@ pub const TTL_OTHER: Duration = Duration::from_secs(60);
 /// The time to live for an upstream path (and query).
 pub fn ttl_for(path_and_query: &str) -> Duration {
     let path = path_and_query.split('?').next().unwrap_or("");
-    if path.starts_with("/2/status/") || path.starts_with("/2/thread/") {
+    if path.starts_with("/2/status/") || path.starts_with("/2/thread/") || path == "/tweet-result" {
         TTL_POST
     } else if path.starts_with("/2/conversation/") {
         TTL_CONVERSATION
@@ -294,6 +295,10 @@ pub struct Fetcher<'a> {
     /// Where [`Fetcher::beside`] runs its job, and the shared handles of
     /// `cache` and `up` it takes along; `None` runs it in the caller.
     side: Option<(&'a SidePool, &'a Arc<Cache>, &'a Arc<dyn Upstream>)>,
+    /// The second provider of single posts (X's syndication endpoint),
+    /// asked through the same cache; `None` when there is none. Jobs run
+    /// [`Fetcher::beside`] have none.
+    fallback: Option<&'a dyn Upstream>,
     seen: AtomicU8,
     /// Shortest freshness (milliseconds) of any answer used so far;
     /// `u64::MAX` before the first request.
@@ -311,6 +316,7 @@ impl<'a> Fetcher<'a> {
             cache,
             up,
             side: None,
+            fallback: None,
             seen: AtomicU8::new(0),
             fresh_ms: AtomicU64::new(u64::MAX),
         }
@@ -327,6 +333,13 @@ impl<'a> Fetcher<'a> {
             side: Some((pool, cache, up)),
             ..Fetcher::new(cache, up.as_ref())
         }
+    }
+
+    /// This fetcher with a second provider of single posts (see
+    /// [`Upstream::get_fallback`]).
+    pub fn with_fallback(mut self, fallback: Option<&'a dyn Upstream>) -> Fetcher<'a> {
+        self.fallback = fallback;
+        self
     }
 
     /// Starts `job` on a side thread, through this call's cache, while the
@@ -423,9 +436,9 @@ where
     }
 }
 
-impl Upstream for Fetcher<'_> {
-    fn get(&self, path_and_query: &str) -> Answer {
-        let (answer, outcome, fresh) = self.cache.lookup(self.up, path_and_query);
+impl Fetcher<'_> {
+    fn through_cache(&self, up: &dyn Upstream, path_and_query: &str) -> Answer {
+        let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
         let ms = u64::try_from(fresh.as_millis()).unwrap_or(u64::MAX - 1);
         self.fresh_ms.fetch_min(ms, Ordering::SeqCst);
         let bit = match outcome {
@@ -435,6 +448,17 @@ impl Upstream for Fetcher<'_> {
         };
         self.seen.fetch_or(bit, Ordering::SeqCst);
         answer
+    }
+}
+
+impl Upstream for Fetcher<'_> {
+    fn get(&self, path_and_query: &str) -> Answer {
+        self.through_cache(self.up, path_and_query)
+    }
+
+    fn get_fallback(&self, path_and_query: &str) -> Option<Answer> {
+        let fallback = self.fallback?;
+        Some(self.through_cache(fallback, path_and_query))
     }
 }
 
@@ -475,6 +499,8 @@ mod tests {
     #[test]
     fn ttls_by_path() {
         assert_eq!(ttl_for("/2/status/1"), TTL_POST);
+        assert_eq!(ttl_for("/tweet-result?id=1&token=b&lang=en"), TTL_POST);
+        assert_eq!(ttl_for("/tweet-results?id=1"), TTL_OTHER);
         assert_eq!(ttl_for("/2/profile/a"), TTL_PROFILE);
         assert_eq!(ttl_for("/2/profile/a/statuses?count=20"), TTL_TIMELINE);
         assert_eq!(ttl_for("/2/profile/a/following?count=20"), TTL_CONNECTIONS);

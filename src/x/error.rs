@@ -342,7 +342,7 @@ fn parse_imf_fixdate(v: &str) -> Option<u64> {
 }
 
 /// Days since 1970-01-01 for a proleptic Gregorian date (H. Hinnant).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = if y >= 0 { y } else { y - 399 } / 400;
     let yoe = y - era * 400;

@@ -16,6 +16,7 @@ pub mod resolve;
 pub mod schema;
 pub mod search;
 pub mod side;
+pub mod syndication;
 pub mod tools;
 pub mod upstream;
 pub mod url;

@@ -9,6 +9,7 @@ use super::args::PostArgs;
 use super::error::{check_post_response, XError};
 use super::model::{self, id, is_status, parent_id};
 use super::render::{render_posts, RenderOptions};
+use super::syndication;
 use super::upstream::Upstream;
 
 /// Most direct replies appended. Default 10; further replies are not shown.
@@ -29,7 +30,15 @@ fn fetch(up: &dyn Upstream, path: &str) -> Result<Value, XError> {
 }
 
 fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Value, XError> {
-    let body = fetch(up, &format!("/2/status/{id}"))?;
+    let resp = up
+        .get(&format!("/2/status/{id}"))
+        .map_err(|e| XError::from_fetch(&e))?;
+    status_of(&resp)
+}
+
+/// The status in a `/2/status` answer, or the matching error.
+fn status_of(resp: &super::upstream::UpstreamResponse) -> Result<Value, XError> {
+    let body = check_post_response(resp)?;
     match body.get("status").or_else(|| body.get("tweet")) {
         Some(s) if is_status(s) => Ok(s.clone()),
         _ => Err(XError::new(
@@ -38,6 +47,32 @@ fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Value, XError> {
             "Post not found.",
         )),
     }
+}
+
+/// A post, and the FxTwitter failure that sent the read to the
+/// syndication fallback (`None` when FxTwitter served it).
+type Served = (Value, Option<XError>);
+
+/// The requested post alone: FxTwitter's `/2/status`, or, when FxTwitter
+/// is out ([`syndication::is_outage`]), X's syndication endpoint.
+fn fetch_focal(up: &dyn Upstream, id: &str) -> Result<Served, XError> {
+    let answer = up.get(&format!("/2/status/{id}"));
+    let fx = match &answer {
+        Ok(r) => status_of(r),
+        Err(e) => Err(XError::from_fetch(e)),
+    };
+    match fx {
+        Ok(post) => Ok((post, None)),
+        Err(e) if syndication::is_outage(&answer) => fall_back(up, id, e),
+        Err(e) => Err(e),
+    }
+}
+
+/// The requested post from the syndication fallback after FxTwitter
+/// failed with `fx`.
+fn fall_back(up: &dyn Upstream, id: &str, fx: XError) -> Result<Served, XError> {
+    let post = syndication::read(up, id, fx.clone())?;
+    Ok((post, Some(fx)))
 }
 
 struct Assembly {
@@ -187,8 +222,11 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
         warnings: Vec::new(),
         complete: true,
     };
+    let mut fell_back = None;
     if !args.thread {
-        a.posts.push((fetch_status(up, focal_id)?, "post"));
+        let (post, fx) = fetch_focal(up, focal_id)?;
+        fell_back = fx;
+        a.posts.push((post, "post"));
     } else {
         let mut probe = Assembly {
             posts: Vec::new(),
@@ -209,12 +247,21 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
                     a.posts.push((r, role));
                 }
             }
+            // FxTwitter is out: asking it for the post alone is pointless.
+            Err(e) if e.is_final() && syndication::is_outage_error(&e) => {
+                let (post, fx) = fall_back(up, focal_id, e)?;
+                fell_back = fx;
+                a.posts.push((post, "post"));
+            }
             Err(e) if e.is_final() => return Err(e),
             Err(e) => {
-                let single = fetch_status(up, focal_id)?;
-                a.warnings.push(format!(
-                    "The thread could not be loaded ({e}); showing the post alone."
-                ));
+                let (single, fx) = fetch_focal(up, focal_id)?;
+                if fx.is_none() {
+                    a.warnings.push(format!(
+                        "The thread could not be loaded ({e}); showing the post alone."
+                    ));
+                }
+                fell_back = fx;
                 a.complete = false;
                 a.posts.push((single, "post"));
             }
@@ -224,7 +271,10 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
             .iter()
             .find(|(_, r)| *r == "post")
             .map(|(v, _)| v.clone());
-        if args.context_thread {
+        if fell_back.is_some() {
+            // The fallback has no thread and no replies.
+            a.complete = false;
+        } else if args.context_thread {
             if let Some(f) = &focal {
                 a.posts
                     .retain(|(p, r)| *r == "post" || same_author(p, f, &args.target.handle));
@@ -238,6 +288,9 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
                 }
             }
         }
+    }
+    if let Some(fx) = &fell_back {
+        a.warnings.insert(0, syndication::note(fx));
     }
     let mut seen = HashSet::new();
     a.posts
@@ -294,7 +347,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
         "markdown": markdown,
         "post_count": posts.len(),
         "compact": !args.full && args.format != "obsidian",
-        "source": "fxtwitter",
+        "source": if fell_back.is_some() { syndication::SOURCE } else { "fxtwitter" },
         "cache": "bypass",
         "warnings": a.warnings,
         "thread_complete": a.complete,

@@ -207,7 +207,7 @@ pub fn post_output_schema() -> Value {
             "markdown": {"type": "string", "minLength": 1, "description": "The rendered Markdown (also for format=json)."},
             "post_count": {"type": "integer", "minimum": 0},
             "compact": {"type": "boolean", "description": "false when full=true or format=obsidian."},
-            "source": {"enum": ["fxtwitter"]},
+            "source": {"enum": ["fxtwitter", "syndication"], "description": "Where the posts came from: FxTwitter, or (when FxTwitter failed for the requested post) the fallback, X's syndication endpoint, which gives the post alone."},
             "cache": {"enum": ["hit", "miss", "bypass"]},
             "warnings": {"type": "array", "items": {"type": "string"}},
             "thread_complete": {"type": "boolean", "description": "false when part of the requested context (an ancestor, the thread, or the replies) could not be loaded or was cut by max_posts; the Markdown then ends with a note."},

@@ -74,6 +74,9 @@ pub struct ToolCall {
 /// The tool runner: holds the upstream and the response cache.
 pub struct Tools {
     upstream: Arc<dyn Upstream>,
+    /// X's syndication endpoint, asked for a single post when FxTwitter
+    /// fails (see `syndication.rs`); `None` turns the fallback off.
+    fallback: Option<Arc<dyn Upstream>>,
     cache: Arc<Cache>,
     side: SidePool,
 }
@@ -90,9 +93,18 @@ impl Tools {
     pub fn with_cache_bytes(upstream: Arc<dyn Upstream>, cache_bytes: usize) -> Tools {
         Tools {
             upstream,
+            fallback: None,
             cache: Arc::new(Cache::new(cache_bytes)),
             side: SidePool::default(),
         }
+    }
+
+    /// These tools with a second provider of single posts, X's
+    /// syndication endpoint, asked through the same cache when FxTwitter
+    /// fails for a post read.
+    pub fn with_fallback(mut self, fallback: Arc<dyn Upstream>) -> Tools {
+        self.fallback = Some(fallback);
+        self
     }
 
     /// The JSON array of the five tool definitions for `tools/list`.
@@ -143,7 +155,8 @@ impl Tools {
     /// renderer) but keeps the failure structured and reports how long the
     /// result stays fresh, for the plain HTTP routes.
     pub fn run_http(&self, call: &ToolCall) -> Result<Served, XError> {
-        let f = Fetcher::with_side(&self.cache, &self.upstream, &self.side);
+        let f = Fetcher::with_side(&self.cache, &self.upstream, &self.side)
+            .with_fallback(self.fallback.as_deref());
         let (text, structured) = self.run_with(&f, call)?;
         Ok(Served {
             text,

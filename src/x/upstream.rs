@@ -40,6 +40,13 @@ pub enum FetchError {
 pub trait Upstream: Send + Sync {
     /// Performs `GET <base><path_and_query>` and returns the answer.
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError>;
+
+    /// Performs `GET <base><path_and_query>` on the second provider of
+    /// single posts, X's syndication endpoint (see `syndication`), when one
+    /// is configured; `None` otherwise (the default).
+    fn get_fallback(&self, _path_and_query: &str) -> Option<Result<UpstreamResponse, FetchError>> {
+        None
+    }
 }
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -16,12 +16,15 @@ pub struct Xmd {
 
 impl Xmd {
     /// Starts `xmd serve --listen 127.0.0.1:0` plus `args`, waits for its
-    /// "listening on" line and returns it.
+    /// "listening on" line and returns it. The syndication fallback is off
+    /// unless `args` name a (loopback) `--syndication-url`: no test may
+    /// reach X's real endpoint when its fake FxTwitter fails.
     pub fn start(args: &[&str]) -> Xmd {
         let mut child = Command::new(env!("CARGO_BIN_EXE_xmd"))
             .arg("serve")
             .arg("--listen")
             .arg("127.0.0.1:0")
+            .args(["--syndication-url", ""])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

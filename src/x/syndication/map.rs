@@ -1,0 +1,535 @@
+//! The syndication endpoint's Tweet object (typed) and its mapping into the
+//! FxTwitter status shape the rest of xmd reads (`model.rs`, `render/`,
+//! `structuredContent`).
+//!
+//! Field names and types follow the public type definitions of
+//! vercel/react-tweet, `packages/react-tweet/src/api/types/` (`tweet.ts`,
+//! `user.ts`, `entities.ts`, `media.ts`, `photo.ts`, `video.ts`). Every
+//! field is optional here: a missing one leaves its FxTwitter counterpart
+//! out, it never fails the read.
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+/// A Tweet, a quoted Tweet or a `TweetTombstone`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Tweet {
+    /// `Tweet` or `TweetTombstone`.
+    #[serde(rename = "__typename")]
+    pub typename: Option<String>,
+    /// The post id.
+    pub id_str: Option<String>,
+    /// The text with its entities' raw t.co links, HTML-escaped.
+    pub text: Option<String>,
+    /// Code-point range of the visible text.
+    pub display_text_range: Option<Vec<u64>>,
+    /// ISO 8601 with milliseconds, e.g. `2026-08-10T12:41:03.000Z`.
+    pub created_at: Option<String>,
+    /// Language code.
+    pub lang: Option<String>,
+    /// Likes.
+    pub favorite_count: Option<u64>,
+    /// Replies of the main post.
+    pub conversation_count: Option<u64>,
+    /// Replies of a quoted or parent post.
+    pub reply_count: Option<u64>,
+    /// Reposts of a quoted or parent post.
+    pub retweet_count: Option<u64>,
+    /// Whether X marks the media sensitive.
+    pub possibly_sensitive: Option<bool>,
+    /// The author.
+    pub user: Option<User>,
+    /// Links, mentions, hashtags, media links.
+    pub entities: Option<Entities>,
+    /// The attached media, with sizes, alt text and video variants.
+    #[serde(rename = "mediaDetails")]
+    pub media_details: Option<Vec<MediaDetail>>,
+    /// Photos in the embed's own shape (used when `mediaDetails` is absent).
+    pub photos: Option<Vec<Photo>>,
+    /// The embed's video summary (its `durationMs` is the video length).
+    pub video: Option<Video>,
+    /// The quoted post.
+    pub quoted_tweet: Option<Box<Tweet>>,
+    /// The handle replied to.
+    pub in_reply_to_screen_name: Option<String>,
+    /// The post replied to.
+    pub in_reply_to_status_id_str: Option<String>,
+    /// A tombstone's text (`{"text": {"text": "…"}}`).
+    pub tombstone: Option<Value>,
+}
+
+/// `TweetUser`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct User {
+    /// Account id.
+    pub id_str: Option<String>,
+    /// Display name.
+    pub name: Option<String>,
+    /// Handle.
+    pub screen_name: Option<String>,
+    /// Avatar.
+    pub profile_image_url_https: Option<String>,
+    /// Legacy verification.
+    pub verified: Option<bool>,
+    /// `Business` or `Government`.
+    pub verified_type: Option<String>,
+    /// Paid verification.
+    pub is_blue_verified: Option<bool>,
+}
+
+/// `TweetEntities` (only what the mapping reads).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Entities {
+    /// Links.
+    pub urls: Vec<UrlEntity>,
+    /// Media links (removed from the text).
+    pub media: Vec<UrlEntity>,
+}
+
+/// `UrlEntity` / `MediaEntity`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct UrlEntity {
+    /// The t.co link in the text.
+    pub url: Option<String>,
+    /// Where it leads.
+    pub expanded_url: Option<String>,
+}
+
+/// `MediaDetails` (photo, video or animated GIF).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct MediaDetail {
+    /// `photo`, `video` or `animated_gif`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// The image (a video's poster).
+    pub media_url_https: Option<String>,
+    /// Alt text of a photo.
+    pub ext_alt_text: Option<String>,
+    /// Pixel size.
+    pub original_info: Option<OriginalInfo>,
+    /// Variants of a video or GIF.
+    pub video_info: Option<VideoInfo>,
+}
+
+/// `original_info`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct OriginalInfo {
+    /// Pixels.
+    pub width: Option<u64>,
+    /// Pixels.
+    pub height: Option<u64>,
+}
+
+/// `VideoInfo`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct VideoInfo {
+    /// Length in milliseconds (sent by the endpoint, not in react-tweet's
+    /// types).
+    pub duration_millis: Option<u64>,
+    /// The encodings.
+    pub variants: Vec<Variant>,
+}
+
+/// One video encoding.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Variant {
+    /// Bits per second (MP4 only).
+    pub bitrate: Option<u64>,
+    /// `video/mp4` or `application/x-mpegURL`.
+    pub content_type: Option<String>,
+    /// Where it is.
+    pub url: Option<String>,
+}
+
+/// `TweetPhoto`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Photo {
+    /// The image.
+    pub url: Option<String>,
+    /// Pixels.
+    pub width: Option<u64>,
+    /// Pixels.
+    pub height: Option<u64>,
+}
+
+/// `TweetVideo` (only its length).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Video {
+    /// Length in milliseconds.
+    #[serde(rename = "durationMs")]
+    pub duration_ms: Option<u64>,
+}
+
+impl Tweet {
+    /// True for a deleted, withheld or otherwise unavailable post.
+    pub fn is_tombstone(&self) -> bool {
+        self.typename.as_deref() == Some("TweetTombstone") || self.tombstone.is_some()
+    }
+
+    /// The tombstone's text, if any.
+    pub fn tombstone_text(&self) -> Option<&str> {
+        self.tombstone
+            .as_ref()?
+            .pointer("/text/text")
+            .and_then(Value::as_str)
+            .filter(|t| !t.trim().is_empty())
+    }
+}
+
+fn unescape_html(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The visible text: leading reply mentions (before
+/// `display_text_range`) dropped, media links removed, links expanded,
+/// HTML entities decoded. Links are matched by their text, never by index.
+fn display_text(t: &Tweet) -> String {
+    let raw = t.text.as_deref().unwrap_or("");
+    let start = t
+        .display_text_range
+        .as_ref()
+        .and_then(|r| r.first())
+        .map_or(0, |s| *s as usize);
+    let prefix: String = raw.chars().take(start).collect();
+    let only_mentions = prefix
+        .split_whitespace()
+        .all(|w| w.starts_with('@') && w.len() > 1);
+    let mut text = if start > 0 && only_mentions && prefix.chars().count() == start {
+        raw.chars().skip(start).collect()
+    } else {
+        raw.to_string()
+    };
+    if let Some(e) = &t.entities {
+        for m in &e.media {
+            if let Some(u) = m.url.as_deref().filter(|u| u.starts_with("http")) {
+                text = text.replace(u, "");
+            }
+        }
+        for l in &e.urls {
+            if let (Some(u), Some(x)) = (l.url.as_deref(), l.expanded_url.as_deref()) {
+                if u.starts_with("http") {
+                    text = text.replace(u, x);
+                }
+            }
+        }
+    }
+    unescape_html(text.trim())
+}
+
+fn author(u: &User) -> Value {
+    let mut a = Map::new();
+    if let Some(v) = &u.id_str {
+        a.insert("id".into(), json!(v));
+    }
+    if let Some(v) = &u.name {
+        a.insert("name".into(), json!(v));
+    }
+    if let Some(v) = &u.screen_name {
+        a.insert("screen_name".into(), json!(v));
+        a.insert("url".into(), json!(format!("https://x.com/{v}")));
+    }
+    if let Some(v) = &u.profile_image_url_https {
+        a.insert("avatar_url".into(), json!(v));
+    }
+    let kind = match u.verified_type.as_deref() {
+        Some("Business") => Some("business"),
+        Some("Government") => Some("government"),
+        _ if u.verified == Some(true) || u.is_blue_verified == Some(true) => Some("individual"),
+        _ => None,
+    };
+    if let Some(k) = kind {
+        a.insert("verification".into(), json!({"verified": true, "type": k}));
+    }
+    Value::Object(a)
+}
+
+/// FxTwitter's `created_at` (`Mon Aug 10 12:41:03 +0000 2026`) and
+/// `created_timestamp` for an ISO 8601 UTC time; `None` when it is not
+/// `YYYY-MM-DDTHH:MM:SS[.fff]Z`.
+fn fx_time(iso: &str) -> Option<(String, u64)> {
+    let b = iso.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    if b[16] != b':' || !iso.ends_with('Z') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| iso.get(r)?.parse::<u64>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let rest = &iso[19..iso.len() - 1];
+    let fraction_ok = rest.is_empty()
+        || (rest.len() > 1
+            && rest.starts_with('.')
+            && rest[1..].bytes().all(|c| c.is_ascii_digit()));
+    if !fraction_ok || !(1..=12).contains(&mo) || !(1..=31).contains(&d) || y < 1970 {
+        return None;
+    }
+    if h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let days = super::super::error::days_from_civil(y as i64, mo as i64, d as i64);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let text = format!(
+        "{} {} {d:02} {h:02}:{mi:02}:{s:02} +0000 {y}",
+        WEEKDAYS[days.rem_euclid(7) as usize],
+        MONTHS[mo as usize - 1]
+    );
+    Some((text, days as u64 * 86_400 + h * 3600 + mi * 60 + s))
+}
+
+fn media(t: &Tweet) -> Option<Value> {
+    let mut all = Vec::new();
+    let mut photos = Vec::new();
+    let mut videos = Vec::new();
+    for m in t.media_details.iter().flatten() {
+        let (w, h) = m
+            .original_info
+            .as_ref()
+            .map_or((None, None), |o| (o.width, o.height));
+        let kind = m.kind.as_deref().unwrap_or("photo");
+        if kind == "photo" {
+            let Some(url) = &m.media_url_https else {
+                continue;
+            };
+            let mut p = json!({"type": "photo", "url": url});
+            if let (Some(w), Some(h)) = (w, h) {
+                p["width"] = json!(w);
+                p["height"] = json!(h);
+            }
+            if let Some(alt) = m.ext_alt_text.as_deref().filter(|a| !a.trim().is_empty()) {
+                p["altText"] = json!(alt);
+            }
+            photos.push(p.clone());
+            all.push(p);
+            continue;
+        }
+        let info = m.video_info.as_ref();
+        let variants: Vec<&Variant> = info
+            .map(|i| i.variants.iter().filter(|v| v.url.is_some()).collect())
+            .unwrap_or_default();
+        let best = variants
+            .iter()
+            .filter(|v| v.content_type.as_deref() == Some("video/mp4"))
+            .max_by_key(|v| v.bitrate.unwrap_or(0));
+        let Some(url) = best
+            .and_then(|v| v.url.as_deref())
+            .or(m.media_url_https.as_deref())
+        else {
+            continue;
+        };
+        let mut v = json!({
+            "type": if kind == "animated_gif" { "gif" } else { "video" },
+            "url": url,
+            "format": "video/mp4",
+        });
+        if let Some(thumb) = &m.media_url_https {
+            v["thumbnail_url"] = json!(thumb);
+        }
+        if let (Some(w), Some(h)) = (w, h) {
+            v["width"] = json!(w);
+            v["height"] = json!(h);
+        }
+        let ms = info
+            .and_then(|i| i.duration_millis)
+            .or_else(|| t.video.as_ref().and_then(|v| v.duration_ms));
+        if let Some(ms) = ms.filter(|_| kind == "video") {
+            v["duration"] = json!(ms as f64 / 1000.0);
+        }
+        let formats: Vec<Value> = variants
+            .iter()
+            .map(|x| {
+                let container = match x.content_type.as_deref() {
+                    Some("video/mp4") => "mp4",
+                    Some(c) if c.to_ascii_lowercase().contains("mpegurl") => "m3u8",
+                    Some(c) => c,
+                    None => "unknown",
+                };
+                let mut f = json!({"url": x.url, "container": container});
+                if let Some(b) = x.bitrate {
+                    f["bitrate"] = json!(b);
+                }
+                f
+            })
+            .collect();
+        if !formats.is_empty() {
+            v["formats"] = Value::Array(formats);
+        }
+        videos.push(v.clone());
+        all.push(v);
+    }
+    if all.is_empty() {
+        for p in t.photos.iter().flatten() {
+            let Some(url) = &p.url else { continue };
+            let mut item = json!({"type": "photo", "url": url});
+            if let (Some(w), Some(h)) = (p.width, p.height) {
+                item["width"] = json!(w);
+                item["height"] = json!(h);
+            }
+            photos.push(item.clone());
+            all.push(item);
+        }
+    }
+    if all.is_empty() {
+        return None;
+    }
+    let mut m = json!({"all": all});
+    if !photos.is_empty() {
+        m["photos"] = Value::Array(photos);
+    }
+    if !videos.is_empty() {
+        m["videos"] = Value::Array(videos);
+    }
+    Some(m)
+}
+
+/// Most levels of quoted posts mapped (the endpoint sends one).
+const MAX_QUOTE_LEVELS: usize = 3;
+
+/// The FxTwitter status for a syndication Tweet (`None` when it has no
+/// id). Counts the endpoint does not send (reposts of the main post,
+/// quotes, bookmarks, views) stay absent, so nothing shows a made-up 0.
+pub fn to_status(t: &Tweet) -> Option<Value> {
+    to_status_at(t, 0)
+}
+
+fn to_status_at(t: &Tweet, level: usize) -> Option<Value> {
+    let id = t
+        .id_str
+        .as_deref()
+        .filter(|i| super::super::url::is_id(i))?;
+    let mut s = Map::new();
+    s.insert("type".into(), json!("status"));
+    s.insert("id".into(), json!(id));
+    let handle = t.user.as_ref().and_then(|u| u.screen_name.as_deref());
+    let url = match handle {
+        Some(h) if !h.is_empty() => format!("https://x.com/{h}/status/{id}"),
+        _ => format!("https://x.com/i/status/{id}"),
+    };
+    s.insert("url".into(), json!(url));
+    s.insert("text".into(), json!(display_text(t)));
+    if let Some(u) = &t.user {
+        s.insert("author".into(), author(u));
+    }
+    if let Some(n) = t.conversation_count.or(t.reply_count) {
+        s.insert("replies".into(), json!(n));
+    }
+    if let Some(n) = t.retweet_count {
+        s.insert("reposts".into(), json!(n));
+    }
+    if let Some(n) = t.favorite_count {
+        s.insert("likes".into(), json!(n));
+    }
+    if let Some(c) = &t.created_at {
+        match fx_time(c) {
+            Some((text, ts)) => {
+                s.insert("created_at".into(), json!(text));
+                s.insert("created_timestamp".into(), json!(ts));
+            }
+            None => {
+                s.insert("created_at".into(), json!(c));
+            }
+        }
+    }
+    if let Some(l) = &t.lang {
+        s.insert("lang".into(), json!(l));
+    }
+    if let Some(p) = t.possibly_sensitive {
+        s.insert("possibly_sensitive".into(), json!(p));
+    }
+    if let Some(parent) = t
+        .in_reply_to_status_id_str
+        .as_deref()
+        .filter(|p| super::super::url::is_id(p))
+    {
+        s.insert(
+            "replying_to".into(),
+            json!({"screen_name": t.in_reply_to_screen_name, "status": parent}),
+        );
+    }
+    if let Some(m) = media(t) {
+        s.insert("media".into(), m);
+    }
+    if level < MAX_QUOTE_LEVELS {
+        if let Some(q) = t.quoted_tweet.as_deref() {
+            let quote = if q.is_tombstone() {
+                Some(json!({"type": "tombstone", "reason": "unavailable"}))
+            } else {
+                to_status_at(q, level + 1)
+            };
+            if let Some(q) = quote {
+                s.insert("quote".into(), q);
+            }
+        }
+    }
+    Some(Value::Object(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_in_fxtwitter_form() {
+        assert_eq!(
+            fx_time("2026-08-10T12:41:03.000Z"),
+            Some(("Mon Aug 10 12:41:03 +0000 2026".into(), 1_786_365_663))
+        );
+        assert_eq!(
+            fx_time("1970-01-01T00:00:00Z"),
+            Some(("Thu Jan 01 00:00:00 +0000 1970".into(), 0))
+        );
+        assert_eq!(
+            fx_time("2024-02-29T23:59:59.5Z"),
+            Some(("Thu Feb 29 23:59:59 +0000 2024".into(), 1_709_251_199))
+        );
+        for bad in [
+            "",
+            "2026-08-10 12:41:03Z",
+            "2026-13-10T12:41:03Z",
+            "2026-08-10T12:41:03+02:00",
+            "2026-08-10T12:41:03.Z",
+            "Mon Aug 10 12:41:03 +0000 2026",
+        ] {
+            assert_eq!(fx_time(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn text_drops_mentions_and_media_links_and_expands_urls() {
+        let t: Tweet = serde_json::from_value(json!({
+            "text": "@alice @bob fixed in &lt;1 day &amp; shipped https://t.co/AAAA https://t.co/MMMM",
+            "display_text_range": [12, 57],
+            "entities": {
+                "urls": [{"url": "https://t.co/AAAA", "expanded_url": "https://example.com/notes"}],
+                "media": [{"url": "https://t.co/MMMM"}]
+            }
+        }))
+        .unwrap();
+        assert_eq!(
+            display_text(&t),
+            "fixed in <1 day & shipped https://example.com/notes"
+        );
+        // A range that does not start after mentions keeps the text whole.
+        let t: Tweet = serde_json::from_value(json!({
+            "text": "héllo wörld", "display_text_range": [3, 11]
+        }))
+        .unwrap();
+        assert_eq!(display_text(&t), "héllo wörld");
+    }
+}
