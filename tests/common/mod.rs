@@ -4,4 +4,5 @@
 pub mod browse;
 pub mod fake_upstream;
 pub mod post;
+pub mod syndication;
 pub mod timeline;
