@@ -69,7 +69,7 @@ start_xmd() {
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
     PUBLIC_URL="http://127.0.0.1:$PORT/x'md&co"
     "$BIN" serve --listen "127.0.0.1:$PORT" --public-url "$PUBLIC_URL" \
-      --upstream "http://127.0.0.1:9" >"$WORK/xmd.out" 2>"$WORK/xmd.err" &
+      --upstream "http://127.0.0.1:9" --syndication-url "" >"$WORK/xmd.out" 2>"$WORK/xmd.err" &
     XMD_PID=$!
     if python3 - "http://127.0.0.1:$PORT/healthz" "$START_TIMEOUT" "$XMD_PID" <<'PY'
 import os, sys, time, urllib.request

@@ -82,7 +82,7 @@ for attempt in 1 2 3; do
   BASE="http://127.0.0.1:$PORT"
   T0=$(now_ms)
   chroot "$JAIL" /xmd serve --listen "127.0.0.1:$PORT" --upstream "http://127.0.0.1:$UPORT" \
-    --workers 2 >"$TMP/xmd.out" 2>"$TMP/xmd.err" &
+    --syndication-url "" --workers 2 >"$TMP/xmd.out" 2>"$TMP/xmd.err" &
   XPID=$!
   PIDS+=($XPID)
   deadline=$((T0 + START_TIMEOUT * 1000))

@@ -91,7 +91,7 @@ start_xmd() {
     # upstream request fails fast with "connection refused".
     upstream_port=$(free_port)
     "$BIN" serve --listen "127.0.0.1:$port" --upstream "http://127.0.0.1:$upstream_port" \
-      --log-format off >"$LOG_DIR/xmd.out" 2>"$LOG_DIR/xmd.err" &
+      --syndication-url "" --log-format off >"$LOG_DIR/xmd.out" 2>"$LOG_DIR/xmd.err" &
     XMD_PID=$!
     for i in $(seq 1 $((START_TIMEOUT * 10))); do
       if ! kill -0 "$XMD_PID" 2>/dev/null; then

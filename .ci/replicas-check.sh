@@ -121,7 +121,7 @@ REPLICA_PIDS=()
 for r in a b; do
   port=$(free_port)
   "$BIN" serve --listen "127.0.0.1:$port" --upstream "http://127.0.0.1:$UPORT" \
-    --public-url "$LB" --workers 4 >"$TMP/xmd-$r.out" 2>"$TMP/xmd-$r.err" &
+    --syndication-url "" --public-url "$LB" --workers 4 >"$TMP/xmd-$r.out" 2>"$TMP/xmd-$r.err" &
   pid=$!
   PIDS+=($pid)
   REPLICA_PORTS+=("$port")

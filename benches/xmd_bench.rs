@@ -182,6 +182,9 @@ impl Server {
                 "0",
                 "--upstream-budget",
                 "0",
+                // Never the real syndication endpoint from a benchmark.
+                "--syndication-url",
+                "",
                 "--upstream",
             ])
             .arg(format!("http://{upstream}"))

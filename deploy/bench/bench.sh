@@ -68,7 +68,7 @@ PIDS+=($!)
 PORT=$(free_port)
 T0=$(now_ms)
 XMD_WORKERS=4 "$BIN" serve --listen "127.0.0.1:$PORT" --upstream "http://127.0.0.1:$UPORT" \
-  2>"$TMP/xmd.err" &
+  --syndication-url "" 2>"$TMP/xmd.err" &
 XPID=$!
 PIDS+=($XPID)
 until curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz"; do
