@@ -559,3 +559,143 @@ fn rest_route_metrics_and_turning_it_off() {
     assert_eq!(r.json()["code"], "fxtwitter_error");
     assert_eq!(syn::requests(&s), 1);
 }
+
+/// A syndication endpoint that answers one body to anything.
+struct Fixed(String);
+
+impl Upstream for Fixed {
+    fn get(&self, _: &str) -> Result<UpstreamResponse, FetchError> {
+        Ok(UpstreamResponse {
+            status: 200,
+            retry_after: None,
+            content_type: Some("application/json".into()),
+            body: self.0.clone().into_bytes().into(),
+        })
+    }
+}
+
+fn opt<T: std::fmt::Debug + Clone + 'static>(
+    s: impl Strategy<Value = T> + 'static,
+) -> impl Strategy<Value = Option<T>> {
+    prop_oneof![1 => Just(None), 3 => s.prop_map(Some)]
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z @#&;:/.<>*_`\\[\\]()\n-]{0,40}",
+        any::<String>(),
+        Just("@ada hi &amp; bye https://t.co/x".to_string()),
+    ]
+}
+
+fn media_item() -> impl Strategy<Value = Value> {
+    (
+        prop_oneof![
+            Just("photo"),
+            Just("video"),
+            Just("animated_gif"),
+            Just("other")
+        ],
+        opt(text()),
+        opt(text()),
+        opt((0u64..5000, 0u64..5000)),
+        opt(prop::collection::vec(
+            (
+                opt(0u64..9_000_000),
+                opt(prop_oneof![
+                    Just("video/mp4"),
+                    Just("application/x-mpegURL"),
+                    Just("x")
+                ]),
+                opt(text()),
+            ),
+            0..4,
+        )),
+        opt(0u64..600_000),
+    )
+        .prop_map(|(kind, url, alt, size, variants, ms)| {
+            let mut m = json!({"type": kind});
+            if let Some(u) = url {
+                m["media_url_https"] = json!(u);
+            }
+            if let Some(a) = alt {
+                m["ext_alt_text"] = json!(a);
+            }
+            if let Some((w, h)) = size {
+                m["original_info"] = json!({"width": w, "height": h});
+            }
+            if let Some(vs) = variants {
+                let vs: Vec<Value> = vs
+                    .into_iter()
+                    .map(|(b, c, u)| json!({"bitrate": b, "content_type": c, "url": u}))
+                    .collect();
+                m["video_info"] = json!({"variants": vs, "duration_millis": ms});
+            }
+            m
+        })
+}
+
+fn tweet(quote: Option<Value>) -> impl Strategy<Value = Value> {
+    (
+        opt(prop_oneof![3 => "[0-9]{1,20}", 1 => "[0-9a-z]{0,22}"]),
+        (opt(text()), opt((0u64..80, 0u64..80)), opt(prop_oneof![Just("2026-07-14T09:05:31.000Z".to_string()), text()])),
+        opt((opt(text()), opt(text()), opt(any::<bool>()), opt(prop_oneof![Just("Business"), Just("Government"), Just("x")]))),
+        (opt(0u64..u64::MAX / 2), opt(0u64..1_000_000), opt(0u64..1_000_000)),
+        opt(prop::collection::vec(media_item(), 0..4)),
+        opt("[0-9]{1,20}"),
+        any::<bool>(),
+    )
+        .prop_map(move |(id, (txt, range, created), user, (likes, replies, reposts), media, parent, with_quote)| {
+            let mut t = json!({"__typename": "Tweet", "lang": "en"});
+            if let Some(i) = id { t["id_str"] = json!(i); }
+            if let Some(x) = txt { t["text"] = json!(x); }
+            if let Some((a, b)) = range { t["display_text_range"] = json!([a, b]); }
+            if let Some(c) = created { t["created_at"] = json!(c); }
+            if let Some((name, handle, blue, kind)) = user {
+                t["user"] = json!({"id_str": "1", "name": name, "screen_name": handle, "is_blue_verified": blue, "verified_type": kind});
+            }
+            t["favorite_count"] = json!(likes);
+            t["conversation_count"] = json!(replies);
+            t["retweet_count"] = json!(reposts);
+            if let Some(m) = media { t["mediaDetails"] = json!(m); }
+            if let Some(p) = parent {
+                t["in_reply_to_status_id_str"] = json!(p);
+                t["in_reply_to_screen_name"] = json!("someone");
+            }
+            if let (true, Some(q)) = (with_quote, &quote) { t["quoted_tweet"] = q.clone(); }
+            t
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The class "any answer in the syndication Tweet shape (every field
+    /// optional, any text, any media mix, a quote)": the fallback result
+    /// validates against `x_md_get_post`'s outputSchema (the jsonschema
+    /// crate is the oracle) and names the post asked for; an answer
+    /// without a usable id is the fallback's not-found.
+    #[test]
+    fn any_syndication_tweet_maps_into_a_valid_result(
+        body in tweet(None).prop_flat_map(|q| tweet(Some(q))),
+        thread in any::<bool>(),
+        full in any::<bool>(),
+        format in prop_oneof![Just("markdown"), Just("obsidian"), Just("json")],
+    ) {
+        let fx = Scripted(Ok(UpstreamResponse { status: 503, retry_after: None, content_type: None, body: b"".to_vec().into() }));
+        let t = Tools::new(Arc::new(fx)).with_fallback(Arc::new(Fixed(body.to_string())));
+        let args = json!({"handle": "someone", "id": PLAIN_ID, "thread": if thread { "full" } else { "off" }, "full": full, "format": format});
+        let out = call(&t, args);
+        let usable = body["id_str"].as_str().is_some_and(|i| !i.is_empty() && i.len() <= 20 && i.bytes().all(|b| b.is_ascii_digit()));
+        if usable {
+            prop_assert!(!out.is_error, "{}", out.text);
+            common::post::assert_valid_output(&out);
+            let s = out.structured.as_ref().unwrap();
+            prop_assert_eq!(&s["posts"][0]["id"], &body["id_str"]);
+            prop_assert_eq!(&s["source"], "syndication");
+        } else {
+            prop_assert!(out.is_error);
+            prop_assert!(out.text.ends_with("(HTTP 404, code not_found)"), "{}", out.text);
+        }
+    }
+}
