@@ -33,7 +33,7 @@ pub const SPECS: [ToolSpec; 5] = [
     ToolSpec {
         name: "x_md_get_post",
         title: "Get X post as Markdown",
-        description: "Read one public X (Twitter) post as Markdown, by default with its thread: ancestors, the author's own continuation and up to 10 top direct replies. Identify the post with `url` (any x.com/twitter.com/mirror permalink), or with `handle` and `id` (id as a decimal string). Set thread=off for the post alone, replies=off to skip replies, full=true for dates and counts, format=json for the raw post objects. Upstream problems (missing, protected, rate limited) come back as isError results naming the HTTP status, the code and any retry delay.",
+        description: "Read one public X (Twitter) post as Markdown, by default with its thread: ancestors, the author's own continuation and up to 10 top direct replies. Identify the post with `url` (any x.com/twitter.com/mirror permalink), or with `handle` and `id` (id as a decimal string). Set thread=off for the post alone, replies=off to skip replies, full=true for dates and counts, format=json for the raw post objects. When FxTwitter is down the post comes alone from X's syndication endpoint (source: syndication), with a note saying what it lacks. Upstream problems (missing, protected, rate limited) come back as isError results naming the HTTP status, the code and any retry delay.",
         props: &POST_PROPS,
         required: &[],
     },
