@@ -38,7 +38,9 @@ fn alt_text(item: &Value) -> Option<String> {
 }
 
 /// The best MP4 of a video or GIF: the highest-bitrate `video/mp4` variant,
-/// else `url` (FxTwitter's best variant), else `transcode_url`.
+/// else `url` (FxTwitter's best variant) when a `thumbnail_url` is there
+/// too; a GIF FxTwitter transcoded (listed as a photo: `url` is then its
+/// still image) has only its `transcode_url`.
 fn mp4_url(item: &Value) -> Option<&str> {
     let best = item
         .get("variants")
@@ -57,9 +59,16 @@ fn mp4_url(item: &Value) -> Option<&str> {
         })
         .max_by_key(|(b, _)| *b)
         .map(|(_, u)| u);
-    let thumb = s(item, "thumbnail_url");
-    best.or_else(|| s(item, "url").filter(|u| Some(*u) != thumb))
+    let url = s(item, "url").filter(|_| item.get("thumbnail_url").is_some());
+    best.or(url)
         .or_else(|| s(item, "transcode_url"))
+        .or_else(|| s(item, "url"))
+}
+
+/// The still image of a video or GIF: `thumbnail_url`, else (a transcoded
+/// GIF) its `url` when that is not the moving one.
+fn still<'a>(item: &'a Value, moving: Option<&str>) -> Option<&'a str> {
+    s(item, "thumbnail_url").or_else(|| s(item, "url").filter(|u| Some(*u) != moving))
 }
 
 fn video_facts(item: &Value) -> Option<String> {
@@ -102,9 +111,10 @@ fn variants(item: &Value) -> Option<String> {
 /// A moving item (video or GIF): its MP4, its thumbnail carrying the alt
 /// text (or an `Alt text:` line when there is no thumbnail).
 fn moving(item: &Value, kind: &str, lines: &mut Vec<String>) {
-    let thumb = s(item, "thumbnail_url");
+    let mp4 = mp4_url(item);
+    let thumb = still(item, mp4);
     let alt = alt_text(item);
-    if let Some(u) = mp4_url(item) {
+    if let Some(u) = mp4 {
         lines.push(link(kind, u));
     }
     match (thumb, &alt) {
@@ -145,4 +155,41 @@ pub fn media_lines(post: &Value) -> Vec<String> {
         }
     }
     lines.into_iter().map(|l| format!("> {l}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn gif_forms() {
+        // FxTwitter's video form: `url` is the best MP4, no alt text.
+        let video_form = json!({"media": {"all": [{"type": "gif", "url": "https://video.twimg.com/tweet_video/G.mp4",
+            "thumbnail_url": "https://pbs.twimg.com/tweet_video_thumb/G.jpg",
+            "formats": [{"url": "https://video.twimg.com/tweet_video/G.mp4", "container": "mp4", "bitrate": 0}]}]}});
+        assert_eq!(
+            media_lines(&video_form),
+            [
+                "> [GIF](https://video.twimg.com/tweet_video/G.mp4)",
+                "> ![GIF thumbnail](https://pbs.twimg.com/tweet_video_thumb/G.jpg)"
+            ]
+        );
+        // The transcoded form: a still `url`, the moving `transcode_url`, alt text.
+        let transcoded = json!({"media": {"photos": [{"type": "gif", "url": "https://pbs.twimg.com/tweet_video_thumb/G.jpg",
+            "transcode_url": "https://gif.fxtwitter.com/tweet_video/G.gif", "altText": "A *goat*"}]}});
+        assert_eq!(
+            media_lines(&transcoded),
+            [
+                "> [GIF](https://gif.fxtwitter.com/tweet_video/G.gif)",
+                "> ![A \\*goat\\*](https://pbs.twimg.com/tweet_video_thumb/G.jpg)"
+            ]
+        );
+        // Alt text with no still image gets its own line.
+        let bare = json!({"media": {"all": [{"type": "video", "url": "https://v/x.mp4", "altText": "Alt"}]}});
+        assert_eq!(
+            media_lines(&bare),
+            ["> [video](https://v/x.mp4)", "> Alt text: Alt"]
+        );
+    }
 }

@@ -295,40 +295,60 @@ fn card_lines(card: &Value) -> Vec<String> {
     quoted(l)
 }
 
-/// The http(s) links a Community Note cites: its `facets` (`replacement`,
-/// else `original`) and legacy Birdwatch `entities` (`ref.url`), once each,
-/// leaving out those its text already shows.
-fn note_links(note: &Value, text: &str) -> Vec<String> {
-    let mut seen = HashSet::new();
+/// A Community Note's text with its t.co links replaced by their targets
+/// (`facets` of type `url`, matched by their `original` string), and the
+/// http(s) links it cites that the text does not show: leftover facets and
+/// legacy Birdwatch `entities` (`ref.url`), once each.
+fn note_text_and_links(note: &Value) -> (String, Vec<String>) {
+    let mut text = s(note, "text").unwrap_or("").to_string();
     let facets = note
         .get("facets")
         .and_then(Value::as_array)
         .into_iter()
         .flatten();
-    let from_facets = facets
-        .filter(|f| s(f, "type").is_none_or(|t| t == "url"))
-        .filter_map(|f| s(f, "replacement").or_else(|| s(f, "original")));
+    let mut cited = Vec::new();
+    for f in facets.filter(|f| s(f, "type").is_none_or(|t| t == "url")) {
+        let target = s(f, "replacement").or_else(|| s(f, "original"));
+        match (
+            s(f, "original").filter(|o| o.starts_with("https://t.co/")),
+            target,
+        ) {
+            (Some(o), Some(r)) if text.contains(o) && link_url(r).is_some() => {
+                text = text.replace(o, r);
+            }
+            (_, Some(r)) => cited.push(r),
+            _ => {}
+        }
+    }
     let entities = note
         .get("entities")
         .and_then(Value::as_array)
         .into_iter()
         .flatten();
-    let from_entities = entities.filter_map(|e| e.pointer("/ref/url").and_then(Value::as_str));
-    from_facets
-        .chain(from_entities)
+    cited.extend(entities.filter_map(|e| e.pointer("/ref/url").and_then(Value::as_str)));
+    let mut seen = HashSet::new();
+    let links = cited
+        .into_iter()
         .filter(|u| link_url(u).is_some() && !text.contains(*u))
         .filter(|u| seen.insert(u.to_string()))
         .map(url_text)
-        .collect()
+        .collect();
+    (text, links)
 }
 
-fn note_lines(note: &Value) -> Vec<String> {
-    let text = s(note, "text").unwrap_or("");
+/// The Community Note block: `**Community Note**`, its text, `Links:` it
+/// cites beyond the text, and the page of the post's notes on X.
+fn note_lines(note: &Value, post_id: Option<&str>) -> Vec<String> {
+    let (text, links) = note_text_and_links(note);
     let mut l = vec!["**Community Note**".to_string()];
-    l.extend(escape_block(text));
-    let links = note_links(note, text);
+    l.extend(escape_block(&text));
     if !links.is_empty() {
         l.push(format!("Links: {}", links.join(" · ")));
+    }
+    if let Some(id) = post_id.filter(|i| crate::x::url::is_id(i)) {
+        l.push(format!(
+            "Notes on this post: https://x.com/i/birdwatch/t/{id}"
+        ));
     }
     quoted(l)
 }
@@ -402,7 +422,7 @@ fn body_blocks(post: &Value, depth: usize) -> (Vec<Vec<String>>, bool) {
         shown = true;
     }
     if let Some(n) = post.get("community_note").filter(|n| n.is_object()) {
-        b.push(note_lines(n));
+        b.push(note_lines(n, model::id(post)));
     }
     if let Some(q) = post.get("quote").filter(|q| q.is_object()) {
         b.push(quote_lines(q, depth + 1));
