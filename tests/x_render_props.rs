@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Value};
 use xmd::x::model::normalize;
@@ -554,36 +555,124 @@ proptest! {
     /// fields written, for any name, handle and URL.
     #[test]
     fn front_matter_is_exactly_the_fields_written(name in hostile(), handle in hostile(), url in hostile(), two in any::<bool>()) {
-        let post = json!({"type": "status", "id": "1", "url": url, "context": "post", "text": "t",
-            "author": {"screen_name": handle, "name": name}, "created_at": "Mon Aug 10 12:41:03 +0000 2026"});
-        let posts = if two { vec![post.clone(), post] } else { vec![post] };
-        let md = render_posts(&posts, &RenderOptions { format: "obsidian", full: false, userinfo: "off" });
-        let parsed = parse(&md);
-        prop_assert_eq!(parsed.shape.first().map(String::as_str), Some("Meta"), "{}", md);
-        let yaml = parsed.meta.clone().unwrap();
-        // YAML 1.1 readers (PyYAML, Obsidian) break lines at these.
-        prop_assert!(!yaml.contains(['\u{85}', '\u{2028}', '\u{2029}']), "{}", yaml);
-        let docs = YamlLoader::load_from_str(&yaml).map_err(|e| TestCaseError::fail(format!("{e}: {yaml}")))?;
-        prop_assert_eq!(docs.len(), 1);
-        let Yaml::Hash(h) = &docs[0] else { return Err(TestCaseError::fail(format!("not a mapping: {yaml}"))) };
-        let get = |k: &str| h.get(&Yaml::String(k.into())).cloned();
-        let str_of = |v: Option<Yaml>| v.and_then(|v| v.into_string());
-        let keys: Vec<String> = h.keys().filter_map(|k| k.as_str().map(str::to_string)).collect();
-        let mut want_keys = vec!["source", "author", "author_handle", "published"];
-        if two { want_keys.push("thread_posts"); }
-        want_keys.push("tags");
-        prop_assert_eq!(keys, want_keys);
-        prop_assert_eq!(str_of(get("source")), Some(url.clone()));
-        prop_assert_eq!(str_of(get("author")), Some(name.clone()));
-        prop_assert_eq!(str_of(get("author_handle")), Some(handle.clone()));
-        prop_assert_eq!(str_of(get("published")), Some("2026-08-10T12:41:03Z".to_string()));
-        if two {
-            prop_assert_eq!(get("thread_posts"), Some(Yaml::Integer(2)));
-        }
-        let tags: Vec<Yaml> = ["twitter", "x", handle.as_str()].iter().map(|s| Yaml::String(s.to_string())).collect();
-        prop_assert_eq!(get("tags"), Some(Yaml::Array(tags)));
+        front_matter_case(&name, &handle, &url, two)?;
     }
 }
+
+/// Renders an Obsidian note for one or two posts by `name` (@`handle`) at
+/// `url` and reads its front matter back with yaml-rust2: one mapping, the
+/// keys in order, every value exactly as given. Returns the YAML and the
+/// fields as JSON `[key, value]` pairs in order (for the YAML 1.1 check in
+/// CI).
+fn front_matter_case(
+    name: &str,
+    handle: &str,
+    url: &str,
+    two: bool,
+) -> Result<(String, Value), TestCaseError> {
+    let post = json!({"type": "status", "id": "1", "url": url, "context": "post", "text": "t",
+        "author": {"screen_name": handle, "name": name}, "created_at": "Mon Aug 10 12:41:03 +0000 2026"});
+    let posts = if two {
+        vec![post.clone(), post]
+    } else {
+        vec![post]
+    };
+    let md = render_posts(
+        &posts,
+        &RenderOptions {
+            format: "obsidian",
+            full: false,
+            userinfo: "off",
+        },
+    );
+    let parsed = parse(&md);
+    prop_assert_eq!(
+        parsed.shape.first().map(String::as_str),
+        Some("Meta"),
+        "{}",
+        md
+    );
+    let yaml = parsed.meta.clone().unwrap();
+    // YAML 1.1 readers (PyYAML, Obsidian) break lines at these.
+    prop_assert!(
+        !yaml.contains(['\u{85}', '\u{2028}', '\u{2029}']),
+        "{}",
+        yaml
+    );
+    let docs = YamlLoader::load_from_str(&yaml)
+        .map_err(|e| TestCaseError::fail(format!("{e}: {yaml}")))?;
+    prop_assert_eq!(docs.len(), 1);
+    let Yaml::Hash(h) = &docs[0] else {
+        return Err(TestCaseError::fail(format!("not a mapping: {yaml}")));
+    };
+    let mut want: Vec<(&str, Value)> = vec![
+        ("source", json!(url)),
+        ("author", json!(name)),
+        ("author_handle", json!(handle)),
+        ("published", json!("2026-08-10T12:41:03Z")),
+    ];
+    if two {
+        want.push(("thread_posts", json!(2)));
+    }
+    want.push(("tags", json!(["twitter", "x", handle])));
+    let to_json = |y: &Yaml| match y {
+        Yaml::String(s) => Some(json!(s)),
+        Yaml::Integer(i) => Some(json!(i)),
+        Yaml::Array(a) => a
+            .iter()
+            .map(|v| v.as_str().map(|s| json!(s)))
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array),
+        _ => None,
+    };
+    let got: Vec<(String, Option<Value>)> = h
+        .iter()
+        .map(|(k, v)| (k.as_str().unwrap_or("?").to_string(), to_json(v)))
+        .collect();
+    let wanted: Vec<(String, Option<Value>)> = want
+        .iter()
+        .map(|(k, v)| (k.to_string(), Some(v.clone())))
+        .collect();
+    prop_assert_eq!(got, wanted, "{}", yaml);
+    Ok((yaml, json!(want)))
+}
+
+/// The same check over a fixed, seeded sample (the U+2028 name
+/// first). With `XMD_YAML_SAMPLES=<file>` the samples are also written as
+/// JSON lines `{"yaml", "fields": [[key, value], …]}` for `tests/interop/yaml11_check.py`,
+/// which reads them with PyYAML, a YAML 1.1 reader (`.ci/run`, phase
+/// `yaml11`).
+#[test]
+fn front_matter_samples() {
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[16; 32]),
+    );
+    let strategy = (hostile(), hostile(), hostile(), any::<bool>());
+    let mut cases = vec![(
+        "Name\u{2028}injected:\u{2028}- x".to_string(),
+        "u".to_string(),
+        "https://x.com/u/status/1".to_string(),
+        false,
+    )];
+    for _ in 0..FRONT_MATTER_SAMPLES {
+        cases.push(strategy.new_tree(&mut runner).unwrap().current());
+    }
+    let mut out = String::new();
+    for (name, handle, url, two) in &cases {
+        let (yaml, fields) =
+            front_matter_case(name, handle, url, *two).unwrap_or_else(|e| panic!("{e}"));
+        out.push_str(&json!({"yaml": yaml, "fields": fields}).to_string());
+        out.push('\n');
+    }
+    if let Some(path) = std::env::var_os("XMD_YAML_SAMPLES") {
+        std::fs::write(path, out).unwrap();
+    }
+}
+
+/// How many seeded front matter samples [`front_matter_samples`] checks.
+const FRONT_MATTER_SAMPLES: usize = 1000;
 
 /// The reported cases, one each (regressions; the class is proved
 /// above).
