@@ -195,3 +195,41 @@ fn obsidian_keeps_attached_content_and_dates() {
          Date: 2026-08-14T15:20:33Z"
     );
 }
+
+/// The README's example (Tools section) is this renderer's output for a
+/// post carrying alt text, a link card and a Community Note: the card
+/// fixture given a photo and a note in FxTwitter's shapes.
+#[test]
+fn readme_example_is_real_output() {
+    let mut body: Value = serde_json::from_str(&fixture("status-card.json")).unwrap();
+    body["status"]["media"] = json!({"all": [{"type": "photo", "id": "2088303030303030302",
+        "url": "https://pbs.twimg.com/media/HnC3dE4fG5hI6jK.jpg?name=orig", "width": 1600, "height": 900,
+        "altText": "Diagram: xmd, a fake upstream and FxTwitter, with arrows for *every* failure"}]});
+    body["status"]["community_note"] = json!({
+        "text": "The timings in this article come from a fixture server, not the live API: https://t.co/Mt4Hd5Nt6Q",
+        "facets": [{"type": "url", "indices": [74, 97], "original": "https://t.co/Mt4Hd5Nt6Q",
+                    "replacement": "https://blog.example.net/fixtures-honest#method",
+                    "display": "blog.example.net/fixtures-ho…"}]});
+    let fake = FakeUpstream::start();
+    fake.on(
+        &format!("/2/status/{CARD_ID}"),
+        Answer::json(200, &body.to_string()),
+    );
+    let out = ok(
+        &tools_for(&fake),
+        json!({"url": format!("https://x.com/iris_kettleby/status/{CARD_ID}"), "thread": "off"}),
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("<!-- example: post with alt text, card and note -->\n```markdown\n")
+        .expect("README example marker");
+    let rest = &readme[start..];
+    let rest = &rest[rest.find("```markdown\n").unwrap() + "```markdown\n".len()..];
+    let example = &rest[..rest.find("\n```").unwrap()];
+    assert_eq!(
+        example, out.text,
+        "README example differs; the output is:\n{}",
+        out.text
+    );
+}
