@@ -374,6 +374,10 @@ fn thread(t: &PostText, f: Option<&mut Fields>) -> Vec<Value> {
         .map(|i| inl(&format!("card{i}"), &t.card[i]))
         .collect();
     let quote_name = inl("qname", &t.quote_name);
+    // The quote carries a poll, a photo and a quote of its own (nested
+    // blockquotes), reusing two hostile values under their own placeholders.
+    let qpoll = inl("qpoll", &t.poll[1]);
+    let qalt = inl("qalt", &t.alt[0]);
     let art_title = inl("arttitle", &t.article[0]);
     let art_h = inl("arth", &t.article[1]);
     let art_li = inl("artli", &t.article[2]);
@@ -405,7 +409,11 @@ fn thread(t: &PostText, f: Option<&mut Fields>) -> Vec<Value> {
             "original": "https://t.co/n", "replacement": "https://e.example/source"}]},
         "quote": {"type": "status", "id": "1700000000000000001", "url": "https://x.com/q/status/1700000000000000001",
                   "text": quote_text, "author": {"screen_name": "q", "name": quote_name},
-                  "created_at": "Sun Aug 09 10:00:00 +0000 2026"}
+                  "created_at": "Sun Aug 09 10:00:00 +0000 2026",
+                  "poll": {"choices": [{"label": qpoll, "count": 1, "percentage": 100.0}], "total_votes": 1},
+                  "media": {"all": [{"type": "photo", "url": "https://pbs.twimg.com/media/q.jpg", "altText": qalt}]},
+                  "quote": {"type": "status", "id": "1600000000000000001", "text": "inner",
+                            "author": {"screen_name": "r", "name": "R"}}}
     });
     let mut second = json!({
         "type": "status", "id": "1800000000000000003", "url": "https://x.com/u/status/1800000000000000003",
