@@ -37,10 +37,34 @@ struct Parsed {
     meta: Option<String>,
 }
 
-fn parse(md: &str) -> Parsed {
-    let opts = Options::ENABLE_TABLES
+/// The oracle: CommonMark with tables and strikethrough (and the
+/// front matter recognised as such).
+fn base_options() -> Options {
+    Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+}
+
+/// A stricter reader: the extensions renderers such as Obsidian or GitHub
+/// add (footnotes, task lists, heading attributes, alert blockquotes,
+/// definition lists, super/subscript, wiki links).
+fn extended_options() -> Options {
+    base_options()
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_GFM
+        | Options::ENABLE_DEFINITION_LIST
+        | Options::ENABLE_SUPERSCRIPT
+        | Options::ENABLE_SUBSCRIPT
+        | Options::ENABLE_WIKILINKS
+}
+
+fn parse(md: &str) -> Parsed {
+    parse_with(md, base_options())
+}
+
+fn parse_with(md: &str, opts: Options) -> Parsed {
     let mut p = Parsed::default();
     let mut in_meta = false;
     let text = |p: &mut Parsed, t: &str| {
@@ -74,10 +98,7 @@ fn parse(md: &str) -> Parsed {
 }
 
 /// The top-level blocks CommonMark finds, as (byte offset, kind).
-fn top_blocks(md: &str) -> Vec<(usize, &'static str)> {
-    let opts = Options::ENABLE_TABLES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
+fn top_blocks(md: &str, opts: Options) -> Vec<(usize, &'static str)> {
     let mut depth = 0usize;
     let mut out = Vec::new();
     for (ev, range) in Parser::new_ext(md, opts).into_offset_iter() {
@@ -144,7 +165,9 @@ fn check_layout(md: &str) -> Result<(), TestCaseError> {
         prev_blank = l.is_empty() || (!in_meta && atx(l));
         offset += line.len();
     }
-    prop_assert_eq!(top_blocks(md), want, "{}", md);
+    for opts in [base_options(), extended_options()] {
+        prop_assert_eq!(top_blocks(md, opts), want.clone(), "{}", md);
+    }
     Ok(())
 }
 
@@ -434,22 +457,24 @@ fn check_same_shape(render: impl Fn(bool) -> String, fields: &Fields) -> Result<
     let (template, actual) = (render(true), render(false));
     check_layout(&template)?;
     check_layout(&actual)?;
-    let (t, a) = (parse(&template), parse(&actual));
-    prop_assert_eq!(
-        &a.shape,
-        &t.shape,
-        "template:\n{}\n\nactual:\n{}",
-        template,
-        actual
-    );
-    prop_assert_eq!(
-        norm(&a.visible),
-        fields.expected(&t.visible),
-        "template:\n{}\n\nactual:\n{}",
-        template,
-        actual
-    );
-    prop_assert_eq!(&a.dests, &t.dests);
+    for opts in [base_options(), extended_options()] {
+        let (t, a) = (parse_with(&template, opts), parse_with(&actual, opts));
+        prop_assert_eq!(
+            &a.shape,
+            &t.shape,
+            "template:\n{}\n\nactual:\n{}",
+            template,
+            actual
+        );
+        prop_assert_eq!(
+            norm(&a.visible),
+            fields.expected(&t.visible),
+            "template:\n{}\n\nactual:\n{}",
+            template,
+            actual
+        );
+        prop_assert_eq!(&a.dests, &t.dests);
+    }
     Ok(())
 }
 

@@ -8,13 +8,14 @@
 //! - every character that can open or close an inline construct is
 //!   backslash-escaped, a CommonMark escape that renders as the character
 //!   itself: `\` `` ` `` `*` `[` `]` `<` `~` `|` always (code span,
-//!   emphasis, link, image, raw HTML, autolink, strikethrough, table cell);
+//!   emphasis, link, image, raw HTML, autolink, strikethrough, table cell)
+//!   and `^` (superscript, footnote: common extensions);
 //!   `_` unless both neighbours are alphanumeric (an intraword `_` can
 //!   neither open nor close emphasis, so `snake_case` stays as typed); `&`
 //!   when it starts something shaped like an entity (`&amp;` is shown as
 //!   typed, not as `&`);
 //! - the first character of every fragment is made unable to start a block:
-//!   `>` `-` `+` `=` are escaped, `#` when its run is followed by
+//!   `>` `-` `+` `=` `:` (a definition list, an extension) are escaped, `#` when its run is followed by
 //!   whitespace or the end (`#tag` stays as typed), and `1.` / `1)` get their `.` / `)`
 //!   escaped; leading whitespace (an indented code block) is dropped;
 //! - control characters become spaces; inline fragments collapse every
@@ -28,7 +29,7 @@
 
 /// True for the characters escaped wherever they appear.
 fn always_escaped(c: char) -> bool {
-    matches!(c, '\\' | '`' | '*' | '[' | ']' | '<' | '~' | '|')
+    matches!(c, '\\' | '`' | '*' | '[' | ']' | '<' | '~' | '|' | '^')
 }
 
 /// Whether the `&` at `chars[i]` starts an entity-shaped run
@@ -59,7 +60,7 @@ fn push_escaped(out: &mut String, chars: &[char]) {
     let heading = hashes > 0 && chars.get(hashes).is_none_or(|c| c.is_whitespace());
     for (i, &c) in chars.iter().enumerate() {
         let escape = always_escaped(c)
-            || (i == 0 && (matches!(c, '>' | '-' | '+' | '=') || heading))
+            || (i == 0 && (matches!(c, '>' | '-' | '+' | '=' | ':') || heading))
             || list_mark == Some(i)
             || (c == '_'
                 && !(i > 0
@@ -125,10 +126,11 @@ pub fn escape_inline(text: &str) -> String {
 
 /// [`escape_inline`] for the end of an ATX heading, where a `#` after a
 /// space would be read as the heading's closing sequence: every `#` is
-/// escaped.
+/// escaped; and a final `}` (read as the end of heading attributes `{…}`
+/// by an extension, even when escaped) is written as `&#125;`.
 pub fn escape_heading(text: &str) -> String {
     let s = escape_inline(text);
-    let mut out = String::with_capacity(s.len() + 2);
+    let mut out = String::with_capacity(s.len() + 8);
     let mut escaped = false;
     for c in s.chars() {
         if c == '#' && !escaped {
@@ -136,6 +138,10 @@ pub fn escape_heading(text: &str) -> String {
         }
         escaped = c == '\\' && !escaped;
         out.push(c);
+    }
+    if out.ends_with('}') {
+        out.pop();
+        out.push_str("&#125;");
     }
     out
 }
@@ -297,6 +303,8 @@ mod tests {
             "Name injected: - x"
         );
         assert_eq!(escape_heading("C# #1 \\#"), "C\\# \\#1 \\\\\\#");
+        assert_eq!(escape_heading("T {#id}"), "T {\\#id&#125;");
+        assert_eq!(escape_inline(": x^2^"), "\\: x\\^2\\^");
         assert_eq!(escape_handle("demo_author"), "demo_author");
         assert_eq!(escape_handle("bad*handle"), "bad\\*handle");
     }
