@@ -141,11 +141,11 @@ fn full_mode_moves_source_into_details() {
         json!({"handle": "demo_author", "id": MQ_ID, "thread": "off", "full": true}),
     );
     let head = "## Post · 1/1 — Demo Author (@demo_author)\n\nSource: https://x.com/demo_author/status/2086794960023072769\n\
-                Date: Mon Aug 10 12:41:03 +0000 2026\nStats: 208 likes · 11 reposts · 7 replies · 24,110 views\n\nBefore and after";
+                Date: 2026-08-10T12:41:03Z\nStats: 208 likes · 11 reposts · 7 replies · 24,110 views\n\nBefore and after";
     assert!(out.text.starts_with(head), "{}", out.text);
     assert!(
         out.text
-            .ends_with("> Source: https://x.com/demo_quoted/status/2086531185730670592\n>"),
+            .ends_with("> Source: https://x.com/demo_quoted/status/2086531185730670592"),
         "{}",
         out.text
     );
@@ -216,7 +216,7 @@ fn plain_status_json_and_obsidian_formats() {
     assert_eq!(
         s["markdown"],
         "## Post · 1/1 — Demo Author (@demo_author)\n\nSmall release day: cold starts are 30% faster and there is one fewer \
-         config file to maintain. #buildtools\n\nSource: https://x.com/demo_author/status/2087208847298015232"
+         config file to maintain. #buildtools\n\nDate: 2026-08-11T16:05:42Z\nSource: https://x.com/demo_author/status/2087208847298015232"
     );
     let out = ok(
         &tools,
@@ -224,13 +224,13 @@ fn plain_status_json_and_obsidian_formats() {
     );
     assert_eq!(
         out.text,
-        "---\nsource: https://x.com/demo_author/status/2087208847298015232\nauthor: Demo Author\nauthor_handle: demo_author\n\
-         published: Tue Aug 11 16:05:42 +0000 2026\ntags: [twitter, x, demo_author]\n---\n\n\
+        "---\nsource: \"https://x.com/demo_author/status/2087208847298015232\"\nauthor: \"Demo Author\"\nauthor_handle: \"demo_author\"\n\
+         published: \"2026-08-11T16:05:42Z\"\ntags: [\"twitter\", \"x\", \"demo_author\"]\n---\n\n\
          ## Post · 1/1 — Demo Author (@demo_author)\n\n### Author\n\n- **Name:** Demo Author\n- **Handle:** @demo_author\n\
          - **Bio:** Writes about build tools, tiny servers and slow coffee ☕ Notes: https://example.com/demo-author/notes\n\
          - **Location:** Example City\n- **Website:** example.com/demo-author\n- **Followers:** 4,821\n- **Following:** 312\n\
-         - **Joined:** Tue Feb 14 09:30:11 +0000 2023\n\nSmall release day: cold starts are 30% faster and there is one fewer \
-         config file to maintain. #buildtools"
+         - **Joined:** 2023-02-14T09:30:11Z\n\nSmall release day: cold starts are 30% faster and there is one fewer \
+         config file to maintain. #buildtools\n\nDate: 2026-08-11T16:05:42Z"
     );
     assert_eq!(out.structured.unwrap()["compact"], false);
 }
@@ -313,8 +313,9 @@ fn c25_tombstone_quote() {
     );
     assert_eq!(
         out.text,
-        "## Post · 1/1 — Example (@example_user)\n\nLook at this\n\n> **Quoted post**\n>\n> Quoted post unavailable (deleted)\n\
-         > Source: https://x.com/i/status/1700000000000000009\n>\n\nSource: https://x.com/example_user/status/1800000000000000002"
+        "## Post · 1/1 — Example (@example_user)\n\nLook at this\n\n> **Quoted post** — unavailable (deleted)\n>\n\
+         > Source: https://x.com/i/status/1700000000000000009\n\nDate: 2024-10-02T12:00:00Z\n\
+         Source: https://x.com/example_user/status/1800000000000000002"
     );
 }
 
@@ -388,7 +389,9 @@ fn c28_parent_walk_orders_root_to_target() {
             "## Post · 3/3 — Example (@example_user)"
         ]
     );
-    assert!(out.text.contains("post 1800000000000000010\n\nSource"));
+    assert!(out
+        .text
+        .contains("post 1800000000000000010\n\nDate: 2024-10-02T12:00:00Z\nSource"));
     assert_eq!(out.structured.unwrap()["thread_complete"], true);
     assert_eq!(
         fake.targets(),
@@ -481,7 +484,7 @@ fn c29_articles_never_render_empty() {
         out.text,
         "## Post · 1/1 — Example (@example_user)\n\nhttps://x.com/i/article/1800000000000000021\n\n\
          _The article body is not available upstream; open the link above to read it._\n\n\
-         Source: https://x.com/example_user/status/1800000000000000020"
+         Date: 2024-10-02T12:00:00Z\nSource: https://x.com/example_user/status/1800000000000000020"
     );
     assert_eq!(out.structured.unwrap()["posts"][0]["text"], "");
     let mut with_article = raw;
@@ -499,7 +502,8 @@ fn c29_articles_never_render_empty() {
         out.text,
         "## Post · 1/1 — Example (@example_user)\n\n## Notes on \\*parsers\\* \\[draft\\]\n\nA short preview\n\n\
          _Only the article preview is available upstream; open the post link for the full article._\n\n\
-         https://x.com/i/article/1800000000000000021\n\nSource: https://x.com/example_user/status/1800000000000000020"
+         https://x.com/i/article/1800000000000000021\n\nDate: 2024-10-02T12:00:00Z\n\
+         Source: https://x.com/example_user/status/1800000000000000020"
     );
 }
 
@@ -517,9 +521,10 @@ fn user_text_cannot_inject_structure() {
     );
     assert_eq!(
         out.text,
-        "---\nsource: https://x.com/example_user/status/1800000000000000001\nauthor: \"Evil *Name* <b>\"\nauthor_handle: example_user\n\
-         published: Wed Oct 02 12:00:00 +0000 2024\ntags: [twitter, x, example_user]\n---\n\n\
-         ## Post · 1/1 — Evil \\*Name\\* \\<b\\> (@example_user)\n\n\\# Fake heading\n&lt;img src=x onerror=alert(1)>\n\\---\n1\\. list\ncode"
+        "---\nsource: \"https://x.com/example_user/status/1800000000000000001\"\nauthor: \"Evil *Name* <b>\"\n\
+         author_handle: \"example_user\"\npublished: \"2024-10-02T12:00:00Z\"\ntags: [\"twitter\", \"x\", \"example_user\"]\n---\n\n\
+         ## Post · 1/1 — Evil \\*Name\\* \\<b> (@example_user)\n\n\\# Fake heading\n\\<img src=x onerror=alert(1)>\n\\---\n1\\. list\ncode\n\n\
+         Date: 2024-10-02T12:00:00Z"
     );
 }
 

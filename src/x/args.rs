@@ -113,7 +113,7 @@ pub const CURSOR: Prop = Prop {
 pub const FULL: Prop = Prop {
     name: "full",
     kind: Kind::Bool,
-    description: "true adds dates, counts and details to the Markdown (default false: compact).",
+    description: "true adds counts and details to the Markdown (default false: compact; dates are always shown).",
 };
 
 /// `x_md_get_post` arguments.
@@ -151,7 +151,7 @@ pub const POST_PROPS: [Prop; 10] = [
     Prop {
         name: "format",
         kind: Kind::Enum(&["markdown", "obsidian", "json"]),
-        description: "markdown (default); obsidian (YAML front matter, no Source/Date/Stats lines); json (the text is the raw posts as fenced JSON).",
+        description: "markdown (default); obsidian (YAML front matter; each post keeps its Date line, no Source/Stats lines); json (the text is the raw posts as fenced JSON).",
     },
     FULL,
     Prop {

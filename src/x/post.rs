@@ -329,7 +329,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
         let notes: Vec<String> = a
             .warnings
             .iter()
-            .map(|w| format!("> **Note:** {w}"))
+            .map(|w| format!("> **Note:** {}", super::render::escape::escape_inline(w)))
             .collect();
         markdown.push_str(&notes.join("\n"));
         if !a.complete {

@@ -1,14 +1,15 @@
 //! Browse Markdown (upstream.md §2.9): post lines, user lines, the profile,
 //! search and connections layouts, and the continuation links.
 //!
-//! User text on one line is made inert: whitespace runs collapse to one
-//! space, `\`, `[`, `]`, `` ` ``, `*` are backslash-escaped (no link,
-//! code span or emphasis can be injected) and `<` becomes `&lt;` (no HTML
-//! or autolink). Bios are body text (see `escape.rs`).
+//! User text goes through `escape.rs` (one line each: whitespace runs
+//! collapse, nothing in it becomes structure); bios are body text. Dates
+//! are ISO 8601 and counts use one format (`1,234 followers`, `1 like`).
 
 use serde_json::Value;
 
-use super::escape::{escape_block, escape_handle, escape_inline, escape_url};
+use super::date::{iso, post_date};
+use super::escape::{escape_block, escape_handle, escape_heading, escape_inline, link, link_url};
+use super::num::count as counted;
 use super::post::display_text;
 use crate::x::cursor::form_encode;
 use crate::x::model::{count, post_url, s};
@@ -16,34 +17,17 @@ use crate::x::model::{count, post_url, s};
 /// The placeholder shown for a post without any text.
 pub const NO_TEXT: &str = "(no text)";
 
-/// One line of user text, inert in Markdown (see the module rules).
+/// One line of user text, inert in Markdown (see `escape.rs`).
 pub fn inline_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, word) in text.split_whitespace().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        for c in word.chars() {
-            match c {
-                '\\' | '[' | ']' | '`' | '*' => {
-                    out.push('\\');
-                    out.push(c);
-                }
-                '<' => out.push_str("&lt;"),
-                c if c.is_control() => {}
-                c => out.push(c),
-            }
-        }
-    }
-    out
+    escape_inline(text)
 }
 
 fn profile_link(handle: &str) -> String {
-    escape_url(&format!("https://x.com/{handle}"))
+    link_url(&format!("https://x.com/{handle}")).unwrap_or_else(|| "https://x.com/".into())
 }
 
-/// A post line: `- [@h](https://x.com/h): text[ (date)][ — N likes, N
-/// reposts, N replies] [Source](url)`; details only with `full`.
+/// A post line: `- [@h](https://x.com/h): text[ (ISO date)][ — N likes, N
+/// reposts, N replies] [Source](url)`; counts only with `full`.
 pub fn post_line(post: &Value, full: bool) -> String {
     let author = post.get("author");
     let handle = author
@@ -61,18 +45,28 @@ pub fn post_line(post: &Value, full: bool) -> String {
     };
     let text = inline_text(&display_text(post));
     line.push_str(if text.is_empty() { NO_TEXT } else { &text });
+    let date = post_date(post).or_else(|| {
+        s(post, "created_at")
+            .map(inline_text)
+            .filter(|d| !d.is_empty())
+    });
+    if let Some(d) = date {
+        line.push_str(&format!(" ({d})"));
+    }
     if full {
-        if let Some(d) = s(post, "created_at").filter(|d| !d.trim().is_empty()) {
-            line.push_str(&format!(" ({})", inline_text(d)));
-        }
         let reposts = count(post, "retweets").or_else(|| count(post, "reposts"));
         if let (Some(l), Some(r), Some(p)) = (count(post, "likes"), reposts, count(post, "replies"))
         {
-            line.push_str(&format!(" — {l} likes, {r} reposts, {p} replies"));
+            line.push_str(&format!(
+                " — {}, {}, {}",
+                counted(l, "like", "likes"),
+                counted(r, "repost", "reposts"),
+                counted(p, "reply", "replies")
+            ));
         }
     }
     let url = post_url(post).unwrap_or_else(|| "https://x.com/".into());
-    line.push_str(&format!(" [Source]({})", escape_url(&url)));
+    line.push_str(&format!(" {}", link("Source", &url)));
     line
 }
 
@@ -92,7 +86,7 @@ pub fn user_line(user: &Value, full: bool, counts: bool) -> String {
     if full {
         if counts {
             if let Some(n) = count(user, "followers") {
-                line.push_str(&format!(" — {n} followers"));
+                line.push_str(&format!(" — {}", counted(n, "follower", "followers")));
             }
         }
         let bio = inline_text(s(user, "description").unwrap_or(""));
@@ -192,7 +186,7 @@ pub fn profile_markdown(
         lines.push(String::new());
     }
     if full {
-        let n = |k| count(user, k).map_or("?".to_string(), |n| n.to_string());
+        let n = |k| count(user, k).map_or("?".to_string(), super::num::grouped);
         lines.push(format!(
             "Followers: {} · Following: {} · Posts: {}",
             n("followers"),
@@ -204,10 +198,13 @@ pub fn profile_markdown(
             facts.push(format!("Location: {}", inline_text(l)));
         }
         if let Some(w) = user.get("website").and_then(|w| s(w, "url")) {
-            facts.push(format!("Website: {}", escape_url(w)));
+            facts.push(format!("Website: {}", inline_text(w)));
         }
         if let Some(j) = s(user, "joined").filter(|j| !j.trim().is_empty()) {
-            facts.push(format!("Joined: {}", inline_text(j)));
+            facts.push(format!(
+                "Joined: {}",
+                iso(j).unwrap_or_else(|| inline_text(j))
+            ));
         }
         let v = user.get("verification");
         if v.and_then(|v| v.get("verified")).and_then(Value::as_bool) == Some(true) {
@@ -241,7 +238,7 @@ pub fn search_markdown(
     cont: Option<&Continuation>,
 ) -> String {
     let mut lines = vec![
-        format!("# X search: {}", escape_inline(query)),
+        format!("# X search: {}", escape_heading(query)),
         String::new(),
     ];
     for n in notes_top {
@@ -296,7 +293,7 @@ mod tests {
     fn inline_text_is_inert() {
         assert_eq!(
             inline_text("a  [x](javascript:1)\n# h <b> `c` *e* \\"),
-            "a \\[x\\](javascript:1) # h &lt;b> \\`c\\` \\*e\\* \\\\"
+            "a \\[x\\](javascript:1) # h \\<b> \\`c\\` \\*e\\* \\\\"
         );
         assert_eq!(
             inline_text("#buildtools & @demo_author"),
@@ -306,12 +303,17 @@ mod tests {
 
     #[test]
     fn lines() {
-        let p = json!({"id":"5","url":"https://x.com/a/status/5","text":"hi\n\nthere","created_at":"D","likes":1,"reposts":2,"replies":3,"author":{"screen_name":"a"}});
+        let p = json!({"id":"5","url":"https://x.com/a/status/5","text":"hi\n\nthere","created_at":"Mon Aug 10 12:41:03 +0000 2026","likes":1,"reposts":2,"replies":3000,"author":{"screen_name":"a"}});
         assert_eq!(
             post_line(&p, false),
-            "- [@a](https://x.com/a): hi there [Source](https://x.com/a/status/5)"
+            "- [@a](https://x.com/a): hi there (2026-08-10T12:41:03Z) [Source](https://x.com/a/status/5)"
         );
-        assert_eq!(post_line(&p, true), "- [@a](https://x.com/a): hi there (D) — 1 likes, 2 reposts, 3 replies [Source](https://x.com/a/status/5)");
+        assert_eq!(post_line(&p, true), "- [@a](https://x.com/a): hi there (2026-08-10T12:41:03Z) — 1 like, 2 reposts, 3,000 replies [Source](https://x.com/a/status/5)");
+        let odd = json!({"id":"5","url":"javascript:alert(1)","text":"t","created_at":"D","author":{"screen_name":"a"}});
+        assert_eq!(
+            post_line(&odd, false),
+            "- [@a](https://x.com/a): t (D) Source: javascript:alert(1)"
+        );
         let anon = json!({"id":"6","text":"","author":{"name":"N"}});
         assert_eq!(
             post_line(&anon, false),
@@ -325,6 +327,11 @@ mod tests {
         assert_eq!(
             user_line(&u, true, true),
             "- [@b_c (@b_c)](https://x.com/b_c) — 3 followers — x y"
+        );
+        let one = json!({"screen_name":"b_c","name":"N","followers":1});
+        assert_eq!(
+            user_line(&one, true, true),
+            "- [N (@b_c)](https://x.com/b_c) — 1 follower"
         );
         assert_eq!(
             user_line(&u, true, false),

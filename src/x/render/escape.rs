@@ -1,78 +1,147 @@
-//! Minimal escaping of user-controlled text for Markdown output.
+//! Escaping of user-controlled text for Markdown and YAML output.
 //!
-//! Rules (chosen so ordinary post text renders unchanged):
-//! - body text: leading whitespace of each line is dropped (it would start
-//!   a code block); a line that starts with a block marker (`#`, `>`, `-`,
-//!   `+`, `*`, `=`, `_`, `|`, `` ` ``, `~`, `[`, or digits followed by `.`
-//!   or `)`) gets a backslash before that marker; `<` becomes `&lt;`
-//!   everywhere, so no raw HTML or autolink can be injected;
-//! - inline text (names, titles, reasons, bios): whitespace runs collapse to
-//!   one space, and `\ ` * _ [ ] < > # | ~` are backslash-escaped;
-//! - link targets: space, `(`, `)`, `<`, `>`, `"` and controls are
-//!   percent-encoded;
-//! - YAML front matter values are written plain only when safe, else as a
-//!   double-quoted (JSON) string.
+//! The class it closes: text written by any X user (post text, names, bios,
+//! locations, poll options, card titles, alt text, note text) must never
+//! become Markdown structure, while a renderer still shows exactly the
+//! characters the author typed. Rules (proved by `tests/x_render_props.rs`
+//! with a CommonMark parser, tables and strikethrough enabled):
+//! - every character that can open or close an inline construct is
+//!   backslash-escaped, a CommonMark escape that renders as the character
+//!   itself: `\` `` ` `` `*` `[` `]` `<` `~` `|` always (code span,
+//!   emphasis, link, image, raw HTML, autolink, strikethrough, table cell)
+//!   and `^` (superscript, footnote: common extensions);
+//!   `_` unless both neighbours are alphanumeric (an intraword `_` can
+//!   neither open nor close emphasis, so `snake_case` stays as typed); `&`
+//!   when it starts something shaped like an entity (`&amp;` is shown as
+//!   typed, not as `&`);
+//! - the first character of every fragment is made unable to start a block:
+//!   `>` `-` `+` `=` `:` (a definition list, an extension) are escaped, `#` when its run is followed by
+//!   whitespace or the end (`#tag` stays as typed), and `1.` / `1)` get their `.` / `)`
+//!   escaped; leading whitespace (an indented code block) is dropped;
+//! - control characters become spaces; inline fragments collapse every
+//!   whitespace run to one space (a name never spans lines), body text keeps
+//!   its lines (a blank line is the author's paragraph break).
+//!
+//! Links are xmd's own structure only: [`link_url`] admits `http(s)`
+//! destinations and percent-encodes what could end one; any other URL is
+//! shown as escaped text. YAML front matter values are always double-quoted
+//! with every line-break-like character escaped ([`yaml_string`]).
 
-/// Escapes one line of body text (see the module rules).
+/// True for the characters escaped wherever they appear.
+fn always_escaped(c: char) -> bool {
+    matches!(c, '\\' | '`' | '*' | '[' | ']' | '<' | '~' | '|' | '^')
+}
+
+/// Whether the `&` at `chars[i]` starts an entity-shaped run
+/// (`&name;`, `&#123;`, `&#x1F;`): alphanumerics or `#` up to a `;`.
+fn entity_like(chars: &[char], i: usize) -> bool {
+    let mut j = i + 1;
+    let mut body = 0;
+    while let Some(&c) = chars.get(j) {
+        match c {
+            ';' => return body > 0,
+            c if c.is_ascii_alphanumeric() || c == '#' => body += 1,
+            _ => return false,
+        }
+        j += 1;
+    }
+    false
+}
+
+/// Appends `chars` to `out` escaped (see the module rules). `chars` has no
+/// control characters and no leading whitespace.
+fn push_escaped(out: &mut String, chars: &[char]) {
+    // Block starts: a marker as the first character, or digits then `.`/`)`.
+    let digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
+    let list_mark = (digits > 0 && matches!(chars.get(digits), Some('.' | ')'))).then_some(digits);
+    // An ATX heading needs its `#` run followed by whitespace or the end;
+    // a leading hashtag cannot start one and stays as typed.
+    let hashes = chars.iter().take_while(|c| **c == '#').count();
+    let heading = hashes > 0 && chars.get(hashes).is_none_or(|c| c.is_whitespace());
+    for (i, &c) in chars.iter().enumerate() {
+        let escape = always_escaped(c)
+            || (i == 0 && (matches!(c, '>' | '-' | '+' | '=' | ':') || heading))
+            || list_mark == Some(i)
+            || (c == '_'
+                && !(i > 0
+                    && chars[i - 1].is_alphanumeric()
+                    && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric())))
+            || (c == '&' && entity_like(chars, i));
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+}
+
+/// Escapes one line of body text (see the module rules): controls become
+/// spaces, surrounding whitespace is trimmed, inner spacing is kept.
 pub fn escape_line(line: &str) -> String {
-    // Controls become spaces first, so a NUL before `#` cannot leave an
-    // indented (still block-starting) marker behind.
-    let cleaned: String = line
+    let chars: Vec<char> = line
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let t = cleaned.trim_start_matches(char::is_whitespace);
-    let t = t.trim_end();
-    let mut out = String::with_capacity(t.len() + 2);
-    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-    if matches!(
-        t.chars().next(),
-        Some('#' | '>' | '-' | '+' | '*' | '=' | '_' | '|' | '`' | '~' | '[')
-    ) {
-        out.push('\\');
-    } else if digits > 0 && digits <= 9 && matches!(t.as_bytes().get(digits), Some(b'.' | b')')) {
-        out.push_str(&t[..digits]);
-        out.push('\\');
-        push_body(&mut out, &t[digits..]);
-        return out;
-    }
-    push_body(&mut out, t);
+    let start = chars
+        .iter()
+        .position(|c| !c.is_whitespace())
+        .unwrap_or(chars.len());
+    let end = chars
+        .iter()
+        .rposition(|c| !c.is_whitespace())
+        .map_or(start, |e| e + 1);
+    let mut out = String::with_capacity(line.len() + 4);
+    push_escaped(&mut out, &chars[start..end]);
     out
 }
 
-fn push_body(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            c if c.is_control() && c != '\t' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-}
-
-/// Escapes multi-line body text into lines (trimmed as a whole first).
+/// Escapes multi-line body text into lines; an empty string in the result
+/// is a paragraph break, never the first or last line (a line of controls
+/// or spaces around the text is no break).
 pub fn escape_block(text: &str) -> Vec<String> {
-    text.trim().lines().map(escape_line).collect()
+    let mut lines: Vec<String> = text.lines().map(escape_line).collect();
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(0, |e| e + 1);
+    lines.truncate(end);
+    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
+    lines.drain(..start);
+    lines
 }
 
-/// Escapes text for inline use (headings, bold names, list items).
+/// Escapes text for one inline position (a heading, a bold name, a list
+/// item, a link label): whitespace runs and controls collapse to one space.
 pub fn escape_inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, word) in text.split_whitespace().enumerate() {
-        if i > 0 {
-            out.push(' ');
+    let chars: Vec<char> = text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .collect();
+    let mut out = String::with_capacity(text.len() + 4);
+    push_escaped(&mut out, &chars);
+    out
+}
+
+/// [`escape_inline`] for the end of an ATX heading, where a `#` after a
+/// space would be read as the heading's closing sequence: every `#` is
+/// escaped; and a final `}` (read as the end of heading attributes `{…}`
+/// by an extension, even when escaped) is written as `&#125;`.
+pub fn escape_heading(text: &str) -> String {
+    let s = escape_inline(text);
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut escaped = false;
+    for c in s.chars() {
+        if c == '#' && !escaped {
+            out.push('\\');
         }
-        for c in word.chars() {
-            if matches!(
-                c,
-                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '~'
-            ) {
-                out.push('\\');
-            }
-            if !c.is_control() {
-                out.push(c);
-            }
-        }
+        escaped = c == '\\' && !escaped;
+        out.push(c);
+    }
+    if out.ends_with('}') {
+        out.pop();
+        out.push_str("&#125;");
     }
     out
 }
@@ -86,10 +155,25 @@ pub fn escape_handle(h: &str) -> String {
     }
 }
 
-/// Makes a URL safe as a Markdown link destination.
-pub fn escape_url(url: &str) -> String {
+/// A URL as a Markdown link or image destination, or `None` when it is not
+/// an absolute `http(s)` URL (then it must be shown as text, never linked).
+/// Space, `(`, `)`, `<`, `>`, `"`, `\` and controls are percent-encoded, so
+/// the destination cannot end early or carry a title.
+pub fn link_url(url: &str) -> Option<String> {
+    let url = url.trim();
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let scheme = if lower.starts_with("https://") {
+        8
+    } else if lower.starts_with("http://") {
+        7
+    } else {
+        return None;
+    };
+    if url.len() == scheme {
+        return None;
+    }
     let mut out = String::with_capacity(url.len());
-    for c in url.trim().chars() {
+    for c in url.chars() {
         match c {
             ' ' => out.push_str("%20"),
             '(' => out.push_str("%28"),
@@ -97,44 +181,62 @@ pub fn escape_url(url: &str) -> String {
             '<' => out.push_str("%3C"),
             '>' => out.push_str("%3E"),
             '"' => out.push_str("%22"),
-            c if c.is_control() => {}
+            '\\' => out.push_str("%5C"),
+            c if c.is_control() || c.is_whitespace() => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
             c => out.push(c),
         }
     }
-    out
+    Some(out)
 }
 
-/// A YAML scalar: plain when it cannot be misread, else a JSON string.
-pub fn yaml_value(v: &str) -> String {
-    let first_ok = v.chars().next().is_some_and(|c| c.is_alphanumeric());
-    let bad_char = v.chars().any(|c| {
-        c.is_control()
-            || matches!(
-                c,
-                '#' | '"'
-                    | '\''
-                    | '{'
-                    | '}'
-                    | '['
-                    | ']'
-                    | ','
-                    | '&'
-                    | '*'
-                    | '!'
-                    | '|'
-                    | '>'
-                    | '%'
-                    | '`'
-                    | '\\'
-            )
-    });
-    let plain =
-        first_ok && !bad_char && !v.contains(": ") && !v.ends_with(':') && !v.ends_with(' ');
-    if plain {
-        v.to_string()
-    } else {
-        serde_json::to_string(v).unwrap_or_else(|_| "\"\"".into())
+/// `[label](url)` when `url` is an `http(s)` URL, else the label followed by
+/// the URL as escaped text. `label` must already be escaped.
+pub fn link(label: &str, url: &str) -> String {
+    match link_url(url) {
+        Some(u) => format!("[{label}]({u})"),
+        None => format!("{label}: {}", escape_inline(url)),
     }
+}
+
+/// `![alt](url)` when `url` is an `http(s)` URL, else the alt text followed
+/// by the URL as escaped text. `alt` must already be escaped.
+pub fn image(alt: &str, url: &str) -> String {
+    match link_url(url) {
+        Some(u) => format!("![{alt}]({u})"),
+        None => format!("{alt}: {}", escape_inline(url)),
+    }
+}
+
+/// A YAML double-quoted scalar that YAML 1.1 (PyYAML, Obsidian) and YAML
+/// 1.2 readers both read back as exactly `v`, on one line: `"` and `\` are
+/// escaped, and every character outside the printable set or read as a line
+/// break by YAML 1.1 (C0/C1 controls, DEL, U+0085, U+2028, U+2029) or a byte
+/// order mark becomes a `\uXXXX` escape.
+pub fn yaml_string(v: &str) -> String {
+    let mut out = String::with_capacity(v.len() + 2);
+    out.push('"');
+    for c in v.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control()
+                || matches!(
+                    c,
+                    '\u{2028}' | '\u{2029}' | '\u{FEFF}' | '\u{FFFE}' | '\u{FFFF}'
+                ) =>
+            {
+                out.push_str(&format!("\\u{:04X}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -149,10 +251,10 @@ mod tests {
         assert_eq!(escape_line("    code?"), "code?");
         assert_eq!(escape_line("2026. was a year"), "2026\\. was a year");
         assert_eq!(escape_line("1) first"), "1\\) first");
-        assert_eq!(escape_line("[x]: https://evil"), "\\[x]: https://evil");
+        assert_eq!(escape_line("[x]: https://evil"), "\\[x\\]: https://evil");
         assert_eq!(
             escape_line("a <script>alert(1)</script>"),
-            "a &lt;script>alert(1)&lt;/script>"
+            "a \\<script>alert(1)\\</script>"
         );
         assert_eq!(
             escape_line("@demo_author Agree, except for CI files. #ci 3."),
@@ -161,11 +263,32 @@ mod tests {
         assert_eq!(escape_line("Context 🧪"), "Context 🧪");
         assert_eq!(escape_line("\0# not a heading"), "\\# not a heading");
         assert_eq!(escape_line("\u{2003}- item"), "\\- item");
+        assert_eq!(escape_line("#tag ## # x"), "#tag ## # x");
+        assert_eq!(escape_line("###"), "\\###");
+    }
+
+    #[test]
+    fn inline_constructs() {
+        assert_eq!(
+            escape_line("![](https://tracker.example/p.gif)"),
+            "!\\[\\](https://tracker.example/p.gif)"
+        );
+        assert_eq!(
+            escape_line("*a* _b_ __VA_ARGS__ `c` ~~d~~ a|b snake_case"),
+            "\\*a\\* \\_b\\_ \\_\\_VA_ARGS\\_\\_ \\`c\\` \\~\\~d\\~\\~ a\\|b snake_case"
+        );
+        assert_eq!(
+            escape_line("&amp; &#60; AT&T &x"),
+            "\\&amp; \\&#60; AT&T &x"
+        );
+        assert_eq!(escape_line("ends with \\"), "ends with \\\\");
     }
 
     #[test]
     fn block_keeps_paragraphs() {
         assert_eq!(escape_block("  a\n\n---\nb  "), vec!["a", "", "\\---", "b"]);
+        assert_eq!(escape_block("\0\n \u{2028}\na\n\u{1}"), vec!["a"]);
+        assert!(escape_block("\0\n\n").is_empty());
     }
 
     #[test]
@@ -174,30 +297,45 @@ mod tests {
             escape_inline("Notes on *parsers* [draft]"),
             "Notes on \\*parsers\\* \\[draft\\]"
         );
+        assert_eq!(escape_inline("Evil\n## Name <b>"), "Evil ## Name \\<b>");
         assert_eq!(
-            escape_inline("Evil\n## Name <b>"),
-            "Evil \\#\\# Name \\<b\\>"
+            escape_inline("Name\u{2028}injected:\u{85}- x"),
+            "Name injected: - x"
         );
+        assert_eq!(escape_heading("C# #1 \\#"), "C\\# \\#1 \\\\\\#");
+        assert_eq!(escape_heading("T {#id}"), "T {\\#id&#125;");
+        assert_eq!(escape_inline(": x^2^"), "\\: x\\^2\\^");
         assert_eq!(escape_handle("demo_author"), "demo_author");
         assert_eq!(escape_handle("bad*handle"), "bad\\*handle");
     }
 
     #[test]
-    fn urls_and_yaml() {
+    fn urls() {
         assert_eq!(
-            escape_url("https://a.b/x (1)<"),
-            "https://a.b/x%20%281%29%3C"
+            link_url("https://a.b/x (1)<\\"),
+            Some("https://a.b/x%20%281%29%3C%5C".into())
         );
-        assert_eq!(yaml_value("Demo Author"), "Demo Author");
+        assert_eq!(link_url("HTTP://a.b/"), Some("HTTP://a.b/".into()));
+        assert_eq!(link_url("javascript:alert(1)"), None);
+        assert_eq!(link_url("https://"), None);
+        assert_eq!(link_url("//evil.example/x"), None);
         assert_eq!(
-            yaml_value("Mon Aug 10 12:41:03 +0000 2026"),
-            "Mon Aug 10 12:41:03 +0000 2026"
+            link("video", "data:text/html,<b>"),
+            "video: data:text/html,\\<b>"
         );
         assert_eq!(
-            yaml_value("https://x.com/a/status/1"),
-            "https://x.com/a/status/1"
+            image("image", "https://p/x.jpg"),
+            "![image](https://p/x.jpg)"
         );
-        assert_eq!(yaml_value("a: b\n---"), "\"a: b\\n---\"");
-        assert_eq!(yaml_value("@x"), "\"@x\"");
+    }
+
+    #[test]
+    fn yaml() {
+        assert_eq!(yaml_string("Demo Author"), "\"Demo Author\"");
+        assert_eq!(
+            yaml_string("Name\u{2028}injected:\u{2029}- x\u{85}\"q\"\\"),
+            "\"Name\\u2028injected:\\u2029- x\\u0085\\\"q\\\"\\\\\""
+        );
+        assert_eq!(yaml_string("a\tb\0"), "\"a\\u0009b\\u0000\"");
     }
 }

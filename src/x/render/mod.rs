@@ -1,6 +1,8 @@
 //! Markdown rendering of posts and threads (pure functions, golden-tested).
 
+pub mod attached;
 pub mod browse;
+pub mod date;
 pub mod escape;
 pub mod media;
 pub mod post;
@@ -22,9 +24,11 @@ pub mod num {
         out
     }
 
-    /// A link label from upstream text (brackets escaped).
-    pub fn label(s: &str) -> String {
-        super::escape::escape_inline(s)
+    /// A count with its noun, grouped, singular for exactly one:
+    /// `count(1, "repost", "reposts")` → `1 repost`, `24110` → `24,110 views`.
+    /// The one number format of every rendered count.
+    pub fn count(n: u64, one: &str, many: &str) -> String {
+        format!("{} {}", grouped(n), if n == 1 { one } else { many })
     }
 
     #[cfg(test)]
@@ -35,6 +39,9 @@ pub mod num {
             assert_eq!(super::grouped(999), "999");
             assert_eq!(super::grouped(24110), "24,110");
             assert_eq!(super::grouped(1234567), "1,234,567");
+            assert_eq!(super::count(1, "repost", "reposts"), "1 repost");
+            assert_eq!(super::count(0, "repost", "reposts"), "0 reposts");
+            assert_eq!(super::count(24110, "view", "views"), "24,110 views");
         }
     }
 }

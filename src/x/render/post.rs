@@ -1,12 +1,23 @@
 //! Post and thread Markdown (upstream.md §2.9).
+//!
+//! Layout: every block (heading, author block, "Replying to" line, text
+//! paragraphs, poll, media, link card, Community Note, quote, footer; the
+//! attached ones are built in `attached.rs` and `media.rs`) is
+//! followed by a blank line, so CommonMark never merges one into the next;
+//! posts are separated by a blank line, `---` and a blank line. User text
+//! goes through `escape.rs` and never becomes structure.
 
 use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::escape::{escape_block, escape_handle, escape_inline, escape_url, yaml_value};
+use super::attached::{card_lines, note_lines, poll_lines, quoted, url_text};
+use super::date::{iso, post_date};
+use super::escape::{
+    escape_block, escape_handle, escape_heading, escape_inline, link_url, yaml_string,
+};
 use super::media::media_lines;
-use super::num::grouped;
+use super::num::{count as counted, grouped};
 use crate::x::model::{self, count, handle, is_tombstone, s};
 
 /// Most levels of quotes inside quotes rendered. Default 3; deeper quotes
@@ -33,13 +44,18 @@ fn label(context: &str) -> &'static str {
     }
 }
 
-fn author_name(post: &Value) -> String {
+/// The author's name escaped by `esc`, else the handle, else `Unknown`.
+fn author_name(post: &Value, esc: fn(&str) -> String) -> String {
     let a = post.get("author");
-    let name = a
-        .and_then(|a| s(a, "name"))
-        .filter(|n| !n.trim().is_empty());
-    let name = name.or_else(|| a.and_then(|a| s(a, "screen_name")));
-    escape_inline(name.unwrap_or("Unknown"))
+    [
+        a.and_then(|a| s(a, "name")),
+        a.and_then(|a| s(a, "screen_name")),
+    ]
+    .into_iter()
+    .flatten()
+    .map(esc)
+    .find(|n| !n.is_empty())
+    .unwrap_or_else(|| "Unknown".into())
 }
 
 fn unescape_html(s: &str) -> String {
@@ -82,42 +98,66 @@ pub fn display_text(post: &Value) -> String {
     unescape_html(t.trim())
 }
 
+/// Blocks joined by one blank line each.
+fn join_blocks(blocks: Vec<Vec<String>>) -> Vec<String> {
+    let mut l = Vec::new();
+    for b in blocks.into_iter().filter(|b| !b.is_empty()) {
+        if !l.is_empty() {
+            l.push(String::new());
+        }
+        l.extend(b);
+    }
+    l
+}
+
 fn stats_line(post: &Value) -> Option<String> {
     let mut parts = Vec::new();
     let reposts = count(post, "retweets").or_else(|| count(post, "reposts"));
-    for (n, what) in [
-        (count(post, "likes"), "likes"),
-        (reposts, "reposts"),
-        (count(post, "replies"), "replies"),
-        (count(post, "views"), "views"),
+    for (n, one, many) in [
+        (count(post, "likes"), "like", "likes"),
+        (reposts, "repost", "reposts"),
+        (count(post, "replies"), "reply", "replies"),
+        (count(post, "views"), "view", "views"),
     ] {
         if let Some(n) = n {
-            parts.push(format!("{} {what}", grouped(n)));
+            parts.push(counted(n, one, many));
         }
     }
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
+fn date_line(post: &Value) -> Option<String> {
+    post_date(post)
+        .or_else(|| {
+            s(post, "created_at")
+                .map(escape_inline)
+                .filter(|d| !d.is_empty())
+        })
+        .map(|d| format!("Date: {d}"))
+}
+
 fn author_block(author: &Value) -> Vec<String> {
     let mut l = vec!["### Author".to_string(), String::new()];
-    let field = |k: &str| s(author, k).filter(|v| !v.trim().is_empty());
+    let field = |k: &str| s(author, k).map(escape_inline).filter(|v| !v.is_empty());
     if let Some(v) = field("name") {
-        l.push(format!("- **Name:** {}", escape_inline(v)));
+        l.push(format!("- **Name:** {v}"));
     }
-    if let Some(v) = field("screen_name") {
+    if let Some(v) = s(author, "screen_name").filter(|v| !v.trim().is_empty()) {
         l.push(format!("- **Handle:** @{}", escape_handle(v)));
     }
     if let Some(v) = field("description") {
-        l.push(format!("- **Bio:** {}", escape_inline(v)));
+        l.push(format!("- **Bio:** {v}"));
     }
     if let Some(v) = field("location") {
-        l.push(format!("- **Location:** {}", escape_inline(v)));
+        l.push(format!("- **Location:** {v}"));
     }
     if let Some(w) = author
         .get("website")
         .and_then(|w| s(w, "display_url").or_else(|| s(w, "url")))
+        .map(escape_inline)
+        .filter(|w| !w.is_empty())
     {
-        l.push(format!("- **Website:** {}", escape_inline(w)));
+        l.push(format!("- **Website:** {w}"));
     }
     if let Some(n) = count(author, "followers") {
         l.push(format!("- **Followers:** {}", grouped(n)));
@@ -125,25 +165,27 @@ fn author_block(author: &Value) -> Vec<String> {
     if let Some(n) = count(author, "following") {
         l.push(format!("- **Following:** {}", grouped(n)));
     }
-    if let Some(v) = field("joined") {
-        l.push(format!("- **Joined:** {}", escape_inline(v)));
+    if let Some(v) = s(author, "joined").filter(|v| !v.trim().is_empty()) {
+        let d = iso(v).unwrap_or_else(|| escape_inline(v));
+        l.push(format!("- **Joined:** {d}"));
     }
-    l.push(String::new());
     l
 }
 
-fn article_lines(article: &Value) -> Vec<String> {
-    let mut l = Vec::new();
-    if let Some(t) = s(article, "title").filter(|t| !t.trim().is_empty()) {
-        l.push(format!("## {}", escape_inline(t)));
-        l.push(String::new());
+fn article_blocks(article: &Value) -> Vec<Vec<String>> {
+    let mut b = Vec::new();
+    if let Some(t) = s(article, "title")
+        .map(escape_heading)
+        .filter(|t| !t.is_empty())
+    {
+        b.push(vec![format!("## {t}")]);
     }
     let cover = article
         .pointer("/cover_media/media_info/original_img_url")
-        .and_then(Value::as_str);
+        .and_then(Value::as_str)
+        .and_then(link_url);
     if let Some(c) = cover {
-        l.push(format!("![cover]({})", escape_url(c)));
-        l.push(String::new());
+        b.push(vec![format!("![cover]({c})")]);
     }
     let mut body = 0;
     for block in article
@@ -152,133 +194,167 @@ fn article_lines(article: &Value) -> Vec<String> {
         .into_iter()
         .flatten()
     {
-        let text = s(block, "text").unwrap_or("").trim();
-        if text.is_empty() {
+        let text = s(block, "text").unwrap_or("");
+        let inline = escape_heading(text);
+        if inline.is_empty() {
             continue;
         }
         body += 1;
-        match s(block, "type").unwrap_or("") {
-            "header-one" => l.push(format!("# {}", escape_inline(text))),
-            "header-two" => l.push(format!("## {}", escape_inline(text))),
-            "header-three" => l.push(format!("### {}", escape_inline(text))),
-            "unordered-list-item" => l.push(format!("- {}", escape_inline(text))),
-            "ordered-list-item" => l.push(format!("1. {}", escape_inline(text))),
-            "blockquote" => l.push(format!("> {}", escape_inline(text))),
-            _ => l.extend(escape_block(text)),
-        }
-        l.push(String::new());
+        b.push(match s(block, "type").unwrap_or("") {
+            "header-one" => vec![format!("# {inline}")],
+            "header-two" => vec![format!("## {inline}")],
+            "header-three" => vec![format!("### {inline}")],
+            "unordered-list-item" => vec![format!("- {inline}")],
+            "ordered-list-item" => vec![format!("1. {inline}")],
+            "blockquote" => vec![format!("> {inline}")],
+            _ => escape_block(text),
+        });
     }
     if body == 0 {
-        if let Some(p) = s(article, "preview_text").filter(|p| !p.trim().is_empty()) {
-            l.extend(escape_block(p));
-            l.push(String::new());
+        let preview = escape_block(s(article, "preview_text").unwrap_or(""));
+        if preview.iter().any(|l| !l.is_empty()) {
+            b.push(preview);
         }
-        l.push("_Only the article preview is available upstream; open the post link for the full article._".into());
-        l.push(String::new());
+        b.push(vec!["_Only the article preview is available upstream; open the post link for the full article._".into()]);
     }
-    l
+    b
 }
 
-fn poll_lines(poll: &Value) -> Vec<String> {
-    let mut l = Vec::new();
-    let mut head = vec!["> **Poll**".to_string()];
-    if let Some(n) = count(poll, "total_votes") {
-        head.push(format!("{} votes", grouped(n)));
+/// The handle and parent id a reply answers, from `replying_to` (object:
+/// `screen_name` + `status` or `post`; legacy: the handle as a string) and
+/// legacy `replying_to_status`.
+fn reply_target(post: &Value) -> Option<(String, Option<String>)> {
+    let rt = post.get("replying_to");
+    let h = match rt {
+        Some(Value::Object(o)) => o.get("screen_name").and_then(Value::as_str),
+        Some(Value::String(h)) => Some(h.as_str()),
+        _ => None,
     }
-    if let Some(t) = s(poll, "time_left_en").filter(|t| !t.is_empty()) {
-        head.push(escape_inline(t));
+    .filter(|h| !h.trim().is_empty())?;
+    let id = model::parent_id(post).or_else(|| {
+        rt.and_then(|r| s(r, "post"))
+            .filter(|p| crate::x::url::is_id(p))
+            .map(str::to_string)
+    });
+    Some((h.to_string(), id))
+}
+
+/// `Replying to @h · https://x.com/h/status/<id>`, for a reply whose parent
+/// is not among the rendered posts.
+fn replying_line(post: &Value, shown: &HashSet<&str>) -> Option<String> {
+    let (h, id) = reply_target(post)?;
+    if id.as_deref().is_some_and(|i| shown.contains(i)) {
+        return None;
     }
-    l.push(head.join(" · "));
-    for c in poll
-        .get("choices")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = escape_inline(s(c, "label").unwrap_or(""));
-        let pct = c
-            .get("percentage")
-            .and_then(Value::as_f64)
-            .map(|p| format!(" — {p}%"))
-            .unwrap_or_default();
-        let votes = count(c, "count")
-            .map(|n| format!(" ({} votes)", grouped(n)))
-            .unwrap_or_default();
-        l.push(format!("> - {name}{pct}{votes}"));
+    let mut line = format!("Replying to @{}", escape_handle(&h));
+    if let (Some(i), true) = (id, crate::x::url::is_handle(&h)) {
+        line.push_str(&format!(" · https://x.com/{h}/status/{i}"));
     }
-    l
+    Some(line)
+}
+
+/// The body blocks of a status (text, poll, media, card, note, quote), and
+/// whether anything was shown.
+fn body_blocks(post: &Value, depth: usize) -> (Vec<Vec<String>>, bool) {
+    let mut b = Vec::new();
+    let mut shown = false;
+    let article = post.get("article").filter(|a| a.is_object());
+    if let Some(a) = article {
+        b.extend(article_blocks(a));
+        shown = true;
+    }
+    let text = display_text(post);
+    let lines = escape_block(&text);
+    if lines.iter().any(|l| !l.is_empty()) {
+        b.push(lines);
+        shown = true;
+    }
+    if article.is_none() && text.contains("/i/article/") {
+        b.push(vec![
+            "_The article body is not available upstream; open the link above to read it._".into(),
+        ]);
+    }
+    if post.get("possibly_sensitive").and_then(Value::as_bool) == Some(true) {
+        b.push(vec!["> Marked by X as possibly sensitive.".into()]);
+    }
+    if let Some(p) = post.get("poll").filter(|p| p.is_object()) {
+        b.push(poll_lines(p));
+        shown = true;
+    }
+    let media = media_lines(post);
+    shown |= !media.is_empty();
+    b.push(media);
+    if let Some(c) = post.get("card").filter(|c| c.is_object()) {
+        b.push(card_lines(c));
+        shown = true;
+    }
+    if let Some(n) = post.get("community_note").filter(|n| n.is_object()) {
+        b.push(note_lines(n, model::id(post)));
+    }
+    if let Some(q) = post.get("quote").filter(|q| q.is_object()) {
+        b.push(quote_lines(q, depth + 1));
+        shown = true;
+    }
+    (b, shown)
 }
 
 fn quote_lines(q: &Value, depth: usize) -> Vec<String> {
-    let mut l = vec!["> **Quoted post**".to_string(), ">".to_string()];
-    let url = model::post_url(q);
+    let mut blocks = Vec::new();
     if is_tombstone(q) {
-        let reason = s(q, "reason").unwrap_or("unavailable");
-        l.push(format!(
-            "> Quoted post unavailable ({})",
-            escape_inline(reason)
-        ));
-    } else if depth >= MAX_QUOTE_DEPTH {
-        l.push("> (nested quote not shown)".into());
+        let reason = escape_inline(s(q, "reason").unwrap_or("unavailable"));
+        blocks.push(vec![format!("**Quoted post** — unavailable ({reason})")]);
+    } else if depth > MAX_QUOTE_DEPTH {
+        blocks.push(vec!["**Quoted post** (nested quote not shown)".to_string()]);
     } else {
         let h = handle(q)
-            .map(|h| format!(" @{}", escape_handle(h)))
+            .filter(|h| !h.trim().is_empty())
+            .map(|h| format!(" (@{})", escape_handle(h)))
             .unwrap_or_default();
-        l.push(format!("> **{}**{h}", author_name(q)));
-        for line in escape_block(&display_text(q)) {
-            l.push(if line.is_empty() {
-                ">".into()
-            } else {
-                format!("> {line}")
-            });
-        }
-        if let Some(p) = q.get("poll").filter(|p| p.is_object()) {
-            l.extend(poll_lines(p));
-        }
-        l.extend(media_lines(q));
-        if let Some(inner) = q.get("quote").filter(|v| v.is_object()) {
-            l.extend(
-                quote_lines(inner, depth + 1)
-                    .into_iter()
-                    .map(|x| format!("> {x}")),
-            );
-        }
+        blocks.push(vec![format!(
+            "**Quoted post** — **{}**{h}",
+            author_name(q, escape_inline)
+        )]);
+        blocks.extend(body_blocks(q, depth).0);
     }
-    if let Some(u) = url {
-        l.push(format!("> Source: {}", escape_url(&u)));
+    let mut footer: Vec<String> = if is_tombstone(q) {
+        Vec::new()
+    } else {
+        date_line(q).into_iter().collect()
+    };
+    if let Some(u) = model::post_url(q) {
+        footer.push(format!("Source: {}", url_text(&u)));
     }
-    l.push(">".into());
-    l
+    blocks.push(footer);
+    quoted(join_blocks(blocks))
 }
 
 fn front_matter(first: &Value, total: usize) -> Vec<String> {
     let mut l = vec!["---".to_string()];
     l.push(format!(
         "source: {}",
-        yaml_value(&escape_url(s(first, "url").unwrap_or("")))
+        yaml_string(s(first, "url").unwrap_or(""))
     ));
     let name = first
         .get("author")
         .and_then(|a| s(a, "name"))
         .unwrap_or("Unknown");
-    l.push(format!("author: {}", yaml_value(name)));
+    l.push(format!("author: {}", yaml_string(name)));
     let h = handle(first);
     if let Some(h) = h {
-        l.push(format!("author_handle: {}", yaml_value(h)));
+        l.push(format!("author_handle: {}", yaml_string(h)));
     }
-    if let Some(d) = s(first, "created_at") {
-        l.push(format!("published: {}", yaml_value(d)));
+    if let Some(d) = post_date(first).or_else(|| s(first, "created_at").map(str::to_string)) {
+        l.push(format!("published: {}", yaml_string(&d)));
     }
     if total > 1 {
         l.push(format!("thread_posts: {total}"));
     }
-    let mut tags = vec!["twitter".to_string(), "x".to_string()];
+    let mut tags = vec![yaml_string("twitter"), yaml_string("x")];
     if let Some(h) = h {
-        tags.push(yaml_value(h));
+        tags.push(yaml_string(h));
     }
     l.push(format!("tags: [{}]", tags.join(", ")));
     l.push("---".into());
-    l.push(String::new());
     l
 }
 
@@ -288,91 +364,69 @@ fn post_lines(
     n: usize,
     opts: &RenderOptions<'_>,
     author_meta: bool,
+    shown_ids: &HashSet<&str>,
 ) -> Vec<String> {
-    let obsidian = opts.format == "obsidian";
-    let compact = !opts.full && !obsidian;
     let ctx = label(s(post, "context").unwrap_or("post"));
     let url = s(post, "url").unwrap_or(model::MISSING_IDENTITY);
-    let mut l = Vec::new();
-    if is_tombstone(post) {
-        l.push(format!("## {ctx} · {}/{n} — Unavailable post", i + 1));
+    let source = format!("Source: {}", url_text(url));
+    let tomb = is_tombstone(post);
+    let mut blocks = Vec::new();
+    if tomb {
+        blocks.push(vec![format!("## {ctx} · {}/{n} — Unavailable post", i + 1)]);
     } else {
         let h = handle(post)
-            .map(|h| format!(" (@{})", escape_handle(h)))
+            .filter(|h| !h.trim().is_empty())
+            .map(|h| {
+                let h = if crate::x::url::is_handle(h) {
+                    h.to_string()
+                } else {
+                    escape_heading(h)
+                };
+                format!(" (@{h})")
+            })
             .unwrap_or_default();
-        l.push(format!(
+        blocks.push(vec![format!(
             "## {ctx} · {}/{n} — {}{h}",
             i + 1,
-            author_name(post)
-        ));
+            author_name(post, escape_heading)
+        )]);
     }
-    l.push(String::new());
-    if opts.full && !obsidian {
-        l.push(format!("Source: {}", escape_url(url)));
-        if let Some(d) = s(post, "created_at") {
-            l.push(format!("Date: {}", escape_inline(d)));
-        }
-        if let Some(st) = stats_line(post) {
-            l.push(format!("Stats: {st}"));
-        }
-        l.push(String::new());
+    let date = if tomb { None } else { date_line(post) };
+    if opts.full && opts.format != "obsidian" {
+        let mut head = vec![source.clone()];
+        head.extend(date.clone());
+        head.extend(stats_line(post).map(|st| format!("Stats: {st}")));
+        blocks.push(head);
     }
     if author_meta {
         if let Some(a) = post.get("author").filter(|a| a.is_object()) {
-            l.extend(author_block(a));
+            blocks.push(author_block(a));
         }
     }
-    if is_tombstone(post) {
+    if tomb {
         let reason = escape_inline(s(post, "reason").unwrap_or("unavailable"));
         let msg = s(post, "message")
-            .map(|m| format!(": {}", escape_inline(m)))
+            .map(escape_inline)
+            .filter(|m| !m.is_empty())
+            .map(|m| format!(": {m}"))
             .unwrap_or_default();
-        l.push(format!("Post unavailable ({reason}){msg}"));
-        l.push(String::new());
+        blocks.push(vec![format!("Post unavailable ({reason}){msg}")]);
     } else {
-        let mut shown = false;
-        let article = post.get("article").filter(|a| a.is_object());
-        if let Some(a) = article {
-            l.extend(article_lines(a));
-            shown = true;
-        }
-        let text = display_text(post);
-        if !text.is_empty() {
-            l.extend(escape_block(&text));
-            l.push(String::new());
-            shown = true;
-        }
-        if article.is_none() && text.contains("/i/article/") {
-            l.push(
-                "_The article body is not available upstream; open the link above to read it._"
-                    .into(),
-            );
-            l.push(String::new());
-        }
-        if post.get("possibly_sensitive").and_then(Value::as_bool) == Some(true) {
-            l.push("> Marked by X as possibly sensitive.".into());
-        }
-        if let Some(p) = post.get("poll").filter(|p| p.is_object()) {
-            l.extend(poll_lines(p));
-            shown = true;
-        }
-        let media = media_lines(post);
-        shown |= !media.is_empty();
-        l.extend(media);
-        if let Some(q) = post.get("quote").filter(|q| q.is_object()) {
-            l.extend(quote_lines(q, 1));
-            l.push(String::new());
-            shown = true;
-        }
+        blocks.extend(replying_line(post, shown_ids).map(|l| vec![l]));
+        let (body, shown) = body_blocks(post, 0);
+        blocks.extend(body);
         if !shown {
-            l.push("_This post has no text._".into());
-            l.push(String::new());
+            blocks.push(vec!["_This post has no text._".into()]);
         }
     }
-    if compact {
-        l.push(format!("Source: {}", escape_url(url)));
+    if !opts.full || opts.format == "obsidian" {
+        let mut foot: Vec<String> = date.into_iter().collect();
+        if opts.format != "obsidian" {
+            foot.push(source);
+        }
+        blocks.push(foot);
     }
-    l
+    join_blocks(blocks)
 }
 
 /// Renders posts (normalised, with `context` and `url` filled) as one
@@ -383,8 +437,10 @@ pub fn render_posts(posts: &[Value], opts: &RenderOptions<'_>) -> String {
     if opts.format == "obsidian" {
         if let Some(first) = posts.first() {
             lines.extend(front_matter(first, posts.len()));
+            lines.push(String::new());
         }
     }
+    let shown_ids: HashSet<&str> = posts.iter().filter_map(model::id).collect();
     let mut seen = HashSet::new();
     for (i, post) in posts.iter().enumerate() {
         let meta = match opts.userinfo {
@@ -392,8 +448,9 @@ pub fn render_posts(posts: &[Value], opts: &RenderOptions<'_>) -> String {
             "all" => handle(post).is_some_and(|h| seen.insert(h.to_ascii_lowercase())),
             _ => false,
         };
-        lines.extend(post_lines(post, i, posts.len(), opts, meta));
+        lines.extend(post_lines(post, i, posts.len(), opts, meta, &shown_ids));
         if i + 1 < posts.len() {
+            lines.push(String::new());
             lines.push("---".into());
             lines.push(String::new());
         }

@@ -1,0 +1,148 @@
+//! The blocks a post's author attached beside its text, each a blockquote:
+//! a poll, a link card and a Community Note (media are in `media.rs`).
+//! Their text is user text (escaped); their URLs are shown as text.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::escape::{escape_block, escape_inline, link_url};
+use super::num::count as counted;
+use crate::x::model::{count, s};
+
+/// Lines prefixed for a blockquote (`>` alone for a blank line).
+pub fn quoted(lines: Vec<String>) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|x| {
+            if x.is_empty() {
+                ">".into()
+            } else {
+                format!("> {x}")
+            }
+        })
+        .collect()
+}
+
+/// A URL shown as text (never linked by xmd; a renderer that links bare
+/// URLs shows the URL itself).
+pub fn url_text(u: &str) -> String {
+    escape_inline(u)
+}
+
+/// A poll: `**Poll** · N votes · time left`, then `- label — P% (N votes)`
+/// per choice.
+pub fn poll_lines(poll: &Value) -> Vec<String> {
+    let mut head = vec!["**Poll**".to_string()];
+    if let Some(n) = count(poll, "total_votes") {
+        head.push(counted(n, "vote", "votes"));
+    }
+    if let Some(t) = s(poll, "time_left_en")
+        .map(escape_inline)
+        .filter(|t| !t.is_empty())
+    {
+        head.push(t);
+    }
+    let mut l = vec![head.join(" · ")];
+    for c in poll
+        .get("choices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let mut name = escape_inline(s(c, "label").unwrap_or(""));
+        if name.is_empty() {
+            name = "(no label)".into();
+        }
+        let pct = c
+            .get("percentage")
+            .and_then(Value::as_f64)
+            .filter(|p| p.is_finite())
+            .map(|p| format!(" — {p}%"))
+            .unwrap_or_default();
+        let votes = count(c, "count")
+            .map(|n| format!(" ({})", counted(n, "vote", "votes")))
+            .unwrap_or_default();
+        l.push(format!("- {name}{pct}{votes}"));
+    }
+    quoted(l)
+}
+
+/// A link card: `**Link card:** title`, the description, then the URL as
+/// text with its domain. The title is never a link label (it could name
+/// one site and point at another).
+pub fn card_lines(card: &Value) -> Vec<String> {
+    let field = |k: &str| s(card, k).map(escape_inline).filter(|v| !v.is_empty());
+    let mut l = vec![match field("title") {
+        Some(t) => format!("**Link card:** {t}"),
+        None => "**Link card**".into(),
+    }];
+    l.extend(field("description"));
+    let url = field("url");
+    let domain = field("domain");
+    match (url, domain) {
+        (Some(u), Some(d)) => l.push(format!("{u} ({d})")),
+        (Some(u), None) => l.push(u),
+        (None, Some(d)) => l.push(d),
+        (None, None) => {}
+    }
+    quoted(l)
+}
+
+/// A Community Note's text with its t.co links replaced by their targets
+/// (`facets` of type `url`, matched by their `original` string), and the
+/// http(s) links it cites that the text does not show: leftover facets and
+/// legacy Birdwatch `entities` (`ref.url`), once each.
+fn note_text_and_links(note: &Value) -> (String, Vec<String>) {
+    let mut text = s(note, "text").unwrap_or("").to_string();
+    let facets = note
+        .get("facets")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    let mut cited = Vec::new();
+    for f in facets.filter(|f| s(f, "type").is_none_or(|t| t == "url")) {
+        let target = s(f, "replacement").or_else(|| s(f, "original"));
+        match (
+            s(f, "original").filter(|o| o.starts_with("https://t.co/")),
+            target,
+        ) {
+            (Some(o), Some(r)) if text.contains(o) && link_url(r).is_some() => {
+                text = text.replace(o, r);
+            }
+            (_, Some(r)) => cited.push(r),
+            _ => {}
+        }
+    }
+    let entities = note
+        .get("entities")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    cited.extend(entities.filter_map(|e| e.pointer("/ref/url").and_then(Value::as_str)));
+    let mut seen = HashSet::new();
+    let links = cited
+        .into_iter()
+        .filter(|u| link_url(u).is_some() && !text.contains(*u))
+        .filter(|u| seen.insert(u.to_string()))
+        .map(url_text)
+        .collect();
+    (text, links)
+}
+
+/// The Community Note block: `**Community Note**`, its text, `Links:` it
+/// cites beyond the text, and the page of the post's notes on X.
+pub fn note_lines(note: &Value, post_id: Option<&str>) -> Vec<String> {
+    let (text, links) = note_text_and_links(note);
+    let mut l = vec!["**Community Note**".to_string()];
+    l.extend(escape_block(&text));
+    if !links.is_empty() {
+        l.push(format!("Links: {}", links.join(" · ")));
+    }
+    if let Some(id) = post_id.filter(|i| crate::x::url::is_id(i)) {
+        l.push(format!(
+            "Notes on this post: https://x.com/i/birdwatch/t/{id}"
+        ));
+    }
+    quoted(l)
+}

@@ -1,0 +1,167 @@
+//! Post dates as ISO 8601 UTC (`2026-08-10T12:41:03Z`).
+//!
+//! FxTwitter gives `created_at` as X's classic string
+//! (`Mon Aug 10 12:41:03 +0000 2026`) and `created_timestamp` (unix
+//! seconds). The string is read first (it is what X sent); the timestamp is
+//! the fallback; an ISO 8601 string (articles) is passed through.
+
+use serde_json::Value;
+
+/// Latest year accepted (keeps the day arithmetic far from overflow).
+const MAX_YEAR: i64 = 9999;
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil date of a day count (inverse of [`days_from_civil`]).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
+}
+
+/// Unix seconds as `YYYY-MM-DDTHH:MM:SSZ`, for years 1970 to 9999.
+pub fn iso_from_unix(secs: i64) -> Option<String> {
+    if secs < 0 {
+        return None;
+    }
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    (1970..=MAX_YEAR).contains(&y).then(|| {
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+            rem / 3600,
+            rem / 60 % 60,
+            rem % 60
+        )
+    })
+}
+
+/// X's classic date (`Mon Aug 10 12:41:03 +0000 2026`) as unix seconds.
+fn parse_classic(s: &str) -> Option<i64> {
+    let f: Vec<&str> = s.split_whitespace().collect();
+    let [_, mon, day, time, offset, year] = f.as_slice() else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let m = MONTHS.iter().position(|x| x == mon)? as i64 + 1;
+    let num = |s: &str, max: i64| s.parse::<i64>().ok().filter(|n| (0..=max).contains(n));
+    let d = num(day, 31).filter(|d| *d >= 1)?;
+    let y = num(year, MAX_YEAR)?;
+    let hms: Vec<&str> = time.split(':').collect();
+    let [h, mi, se] = hms.as_slice() else {
+        return None;
+    };
+    let (h, mi, se) = (num(h, 23)?, num(mi, 59)?, num(se, 60)?);
+    let (sign, digits) = match offset.as_bytes().first()? {
+        b'+' => (1, &offset[1..]),
+        b'-' => (-1, &offset[1..]),
+        _ => return None,
+    };
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let off = sign * (num(&digits[..2], 23)? * 3600 + num(&digits[2..], 59)? * 60);
+    Some(days_from_civil(y, m, d) * 86_400 + h * 3600 + mi * 60 + se - off)
+}
+
+/// True for `YYYY-MM-DDTHH:MM:SS…` (digits where digits belong).
+fn looks_iso(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 19
+        && b.len() <= 40
+        && b.iter().take(19).enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            _ => c.is_ascii_digit(),
+        })
+        && s.is_ascii()
+}
+
+/// A date string (X's classic form, or ISO 8601 passed through) as ISO 8601
+/// UTC.
+pub fn iso(s: &str) -> Option<String> {
+    parse_classic(s)
+        .and_then(iso_from_unix)
+        .or_else(|| looks_iso(s).then(|| s.to_string()))
+}
+
+/// The post's date as ISO 8601 UTC, when `created_at` or
+/// `created_timestamp` gives one.
+pub fn post_date(post: &Value) -> Option<String> {
+    if let Some(d) = post.get("created_at").and_then(Value::as_str).and_then(iso) {
+        return Some(d);
+    }
+    let ts = post.get("created_timestamp")?;
+    let secs = ts.as_i64().or_else(|| {
+        ts.as_f64()
+            .filter(|f| f.is_finite())
+            .map(|f| f.floor() as i64)
+    })?;
+    iso_from_unix(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn classic_and_timestamp() {
+        let d = |v| post_date(&v);
+        assert_eq!(
+            d(json!({"created_at": "Mon Aug 10 12:41:03 +0000 2026"})),
+            Some("2026-08-10T12:41:03Z".into())
+        );
+        assert_eq!(
+            d(json!({"created_at": "Tue Feb 29 23:30:00 -0130 2028"})),
+            Some("2028-03-01T01:00:00Z".into())
+        );
+        assert_eq!(
+            d(json!({"created_at": "junk", "created_timestamp": 1727870400})),
+            Some("2024-10-02T12:00:00Z".into())
+        );
+        assert_eq!(
+            d(json!({"created_at": "2024-05-02T11:20:33.000Z"})),
+            Some("2024-05-02T11:20:33.000Z".into())
+        );
+        assert_eq!(d(json!({"created_timestamp": 1.5e300})), None);
+        assert_eq!(d(json!({"created_timestamp": -1})), None);
+        assert_eq!(d(json!({})), None);
+        assert_eq!(iso_from_unix(0), Some("1970-01-01T00:00:00Z".into()));
+    }
+
+    #[test]
+    fn civil_round_trip() {
+        for days in [-1, 0, 59, 365, 11_016, 20_000, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+    }
+}
