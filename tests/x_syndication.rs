@@ -81,7 +81,8 @@ fn assert_one_request_with_id_and_token(s: &FakeUpstream, id: &str) {
 }
 
 const PLAIN_MARKDOWN: &str = "## Post · 1/1 — Ada Example (@ada_example)\n\n\
-Shipping 0.9 tonight & the docs are &lt;finally> done: https://example.com/notes/0.9 #release\n\n\
+Shipping 0.9 tonight & the docs are \\<finally> done: https://example.com/notes/0.9 #release\n\n\
+Date: 2026-07-14T09:05:31Z\n\
 Source: https://x.com/ada_example/status/1901234567890123456\n\n\
 > **Note:** FxTwitter failed (code fxtwitter_error), so this post comes from the fallback, X's \
 syndication endpoint. It cannot include the thread, the replies, or the repost, quote, bookmark \
@@ -292,9 +293,11 @@ fn photos_alt_text_and_quoted_video_map_into_the_fxtwitter_shape() {
         out.text,
         format!(
             "## Post · 1/1 — Bruno Sample (@bruno_sample)\n\n\
+             Replying to @ada_example · https://x.com/ada_example/status/1897654321098765432\n\n\
              Before and after, same coffee, two mugs.\n\n\
-             > ![image](https://pbs.twimg.com/media/GxAaBbCcDdEe1.jpg)\n\
-             > ![image](https://pbs.twimg.com/media/GxFfGgHhIiJj2.jpg)\n\
+             > ![A white mug of black coffee on a wooden desk](https://pbs.twimg.com/media/GxAaBbCcDdEe1.jpg)\n\
+             > ![image](https://pbs.twimg.com/media/GxFfGgHhIiJj2.jpg)\n\n\
+             Date: 2026-07-15T18:22:07Z\n\
              Source: https://x.com/bruno_sample/status/1902345678901234567\n\n\
              > **Note:** FxTwitter failed (code fxtwitter_error), {NOTE}"
         )
@@ -335,7 +338,7 @@ fn photos_alt_text_and_quoted_video_map_into_the_fxtwitter_shape() {
     );
     assert_eq!(v["variants"].as_array().unwrap().len(), 3);
     assert!(out.text.contains(
-        "> **Quoted post**\n>\n> **Ada Example** @ada_example\n> Twelve seconds of the build light.\n> [video](https://video.twimg.com/ext_tw_video/1897654300000000001/pu/vid/avc1/1280x720/Qr9St0Uv1Wx2.mp4?tag=12)\n"
+        "> **Quoted post** — **Ada Example** (@ada_example)\n>\n> Twelve seconds of the build light.\n>\n> > [video](https://video.twimg.com/ext_tw_video/1897654300000000001/pu/vid/avc1/1280x720/Qr9St0Uv1Wx2.mp4?tag=12)\n"
     ), "{}", out.text);
     assert_eq!(syn::requests(&s), 2);
 }
