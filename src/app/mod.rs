@@ -18,6 +18,7 @@
 //!
 //! Query strings never change the route and nothing ever redirects.
 
+pub mod client_addr;
 pub mod landing;
 pub mod limits;
 pub mod metered;
@@ -155,6 +156,8 @@ pub struct App {
     manifest: StaticDoc,
     policy: OriginPolicy,
     xroutes: xroutes::XRoutes,
+    /// Who may report the client address (`--trusted-proxies`).
+    proxies: client_addr::TrustedProxies,
 }
 
 impl App {
@@ -231,6 +234,7 @@ impl App {
             manifest,
             policy,
             xroutes,
+            proxies: config.trusted_proxies.clone(),
         }
     }
 
@@ -244,7 +248,7 @@ impl App {
         }
     }
 
-    fn mcp_endpoint(&self, request: Request) -> Handled {
+    fn mcp_endpoint(&self, request: Request, client: std::net::IpAddr) -> Handled {
         let head = &request.head;
         match head.method {
             Method::Post => {}
@@ -291,7 +295,7 @@ impl App {
                 Handled::Now(response)
             }
             Outcome::Call(call) => {
-                if let Some(refused) = self.rate_limited(&call, request.peer) {
+                if let Some(refused) = self.rate_limited(&call, client) {
                     METRICS.rpc(Some("tools/call"), refused.status);
                     let mut response = frame(refused, framing);
                     response.trace.rpc_method = Some("tools/call".into());
@@ -304,11 +308,11 @@ impl App {
     }
 
     /// The `isError` answer for a client past its `tools/call` rate, if it is.
-    fn rate_limited(&self, call: &mcp::PendingCall, peer: std::net::SocketAddr) -> Option<Reply> {
+    fn rate_limited(&self, call: &mcp::PendingCall, client: std::net::IpAddr) -> Option<Reply> {
         let wait = self
             .limiter
             .as_ref()?
-            .check(peer.ip(), std::time::Instant::now())
+            .check(client, std::time::Instant::now())
             .err()?;
         Some(call.reply(&crate::x::tools::ToolOutput {
             text: limits::rate_limited_text(wait),
@@ -358,25 +362,42 @@ impl Work for DeferredCall {
     }
 }
 
-/// Deferred work answered with CORS headers, busy or not.
-struct WithCors {
+/// Deferred work answered with CORS headers (when `origin` is set) and
+/// traced with the forwarded client address, busy or not.
+struct Finished {
     inner: Job,
-    origin: String,
+    origin: Option<String>,
+    client: Option<std::net::IpAddr>,
 }
 
-impl Work for WithCors {
+impl Work for Finished {
     fn run(self: Box<Self>) -> Response {
-        with_cors(self.inner.run(), self.origin)
+        finish(self.inner.run(), self.origin, self.client)
     }
 
     fn busy(self: Box<Self>) -> Response {
-        with_cors(self.inner.busy(), self.origin)
+        finish(self.inner.busy(), self.origin, self.client)
+    }
+}
+
+/// Adds the CORS headers for `origin` and traces the forwarded client.
+fn finish(
+    mut response: Response,
+    origin: Option<String>,
+    client: Option<std::net::IpAddr>,
+) -> Response {
+    response.trace.client = client;
+    match origin {
+        Some(origin) => with_cors(response, origin),
+        None => response,
     }
 }
 
 impl Handler for App {
     fn handle(&self, request: Request) -> Handled {
         let head = &request.head;
+        let forwarded = self.proxies.forwarded_client(request.peer, head);
+        let client = forwarded.unwrap_or_else(|| request.peer.ip());
         if head.minor_version >= 1 && head.header("host").is_none() {
             return Handled::Now(
                 transport_error(400, "Bad Request: HTTP/1.1 requests need a Host header").closing(),
@@ -393,7 +414,7 @@ impl Handler for App {
         };
         let path = head.path();
         let handled = if path == "/mcp" || path == "/mcp/" {
-            match self.mcp_endpoint(request) {
+            match self.mcp_endpoint(request, client) {
                 Handled::Now(r) => Handled::Now(routed(r, ROUTE_MCP)),
                 later => later,
             }
@@ -406,12 +427,13 @@ impl Handler for App {
         } else {
             Handled::Now(routed(not_found(), crate::metrics::ROUTE_NOT_FOUND))
         };
-        match (cors_origin, handled) {
-            (None, h) => h,
-            (Some(origin), Handled::Now(r)) => Handled::Now(with_cors(r, origin)),
-            (Some(origin), Handled::Later(inner)) => {
-                Handled::Later(Box::new(WithCors { inner, origin }))
-            }
+        match handled {
+            Handled::Now(r) => Handled::Now(finish(r, cors_origin, forwarded)),
+            Handled::Later(inner) => Handled::Later(Box::new(Finished {
+                inner,
+                origin: cors_origin,
+                client: forwarded,
+            })),
         }
     }
 }
