@@ -24,6 +24,7 @@ pub mod limits;
 pub mod metered;
 pub mod origin;
 pub mod statics;
+pub mod upstream_check;
 pub mod xhttp;
 pub mod xroutes;
 
@@ -300,6 +301,8 @@ impl App {
                     let mut response = frame(refused, framing);
                     response.trace.rpc_method = Some("tools/call".into());
                     response.trace.tool = Some(call.call().name);
+                    METRICS.tool_error(limits::RATE_LIMITED_CODE);
+                    response.trace.error = Some(limits::RATE_LIMITED_CODE.into());
                     return Handled::Now(response);
                 }
                 self.defer(call, framing)
@@ -335,6 +338,7 @@ struct DeferredCall {
 
 impl Work for DeferredCall {
     fn run(self: Box<Self>) -> Response {
+        metered::take_cause();
         let (reply, stats) = self.call.run_traced();
         METRICS.rpc(Some("tools/call"), reply.status);
         METRICS.tool(stats.tool, stats.outcome as usize);
@@ -347,6 +351,7 @@ impl Work for DeferredCall {
         response.trace.tool = Some(stats.tool);
         response.trace.tool_ms = Some(stats.took.as_millis() as u64);
         response.trace.cache = stats.cache;
+        response.trace.error = stats.error_code.map(metered::failure_note);
         response
     }
 
