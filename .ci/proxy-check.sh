@@ -85,6 +85,9 @@ if ! command -v nginx >/dev/null; then
 fi
 NGINX=$(command -v nginx || true)
 [ -n "$NGINX" ] || { fail setup "nginx is not installed and cannot be (needs root and apt-get)"; exit 1; }
+if ! command -v openssl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssl >/dev/null || true
+fi
 command -v openssl >/dev/null || { fail setup "openssl is needed for the test certificate"; exit 1; }
 echo "$("$NGINX" -v 2>&1)"
 

@@ -434,6 +434,9 @@ impl Handler for App {
         };
         match handled {
             Handled::Now(r) => Handled::Now(finish(r, cors_origin, forwarded)),
+            Handled::Later(inner) if cors_origin.is_none() && forwarded.is_none() => {
+                Handled::Later(inner)
+            }
             Handled::Later(inner) => Handled::Later(Box::new(Finished {
                 inner,
                 origin: cors_origin,
