@@ -231,7 +231,9 @@ expect = {
                           "mcp": {"x-md": {"type": "remote", "url": mcp}}}),
     "windsurf": ("json", {"mcpServers": {"x-md": {"serverUrl": mcp}}}),
     "amp-json": ("json", {"amp.mcpServers": {"x-md": {"url": mcp}}}),
-    "vscode": ("json", {"mcpServers": {"x-md": {"type": "http", "url": mcp}}}),
+    "vscode": ("json", {"servers": {"x-md": {"type": "http", "url": mcp}}}),
+    "claude-json": ("json", {"mcpServers": {"x-md": {"type": "http", "url": mcp}}}),
+    "cursor": ("json", {"mcpServers": {"x-md": {"url": mcp}}}),
 }
 by_article = {a: t for a, _, t in p.snippets if a}
 for cid, (fmt, want) in expect.items():
@@ -257,7 +259,7 @@ except ValueError as e:
     argv = [str(e)]
 check(len(argv) > 4 and argv[4] == mcp and json.loads(argv[-1])["method"] == "tools/list",
       "curl tools/list line targets the server's own URL", repr(argv[:5]))
-check(p.buttons == len(p.snippets) == 11,
+check(p.buttons == len(p.snippets) == 13,
       f"page script added a copy button to every snippet ({p.buttons}/{len(p.snippets)})")
 check(not p.resources, "no external resources (img, link, src=...)", ", ".join(p.resources))
 

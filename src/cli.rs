@@ -51,6 +51,8 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--rate-burst", env: "XMD_RATE_BURST", value: "N", help: format!("tool calls a client may make at once before --rate-limit applies [default: {}]", crate::app::limits::DEFAULT_RATE_BURST) },
         Setting { flag: "--upstream-budget", env: "XMD_UPSTREAM_BUDGET", value: "PER_SEC", help: format!("upstream requests per second for the whole server (burst: {}s' worth), kept under FxTwitter's 1000/min per IP; past it tools answer isError with code upstream_budget; 0 turns it off [default: {}]", crate::app::limits::UPSTREAM_BUDGET_BURST_SECS, crate::app::limits::DEFAULT_UPSTREAM_BUDGET) },
         Setting { flag: "--log-format", env: "XMD_LOG_FORMAT", value: "FORMAT", help: "access log on stderr: plain, json or off [default: plain]".into() },
+        Setting { flag: "--trusted-proxies", env: "XMD_TRUSTED_PROXIES", value: "CIDRS", help: format!("comma-separated reverse-proxy addresses or ranges (127.0.0.1,10.0.0.0/8,::1); from these peers only, the client address (rate limits, access log) is the rightmost untrusted hop of --proxy-header; at most {} [default: none, the TCP peer is the client]", crate::app::client_addr::MAX_TRUSTED_PROXIES) },
+        Setting { flag: "--proxy-header", env: "XMD_PROXY_HEADER", value: "NAME", help: "the header the trusted proxies write: x-forwarded-for or forwarded (RFC 7239) [default: x-forwarded-for]".into() },
         Setting { flag: "--allowed-origins", env: "XMD_ALLOWED_ORIGINS", value: "LIST", help: "comma-separated Origins allowed to call the server (replaces the loopback-only rule) [default: loopback origins on a loopback listener, any on a public one]".into() },
     ]
 }
@@ -250,6 +252,18 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
                 .filter(|o| !o.is_empty())
                 .collect(),
         );
+    }
+    let proxy_header = match lookup("--proxy-header") {
+        None => crate::app::client_addr::ProxyHeader::XForwardedFor,
+        Some((name, v)) => crate::app::client_addr::ProxyHeader::parse(&v).ok_or_else(|| {
+            UsageError(format!(
+                "invalid {name} '{v}' (expected x-forwarded-for or forwarded)"
+            ))
+        })?,
+    };
+    if let Some((name, v)) = lookup("--trusted-proxies") {
+        config.trusted_proxies = crate::app::client_addr::TrustedProxies::parse(&v, proxy_header)
+            .map_err(|e| UsageError(format!("invalid {name}: {e}")))?;
     }
     if let Some((name, v)) = lookup("--log-format") {
         config.log_format = LogFormat::parse(v.trim()).ok_or_else(|| {

@@ -195,6 +195,9 @@ pub struct Config {
     /// Global upstream requests per second (0 = off); see
     /// [`crate::app::limits::DEFAULT_UPSTREAM_BUDGET`].
     pub upstream_budget: u32,
+    /// Reverse proxies whose `X-Forwarded-For` (or `Forwarded`) names the
+    /// client (`--trusted-proxies`, `--proxy-header`); default none.
+    pub trusted_proxies: crate::app::client_addr::TrustedProxies,
     /// Access-log format; default plain.
     pub log_format: crate::server::log::LogFormat,
     /// HTTP limits.
@@ -221,6 +224,7 @@ impl Config {
             rate_limit: crate::app::limits::DEFAULT_RATE_LIMIT,
             rate_burst: crate::app::limits::DEFAULT_RATE_BURST,
             upstream_budget: crate::app::limits::DEFAULT_UPSTREAM_BUDGET,
+            trusted_proxies: crate::app::client_addr::TrustedProxies::default(),
             log_format: crate::server::log::LogFormat::Plain,
             limits: Limits::default(),
         }

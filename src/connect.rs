@@ -43,13 +43,37 @@ pub struct Client {
 }
 
 /// Every client, in the order the page and `xmd connect` show them.
-pub const CLIENTS: [Client; 9] = [
+///
+/// Each snippet follows the format its client documents (tests/connect_formats.rs
+/// checks each against a schema transcribed from that page):
+/// - Claude Code: `claude mcp add --transport http <name> <url>`, and a
+///   project's `.mcp.json` with `mcpServers.<name>.{type: "http", url}`
+///   (<https://code.claude.com/docs/en/mcp>);
+/// - Codex: `codex mcp add <name> --url <url>` and `[mcp_servers.<name>] url`
+///   in `~/.codex/config.toml` (<https://developers.openai.com/codex/mcp>);
+/// - Cursor: `mcpServers.<name>.url` in `~/.cursor/mcp.json` (<https://cursor.com/docs/mcp>);
+/// - VS Code: a top-level `servers` map with `type: "http"` and `url` in
+///   `.vscode/mcp.json` (<https://code.visualstudio.com/docs/copilot/reference/mcp-configuration>);
+/// - Windsurf: `mcpServers.<name>.serverUrl` in `~/.codeium/windsurf/mcp_config.json`
+///   (<https://docs.windsurf.com/windsurf/cascade/mcp>);
+/// - opencode: `mcp.<name>` with `type: "remote"` and `url` in `opencode.json`
+///   (<https://opencode.ai/docs/mcp-servers>);
+/// - Amp: `amp mcp add <name> <url>` and `amp.mcpServers.<name>.url` in its
+///   settings.json (<https://ampcode.com/manual#mcp>).
+pub const CLIENTS: [Client; 11] = [
     Client {
         id: "claude",
         name: "Claude Code",
         hint: "Run in a terminal.",
         format: Format::Shell,
         template: "claude mcp add --transport http x-md {URL}",
+    },
+    Client {
+        id: "claude-json",
+        name: "Claude Code .mcp.json",
+        hint: "Add to a project's .mcp.json (shared with the team).",
+        format: Format::Json,
+        template: "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"type\": \"http\",\n      \"url\": {URL}\n    }\n  }\n}",
     },
     Client {
         id: "codex",
@@ -66,11 +90,25 @@ pub const CLIENTS: [Client; 9] = [
         template: "[mcp_servers.x-md]\nurl = {URL}",
     },
     Client {
-        id: "json",
-        name: "mcpServers JSON",
-        hint: "For Cursor (~/.cursor/mcp.json) and other clients that read an mcpServers map.",
+        id: "cursor",
+        name: "Cursor",
+        hint: "Add to ~/.cursor/mcp.json (or a project's .cursor/mcp.json).",
         format: Format::Json,
         template: "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"url\": {URL}\n    }\n  }\n}",
+    },
+    Client {
+        id: "vscode",
+        name: "VS Code",
+        hint: "Add to .vscode/mcp.json, or run MCP: Open User Configuration.",
+        format: Format::Json,
+        template: "{\n  \"servers\": {\n    \"x-md\": {\n      \"type\": \"http\",\n      \"url\": {URL}\n    }\n  }\n}",
+    },
+    Client {
+        id: "windsurf",
+        name: "Windsurf",
+        hint: "Add to ~/.codeium/windsurf/mcp_config.json.",
+        format: Format::Json,
+        template: "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"serverUrl\": {URL}\n    }\n  }\n}",
     },
     Client {
         id: "opencode",
@@ -78,13 +116,6 @@ pub const CLIENTS: [Client; 9] = [
         hint: "Merge into opencode.json.",
         format: Format::Json,
         template: "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"mcp\": {\n    \"x-md\": {\n      \"type\": \"remote\",\n      \"url\": {URL}\n    }\n  }\n}",
-    },
-    Client {
-        id: "windsurf",
-        name: "Windsurf (serverUrl)",
-        hint: "Add to ~/.codeium/windsurf/mcp_config.json, or any client that names the field serverUrl.",
-        format: Format::Json,
-        template: "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"serverUrl\": {URL}\n    }\n  }\n}",
     },
     Client {
         id: "amp",
@@ -101,11 +132,11 @@ pub const CLIENTS: [Client; 9] = [
         template: "{\n  \"amp.mcpServers\": {\n    \"x-md\": {\n      \"url\": {URL}\n    }\n  }\n}",
     },
     Client {
-        id: "vscode",
-        name: "type: \"http\" clients",
-        hint: "For VS Code-style configs and a project's .mcp.json, which name the transport.",
+        id: "json",
+        name: "mcpServers JSON",
+        hint: "For other clients that read an mcpServers map with a url.",
         format: Format::Json,
-        template: "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"type\": \"http\",\n      \"url\": {URL}\n    }\n  }\n}",
+        template: "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"url\": {URL}\n    }\n  }\n}",
     },
 ];
 
@@ -332,7 +363,7 @@ mod tests {
         );
         assert_eq!(
             c("vscode"),
-            "{\n  \"mcpServers\": {\n    \"x-md\": {\n      \"type\": \"http\",\n      \"url\": \"https://x.pcstyle.dev/mcp\"\n    }\n  }\n}"
+            "{\n  \"servers\": {\n    \"x-md\": {\n      \"type\": \"http\",\n      \"url\": \"https://x.pcstyle.dev/mcp\"\n    }\n  }\n}"
         );
     }
 
@@ -370,8 +401,8 @@ mod tests {
             })
         );
         assert_eq!(
-            parse(&a(&["cursor"]), None),
-            Err("unknown client 'cursor' (known: claude, codex, codex-toml, json, opencode, windsurf, amp, amp-json, vscode)".into())
+            parse(&a(&["cursr"]), None),
+            Err("unknown client 'cursr' (known: claude, claude-json, codex, codex-toml, cursor, vscode, windsurf, opencode, amp, amp-json, json)".into())
         );
         assert_eq!(
             parse(&a(&["--url"]), None),
@@ -385,7 +416,7 @@ mod tests {
             parse(&a(&["claude", "codex"]), None),
             Err("unexpected argument 'codex' (one CLIENT at most)".into())
         );
-        assert_eq!(parse(&a(&["x", "--help"]), None), Err("unknown client 'x' (known: claude, codex, codex-toml, json, opencode, windsurf, amp, amp-json, vscode)".into()));
+        assert_eq!(parse(&a(&["x", "--help"]), None), Err("unknown client 'x' (known: claude, claude-json, codex, codex-toml, cursor, vscode, windsurf, opencode, amp, amp-json, json)".into()));
         assert_eq!(parse(&a(&["--help"]), None), Ok(Request::Help));
     }
 }

@@ -21,7 +21,12 @@ pub mod client;
 pub mod config;
 pub mod connect;
 pub mod docs;
+/// The fuzz targets' property checks (`fuzz/harness/`), only with the
+/// `fuzzing` feature: the fuzz crate and the tests enable it, the shipped
+/// build neither compiles it nor needs `fuzz/` and `tests/` to be present.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
+#[path = "../fuzz/harness/mod.rs"]
 pub mod fuzzing;
 pub mod http;
 pub mod mcp;

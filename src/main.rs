@@ -104,6 +104,14 @@ fn main() -> ExitCode {
         )
     };
     stderr_line(line);
+    xmd::app::upstream_check::spawn(&config.upstream, move |warning| {
+        stderr_line(if json_log {
+            serde_json::json!({"time": rfc3339_now(), "event": "warning", "message": warning})
+                .to_string()
+        } else {
+            format!("xmd: warning: {warning}")
+        });
+    });
     let started = std::time::Instant::now();
     match server.run(app) {
         Ok(()) => {

@@ -81,6 +81,34 @@ pub const UPSTREAM: [&str; 15] = [
     "too_large",
 ];
 
+/// Labels of `xmd_tool_errors_total`: the machine codes of `isError`
+/// results (`crate::x::error::code`, the rate limit's code); any other
+/// counts as `other`.
+pub const ERROR_CODES: [&str; 16] = {
+    use crate::x::error::code::*;
+    [
+        NETWORK,
+        TIMEOUT,
+        RATE_LIMITED,
+        UPSTREAM_ERROR,
+        INVALID_RESPONSE,
+        NOT_FOUND,
+        PRIVATE,
+        NOT_IMPLEMENTED,
+        SUSPENDED,
+        PROTECTED,
+        SEARCH_UNAVAILABLE,
+        INVALID_CURSOR,
+        UPSTREAM_BUDGET,
+        BAD_REQUEST,
+        crate::app::limits::RATE_LIMITED_CODE,
+        "other",
+    ]
+};
+
+/// Labels of `xmd_upstream_failures_total` (`crate::app::metered::Cause`).
+pub const FAILURE_CAUSES: [&str; 8] = crate::app::metered::Cause::LABELS;
+
 /// Upstream latency histogram bounds in seconds.
 pub const BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
@@ -113,6 +141,8 @@ pub struct Metrics {
     rpc: [[AtomicU64; STATUSES.len() + 1]; METHODS.len() + 1],
     tools: [[AtomicU64; OUTCOMES.len()]; TOOLS.len()],
     upstream: [AtomicU64; UPSTREAM.len()],
+    upstream_failures: [AtomicU64; FAILURE_CAUSES.len()],
+    tool_errors: [AtomicU64; ERROR_CODES.len()],
     upstream_buckets: [AtomicU64; BUCKETS.len()],
     upstream_count: AtomicU64,
     upstream_micros: AtomicU64,
@@ -131,6 +161,8 @@ pub static METRICS: Metrics = Metrics {
     rpc: [const { [Z; STATUSES.len() + 1] }; METHODS.len() + 1],
     tools: [const { [Z; OUTCOMES.len()] }; TOOLS.len()],
     upstream: [Z; UPSTREAM.len()],
+    upstream_failures: [Z; FAILURE_CAUSES.len()],
+    tool_errors: [Z; ERROR_CODES.len()],
     upstream_buckets: [Z; BUCKETS.len()],
     upstream_count: Z,
     upstream_micros: Z,
@@ -202,6 +234,24 @@ impl Metrics {
     pub fn syndication(&self, label: &str) {
         let i = UPSTREAM.iter().position(|x| *x == label).unwrap_or(11);
         add(&self.syndication[i]);
+    }
+
+    /// Counts one failed upstream request by cause (a label of
+    /// [`FAILURE_CAUSES`]).
+    pub fn upstream_failure(&self, cause: &str) {
+        if let Some(i) = FAILURE_CAUSES.iter().position(|x| *x == cause) {
+            add(&self.upstream_failures[i]);
+        }
+    }
+
+    /// Counts one `isError` tool result by its machine code (unknown codes
+    /// count as `other`).
+    pub fn tool_error(&self, code: &str) {
+        let i = ERROR_CODES
+            .iter()
+            .position(|x| *x == code)
+            .unwrap_or(ERROR_CODES.len() - 1);
+        add(&self.tool_errors[i]);
     }
 
     /// Counts a tool result's cache status (`hit`, `miss` or `bypass`).
@@ -308,6 +358,38 @@ impl Metrics {
                     "xmd_tool_calls_total{{tool=\"{}\",outcome=\"{}\"}} {}",
                     TOOLS[t],
                     OUTCOMES[o],
+                    get(c)
+                );
+            }
+        }
+        header(
+            &mut out,
+            "xmd_tool_errors_total",
+            "counter",
+            "isError tool results by machine code (fxtwitter_network, upstream_timeout, not_found, ...).",
+        );
+        for (i, c) in self.tool_errors.iter().enumerate() {
+            if get(c) > 0 {
+                let _ = writeln!(
+                    out,
+                    "xmd_tool_errors_total{{code=\"{}\"}} {}",
+                    ERROR_CODES[i],
+                    get(c)
+                );
+            }
+        }
+        header(
+            &mut out,
+            "xmd_upstream_failures_total",
+            "counter",
+            "Failed upstream requests by cause (dns, refused, reset, connect, timeout, too_large, network, status = a 4xx/5xx answer).",
+        );
+        for (i, c) in self.upstream_failures.iter().enumerate() {
+            if get(c) > 0 {
+                let _ = writeln!(
+                    out,
+                    "xmd_upstream_failures_total{{cause=\"{}\"}} {}",
+                    FAILURE_CAUSES[i],
                     get(c)
                 );
             }

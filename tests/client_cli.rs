@@ -139,6 +139,75 @@ fn success_commands_exit_0_with_json() {
     }
 }
 
+/// `key=value` is typed by the tool's inputSchema (issue 17): the line
+/// from the issue, which sent strings and got -32602, now works.
+#[test]
+fn key_value_arguments_are_typed_by_the_input_schema() {
+    let fake = FakeUpstream::start();
+    common::timeline::serve_profile_timeline(&fake);
+    let xmd = Xmd::start(&["--upstream", &fake.base_url()]);
+    let url = format!("http://{}/mcp", xmd.addr);
+    for era in ["modern", "legacy"] {
+        let r = client(
+            &[
+                "--url",
+                &url,
+                "--era",
+                era,
+                "call",
+                "x_md_get_profile",
+                "handle=demo_author",
+                "limit=3",
+                "full=true",
+            ],
+            "",
+        );
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        let v = r.json();
+        assert_eq!(v["isError"], false, "{v}");
+        assert_eq!(v["structuredContent"]["limit"], 3);
+        assert_eq!(v["structuredContent"]["posts"].as_array().unwrap().len(), 3);
+    }
+    // A value that fits no type of the property: a usage error, no call.
+    let r = client(
+        &[
+            "--url",
+            &url,
+            "call",
+            "x_md_get_profile",
+            "handle=demo_author",
+            "limit=three",
+        ],
+        "",
+    );
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.error_line(),
+        "xmd client: argument 'limit=three': the tool's inputSchema wants integer (write limit:=JSON to send a value as written)"
+    );
+    // A string property keeps its text, even when it looks like a number.
+    let r = client(
+        &[
+            "--url",
+            &url,
+            "call",
+            "x_md_get_profile",
+            "handle=123",
+            "limit:=1",
+        ],
+        "",
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.json()["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("@123"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn arguments_from_stdin() {
     let (_f, _x, url) = server();

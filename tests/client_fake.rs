@@ -586,8 +586,104 @@ fn a_repeated_cursor_ends_the_list_with_an_error() {
         )
     });
     let m = protocol_msg(fake.client(Era::Modern).list_tools().unwrap_err());
-    assert_eq!(m, "tools/list: server repeated cursor \"same\"");
+    assert_eq!(
+        m,
+        "tools/list: server repeated cursor \"same\" after page 2 (a cursor cycle); stopped"
+    );
     assert_eq!(fake.requests().len(), 2);
+}
+
+/// A cycle through several cursors (A→B→C→A) is seen on the first revisit,
+/// not after MAX_LIST_PAGES pages.
+#[test]
+fn a_cursor_cycle_ends_the_list_at_the_first_revisit() {
+    for cycle in [vec!["A", "B"], vec!["A", "B", "C", "D", "E"]] {
+        let next = cycle.clone();
+        let fake = Fake::start(move |req: &Req| {
+            let at = req.body["params"]["cursor"].as_str();
+            let i = at.map_or(0, |c| next.iter().position(|x| *x == c).unwrap() + 1);
+            let cursor = next[i % next.len()];
+            Reply::result(
+                req,
+                json!({"resultType": "complete", "tools": [], "nextCursor": cursor}),
+            )
+        });
+        let m = protocol_msg(fake.client(Era::Modern).list_tools().unwrap_err());
+        let pages = cycle.len() + 1;
+        assert_eq!(
+            m,
+            format!("tools/list: server repeated cursor \"A\" after page {pages} (a cursor cycle); stopped")
+        );
+        assert_eq!(fake.requests().len(), pages);
+    }
+}
+
+/// MCP 2025-11-25 (SEP-1699): a stream that sends a priming event with an
+/// `id` (and a `retry`) and closes before the response is resumed with
+/// `GET` and `Last-Event-ID`, after the `retry` wait.
+#[test]
+fn a_closed_sse_stream_is_resumed_with_last_event_id() {
+    let fake = Fake::start(|req: &Req| match req.verb.as_str() {
+        "POST" => Reply::sse(&["id: ev-1\nretry: 150\ndata: \n\n"]),
+        "GET" => {
+            let id = json!(1);
+            Reply::sse(&[
+                "id: ev-2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n",
+                &format!(
+                    "id: ev-3\ndata: {}\n\n",
+                    json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete", "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}})
+                ),
+            ])
+        }
+        _ => Reply::empty(405),
+    });
+    let started = std::time::Instant::now();
+    let tools = fake.client(Era::Modern).list_tools().unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    assert_eq!(tools[0].name, "t");
+    let reqs = fake.requests();
+    assert_eq!(fake.labels(), ["POST tools/list", "GET"]);
+    assert_eq!(reqs[1].header("Last-Event-ID"), Some("ev-1"));
+    assert_eq!(reqs[1].header("Accept"), Some("text/event-stream"));
+    assert_eq!(reqs[1].header("MCP-Protocol-Version"), Some("2026-07-28"));
+}
+
+/// Resumption is bounded: a server that closes every stream after a
+/// priming event gets MAX_SSE_RESUMES GETs, then a clear error; a GET the
+/// server refuses ends the call with that status.
+#[test]
+fn sse_resumption_is_bounded() {
+    let fake = Fake::start(|req: &Req| match req.verb.as_str() {
+        "POST" => Reply::sse(&["id: p\nretry: 1\ndata: \n\n"]),
+        _ => Reply::sse(&["id: q\ndata: \n\n"]),
+    });
+    let m = protocol_msg(fake.client(Era::Modern).list_tools().unwrap_err());
+    assert_eq!(
+        m,
+        format!(
+            "SSE stream ended before the response to request 1 after {} resumptions",
+            xmd::client::MAX_SSE_RESUMES
+        )
+    );
+    let gets: Vec<Req> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.verb == "GET")
+        .collect();
+    assert_eq!(gets.len(), 5);
+    assert_eq!(gets[0].header("Last-Event-ID"), Some("p"));
+    assert_eq!(gets[4].header("Last-Event-ID"), Some("q"));
+
+    let refusing = Fake::start(|req: &Req| match req.verb.as_str() {
+        "POST" => Reply::sse(&["id: p\nretry: 1\ndata: \n\n"]),
+        _ => Reply::raw(405, "text/plain", "no GET here"),
+    });
+    match refusing.client(Era::Modern).list_tools().unwrap_err() {
+        Error::HttpStatus { status, body } => {
+            assert_eq!((status, body.as_str()), (405, "no GET here"))
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 /// The probe answer → whether auto falls back to `initialize`.

@@ -35,7 +35,9 @@ fn expected(id: &str, url: &str) -> Value {
         }),
         "windsurf" => json!({"mcpServers": {"x-md": {"serverUrl": url}}}),
         "amp-json" => json!({"amp.mcpServers": {"x-md": {"url": url}}}),
-        "vscode" => json!({"mcpServers": {"x-md": {"type": "http", "url": url}}}),
+        "vscode" => json!({"servers": {"x-md": {"type": "http", "url": url}}}),
+        "claude-json" => json!({"mcpServers": {"x-md": {"type": "http", "url": url}}}),
+        "cursor" => json!({"mcpServers": {"x-md": {"url": url}}}),
         other => panic!("no expectation for client {other}"),
     }
 }
@@ -59,14 +61,16 @@ fn every_snippet_parses_back_to_the_url() {
         ids,
         [
             "claude",
+            "claude-json",
             "codex",
             "codex-toml",
-            "json",
-            "opencode",
+            "cursor",
+            "vscode",
             "windsurf",
+            "opencode",
             "amp",
             "amp-json",
-            "vscode"
+            "json"
         ]
     );
     for url in HOSTILE {
@@ -317,12 +321,12 @@ fn connect_without_client_prints_all_then_curl() {
 
 #[test]
 fn connect_usage_errors_exit_2_and_help_lists_clients() {
-    let o = xmd_connect(&["cursor"], None);
+    let o = xmd_connect(&["cursr"], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(o.stdout.is_empty());
     assert_eq!(
         String::from_utf8(o.stderr).unwrap(),
-        "xmd connect: unknown client 'cursor' (known: claude, codex, codex-toml, json, opencode, windsurf, amp, amp-json, vscode)\nTry 'xmd connect --help'.\n"
+        "xmd connect: unknown client 'cursr' (known: claude, claude-json, codex, codex-toml, cursor, vscode, windsurf, opencode, amp, amp-json, json)\nTry 'xmd connect --help'.\n"
     );
     let o = xmd_connect(&["--bogus"], None);
     assert_eq!(o.status.code(), Some(2));

@@ -1,11 +1,132 @@
 //! An [`Upstream`] decorator that counts every upstream request by status
-//! and records its latency in the process metrics.
+//! and records its latency in the process metrics, and remembers, per
+//! thread, why the last upstream request failed ([`Cause`]) so the access
+//! log line of a failed tool call can name it.
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::metrics::{METRICS, UPSTREAM};
 use crate::x::upstream::{FetchError, Upstream, UpstreamResponse};
+
+/// Why an upstream request failed, as an operator reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// The upstream host name did not resolve.
+    Dns,
+    /// The upstream refused the connection.
+    Refused,
+    /// The connection was reset or dropped.
+    Reset,
+    /// Connecting failed otherwise (TLS, unreachable).
+    Connect,
+    /// The request timed out (`--upstream-timeout`).
+    Timeout,
+    /// The body passed the size limit.
+    TooLarge,
+    /// Any other transport failure.
+    Network,
+    /// The upstream answered with this HTTP status (4xx or 5xx).
+    Status(u16),
+}
+
+impl Cause {
+    /// Labels of `xmd_upstream_failures_total`, in [`Cause::label`] order
+    /// (every status is `status`).
+    pub const LABELS: [&'static str; 8] = [
+        "dns",
+        "refused",
+        "reset",
+        "connect",
+        "timeout",
+        "too_large",
+        "network",
+        "status",
+    ];
+
+    /// The metrics label.
+    pub fn label(self) -> &'static str {
+        Cause::LABELS[match self {
+            Cause::Dns => 0,
+            Cause::Refused => 1,
+            Cause::Reset => 2,
+            Cause::Connect => 3,
+            Cause::Timeout => 4,
+            Cause::TooLarge => 5,
+            Cause::Network => 6,
+            Cause::Status(_) => 7,
+        }]
+    }
+
+    /// The cause of a failed fetch; `None` when no request was sent (a
+    /// cool-down or the budget answered locally).
+    pub fn of_error(e: &FetchError) -> Option<Cause> {
+        Some(match e {
+            FetchError::Connect(msg) => classify_connect(msg),
+            FetchError::Timeout => Cause::Timeout,
+            FetchError::TooLarge => Cause::TooLarge,
+            FetchError::Other(msg) => match classify_connect(msg) {
+                Cause::Connect => Cause::Network,
+                c => c,
+            },
+            FetchError::CoolingDown(_) | FetchError::BudgetExhausted(_) => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cause::Status(s) => write!(f, "upstream_status_{s}"),
+            other => f.write_str(other.label()),
+        }
+    }
+}
+
+/// Reads a transport error message (ureq's or the OS's wording).
+fn classify_connect(msg: &str) -> Cause {
+    let m = msg.to_ascii_lowercase();
+    if m.contains("host not found")
+        || m.contains("lookup")
+        || m.contains("name or service not known")
+        || m.contains("resolve")
+        || m.contains("no address")
+        || m.contains("nodename")
+    {
+        Cause::Dns
+    } else if m.contains("refused") {
+        Cause::Refused
+    } else if m.contains("reset") || m.contains("broken pipe") || m.contains("not connected") {
+        Cause::Reset
+    } else {
+        Cause::Connect
+    }
+}
+
+thread_local! {
+    /// The cause of the last failed upstream request made on this thread.
+    static LAST_CAUSE: Cell<Option<Cause>> = const { Cell::new(None) };
+}
+
+/// Takes (and clears) the cause of the last upstream failure on this
+/// thread. A tool call runs its main fetch on its worker thread, so after
+/// the call this names what broke it.
+pub fn take_cause() -> Option<Cause> {
+    LAST_CAUSE.with(Cell::take)
+}
+
+/// For a tool call that ended `isError` with `code`: counts it in
+/// `xmd_tool_errors_total` and returns the access log's `error=` value,
+/// `code` plus the cause of this thread's last upstream failure, if any
+/// (`fxtwitter_network cause=dns`). Call [`take_cause`] before the call.
+pub fn failure_note(code: &'static str) -> Box<str> {
+    METRICS.tool_error(code);
+    match take_cause() {
+        Some(cause) => format!("{code} cause={cause}").into_boxed_str(),
+        None => code.into(),
+    }
+}
 
 /// Wraps an upstream and meters it.
 pub struct Metered(pub Arc<dyn Upstream>);
@@ -34,11 +155,28 @@ impl Upstream for Metered {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
         let started = Instant::now();
         let result = self.0.get(path_and_query);
+        record_failure(&result);
         if let Some(label) = label(&result) {
             METRICS.upstream(label, started.elapsed());
         }
         result
     }
+}
+
+/// Remembers (for this thread's access log line) and counts the cause of
+/// a failed upstream request; a request that was never sent (cool-down,
+/// budget) or that succeeded records nothing.
+fn record_failure(result: &Result<UpstreamResponse, FetchError>) {
+    let cause = match result {
+        Ok(r) if r.status >= 400 => Cause::Status(r.status),
+        Ok(_) => return,
+        Err(e) => match Cause::of_error(e) {
+            Some(cause) => cause,
+            None => return,
+        },
+    };
+    LAST_CAUSE.with(|c| c.set(Some(cause)));
+    METRICS.upstream_failure(cause.label());
 }
 
 /// Wraps the post fallback (X's syndication endpoint) and counts its
@@ -53,5 +191,34 @@ impl Upstream for MeteredFallback {
             METRICS.syndication(label);
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_from_messages() {
+        let c = |m: &str| Cause::of_error(&FetchError::Connect(m.into()));
+        assert_eq!(c("host not found"), Some(Cause::Dns));
+        assert_eq!(
+            c("io: failed to lookup address information: Name or service not known"),
+            Some(Cause::Dns)
+        );
+        assert_eq!(c("Connection refused (os error 111)"), Some(Cause::Refused));
+        assert_eq!(
+            c("Connection reset by peer (os error 104)"),
+            Some(Cause::Reset)
+        );
+        assert_eq!(c("connection failed"), Some(Cause::Connect));
+        assert_eq!(
+            Cause::of_error(&FetchError::Other("protocol".into())),
+            Some(Cause::Network)
+        );
+        assert_eq!(Cause::of_error(&FetchError::Timeout), Some(Cause::Timeout));
+        assert_eq!(Cause::of_error(&FetchError::CoolingDown(3)), None);
+        assert_eq!(Cause::Status(503).to_string(), "upstream_status_503");
+        assert_eq!(Cause::Dns.to_string(), "dns");
     }
 }

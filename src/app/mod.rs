@@ -18,11 +18,13 @@
 //!
 //! Query strings never change the route and nothing ever redirects.
 
+pub mod client_addr;
 pub mod landing;
 pub mod limits;
 pub mod metered;
 pub mod origin;
 pub mod statics;
+pub mod upstream_check;
 pub mod xhttp;
 pub mod xroutes;
 
@@ -155,6 +157,8 @@ pub struct App {
     manifest: StaticDoc,
     policy: OriginPolicy,
     xroutes: xroutes::XRoutes,
+    /// Who may report the client address (`--trusted-proxies`).
+    proxies: client_addr::TrustedProxies,
 }
 
 impl App {
@@ -246,6 +250,7 @@ impl App {
             manifest,
             policy,
             xroutes,
+            proxies: config.trusted_proxies.clone(),
         }
     }
 
@@ -259,7 +264,7 @@ impl App {
         }
     }
 
-    fn mcp_endpoint(&self, request: Request) -> Handled {
+    fn mcp_endpoint(&self, request: Request, client: std::net::IpAddr) -> Handled {
         let head = &request.head;
         match head.method {
             Method::Post => {}
@@ -306,11 +311,13 @@ impl App {
                 Handled::Now(response)
             }
             Outcome::Call(call) => {
-                if let Some(refused) = self.rate_limited(&call, request.peer) {
+                if let Some(refused) = self.rate_limited(&call, client) {
                     METRICS.rpc(Some("tools/call"), refused.status);
                     let mut response = frame(refused, framing);
                     response.trace.rpc_method = Some("tools/call".into());
                     response.trace.tool = Some(call.call().name);
+                    METRICS.tool_error(limits::RATE_LIMITED_CODE);
+                    response.trace.error = Some(limits::RATE_LIMITED_CODE.into());
                     return Handled::Now(response);
                 }
                 self.defer(call, framing)
@@ -319,11 +326,11 @@ impl App {
     }
 
     /// The `isError` answer for a client past its `tools/call` rate, if it is.
-    fn rate_limited(&self, call: &mcp::PendingCall, peer: std::net::SocketAddr) -> Option<Reply> {
+    fn rate_limited(&self, call: &mcp::PendingCall, client: std::net::IpAddr) -> Option<Reply> {
         let wait = self
             .limiter
             .as_ref()?
-            .check(peer.ip(), std::time::Instant::now())
+            .check(client, std::time::Instant::now())
             .err()?;
         Some(call.reply(&crate::x::tools::ToolOutput {
             text: limits::rate_limited_text(wait),
@@ -346,6 +353,7 @@ struct DeferredCall {
 
 impl Work for DeferredCall {
     fn run(self: Box<Self>) -> Response {
+        metered::take_cause();
         let (reply, stats) = self.call.run_traced();
         METRICS.rpc(Some("tools/call"), reply.status);
         METRICS.tool(stats.tool, stats.outcome as usize);
@@ -358,6 +366,7 @@ impl Work for DeferredCall {
         response.trace.tool = Some(stats.tool);
         response.trace.tool_ms = Some(stats.took.as_millis() as u64);
         response.trace.cache = stats.cache;
+        response.trace.error = stats.error_code.map(metered::failure_note);
         response
     }
 
@@ -373,25 +382,42 @@ impl Work for DeferredCall {
     }
 }
 
-/// Deferred work answered with CORS headers, busy or not.
-struct WithCors {
+/// Deferred work answered with CORS headers (when `origin` is set) and
+/// traced with the forwarded client address, busy or not.
+struct Finished {
     inner: Job,
-    origin: String,
+    origin: Option<String>,
+    client: Option<std::net::IpAddr>,
 }
 
-impl Work for WithCors {
+impl Work for Finished {
     fn run(self: Box<Self>) -> Response {
-        with_cors(self.inner.run(), self.origin)
+        finish(self.inner.run(), self.origin, self.client)
     }
 
     fn busy(self: Box<Self>) -> Response {
-        with_cors(self.inner.busy(), self.origin)
+        finish(self.inner.busy(), self.origin, self.client)
+    }
+}
+
+/// Adds the CORS headers for `origin` and traces the forwarded client.
+fn finish(
+    mut response: Response,
+    origin: Option<String>,
+    client: Option<std::net::IpAddr>,
+) -> Response {
+    response.trace.client = client;
+    match origin {
+        Some(origin) => with_cors(response, origin),
+        None => response,
     }
 }
 
 impl Handler for App {
     fn handle(&self, request: Request) -> Handled {
         let head = &request.head;
+        let forwarded = self.proxies.forwarded_client(request.peer, head);
+        let client = forwarded.unwrap_or_else(|| request.peer.ip());
         if head.minor_version >= 1 && head.header("host").is_none() {
             return Handled::Now(
                 transport_error(400, "Bad Request: HTTP/1.1 requests need a Host header").closing(),
@@ -408,7 +434,7 @@ impl Handler for App {
         };
         let path = head.path();
         let handled = if path == "/mcp" || path == "/mcp/" {
-            match self.mcp_endpoint(request) {
+            match self.mcp_endpoint(request, client) {
                 Handled::Now(r) => Handled::Now(routed(r, ROUTE_MCP)),
                 later => later,
             }
@@ -421,12 +447,16 @@ impl Handler for App {
         } else {
             Handled::Now(routed(not_found(), crate::metrics::ROUTE_NOT_FOUND))
         };
-        match (cors_origin, handled) {
-            (None, h) => h,
-            (Some(origin), Handled::Now(r)) => Handled::Now(with_cors(r, origin)),
-            (Some(origin), Handled::Later(inner)) => {
-                Handled::Later(Box::new(WithCors { inner, origin }))
+        match handled {
+            Handled::Now(r) => Handled::Now(finish(r, cors_origin, forwarded)),
+            Handled::Later(inner) if cors_origin.is_none() && forwarded.is_none() => {
+                Handled::Later(inner)
             }
+            Handled::Later(inner) => Handled::Later(Box::new(Finished {
+                inner,
+                origin: cors_origin,
+                client: forwarded,
+            })),
         }
     }
 }

@@ -322,8 +322,13 @@ impl XRoutes {
         let tools = Arc::clone(&self.tools);
         Some(Handled::Later(Box::new(Queued(move || {
             let started = std::time::Instant::now();
+            super::metered::take_cause();
             let run =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tools.run_http(&call)));
+            let error_code = match &run {
+                Ok(Err(e)) => Some(e.code),
+                _ => None,
+            };
             let (mut response, outcome, cache) = match run {
                 Ok(Ok(served)) => {
                     let cache = cache_label(&served);
@@ -353,6 +358,7 @@ impl XRoutes {
             response.trace.tool = Some(call.name);
             response.trace.tool_ms = Some(started.elapsed().as_millis() as u64);
             response.trace.cache = cache;
+            response.trace.error = error_code.map(super::metered::failure_note);
             response
         }))))
     }

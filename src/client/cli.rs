@@ -37,7 +37,9 @@ Commands:\n\
 \x20 ping                        liveness: ping (legacy) or a server/discover round trip (2026-07-28)\n\
 \x20 tools                       list every tool (follows nextCursor)\n\
 \x20 call NAME [ARGS]            call a tool; ARGS is one JSON object, '-' (JSON from stdin),\n\
-\x20                             or key=value (string) and key:=JSON (number, boolean, …) pairs;\n\
+\x20                             or key=value and key:=JSON pairs; key=value is typed by the tool's\n\
+\x20                             inputSchema (integer, number, boolean, array/object as JSON;\n\
+\x20                             one tools/list first), key:=JSON is sent as written;\n\
 \x20                             no ARGS sends {{}}\n\
 \x20 resources                   list every resource (follows nextCursor)\n\
 \x20 templates                   list every resource template (follows nextCursor)\n\
@@ -67,6 +69,7 @@ Examples:\n\
 \x20 xmd client tools\n\
 \x20 xmd client call x_md_get_post url=https://x.com/jack/status/20 --text\n\
 \x20 xmd client call x_md_get_post '{{\"url\":\"https://x.com/jack/status/20\",\"thread\":\"off\"}}'\n\
+\x20 xmd client call x_md_get_profile handle=jack limit=3 full=true\n\
 \x20 xmd client call x_md_get_post url=https://x.com/jack/status/20 max_posts:=5 full:=true\n\
 \x20 xmd client --url https://mcp.example.com/mcp --header 'Authorization: Bearer $TOKEN' resources\n",
         DEFAULT_TIMEOUT.as_secs()
@@ -109,8 +112,11 @@ pub enum Command {
     Call {
         /// Tool name.
         name: String,
-        /// Arguments object.
+        /// Arguments object (`key=value` values still strings).
         arguments: Value,
+        /// Keys given as `key=value`: typed by the tool's `inputSchema`
+        /// before the call ([`super::typed`]).
+        text_keys: Vec<String>,
     },
     /// `resources`.
     Resources,
@@ -190,15 +196,24 @@ fn read_stdin(stdin: &mut dyn Read) -> Result<String, Usage> {
     Ok(s)
 }
 
-/// `call` arguments: nothing (→ `{}`), one JSON object, `-`, or pairs.
-fn parse_arguments(args: &[String], stdin: &mut dyn Read) -> Result<Value, Usage> {
+/// `call` arguments: nothing (→ `{}`), one JSON object, `-`, or pairs;
+/// with the keys given as `key=value` (typed later by the tool's schema).
+fn parse_arguments(args: &[String], stdin: &mut dyn Read) -> Result<(Value, Vec<String>), Usage> {
     match args {
-        [] => return Ok(json!({})),
-        [one] if one == "-" => return json_object(&read_stdin(stdin)?, "arguments from stdin"),
-        [one] if one.trim_start().starts_with('{') => return json_object(one, "arguments"),
+        [] => return Ok((json!({}), Vec::new())),
+        [one] if one == "-" => {
+            return Ok((
+                json_object(&read_stdin(stdin)?, "arguments from stdin")?,
+                Vec::new(),
+            ))
+        }
+        [one] if one.trim_start().starts_with('{') => {
+            return Ok((json_object(one, "arguments")?, Vec::new()))
+        }
         _ => {}
     }
     let mut m = Map::new();
+    let mut text_keys = Vec::new();
     for a in args {
         let Some((k, v)) = a.split_once('=') else {
             return usage(format!(
@@ -210,7 +225,10 @@ fn parse_arguments(args: &[String], stdin: &mut dyn Read) -> Result<Value, Usage
                 Ok(j) => (key, j),
                 Err(e) => return usage(format!("argument '{a}': value is not valid JSON: {e}")),
             },
-            None => (k, Value::String(v.to_string())),
+            None => {
+                text_keys.push(k.to_string());
+                (k, Value::String(v.to_string()))
+            }
         };
         if key.is_empty() {
             return usage(format!("argument '{a}' has an empty key"));
@@ -219,7 +237,7 @@ fn parse_arguments(args: &[String], stdin: &mut dyn Read) -> Result<Value, Usage
             return usage(format!("argument '{key}' given twice"));
         }
     }
-    Ok(Value::Object(m))
+    Ok((Value::Object(m), text_keys))
 }
 
 /// Parses the arguments after `client`.
@@ -326,9 +344,11 @@ pub fn parse(args: &[String], stdin: &mut dyn Read) -> Result<Invocation, Usage>
             let Some((name, args)) = rest.split_first() else {
                 return usage("usage: xmd client call NAME [JSON | key=value | key:=JSON ...]");
             };
+            let (arguments, text_keys) = parse_arguments(args, stdin)?;
             Command::Call {
                 name: name.clone(),
-                arguments: parse_arguments(args, stdin)?,
+                arguments,
+                text_keys,
             }
         }
         "rpc" => {
@@ -397,6 +417,38 @@ fn failure(e: &Error) -> Outcome {
     }
 }
 
+/// `arguments` with each `key=value` of `text_keys` typed by the
+/// `inputSchema` of tool `name` (one `tools/list` first; none when every
+/// argument was JSON). An unknown tool leaves the strings as they are (the
+/// server then names the tool it does not know). The inner `Err` is a usage
+/// message: a value that fits none of the property's types.
+fn typed_arguments(
+    client: &Client,
+    name: &str,
+    arguments: &Value,
+    text_keys: &[String],
+) -> Result<Result<Value, String>, Error> {
+    let mut arguments = arguments.clone();
+    if text_keys.is_empty() {
+        return Ok(Ok(arguments));
+    }
+    let tools = client.list_tools()?;
+    let Some(tool) = tools.iter().find(|t| t.name == name) else {
+        return Ok(Ok(arguments));
+    };
+    for key in text_keys {
+        let text = arguments[key.as_str()]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        match super::typed::typed_value(&tool.input_schema, key, &text) {
+            Ok(v) => arguments[key.as_str()] = v,
+            Err(msg) => return Ok(Err(msg)),
+        }
+    }
+    Ok(Ok(arguments))
+}
+
 /// Runs a parsed command against a client.
 pub fn run(client: &Client, inv: &Invocation) -> Outcome {
     let ok = |stdout: String| Outcome {
@@ -431,8 +483,22 @@ pub fn run(client: &Client, inv: &Invocation) -> Outcome {
                     ok(pretty(&r))
                 }
             }
-            Command::Call { name, arguments } => {
-                let r = client.call_tool(name, arguments.clone())?;
+            Command::Call {
+                name,
+                arguments,
+                text_keys,
+            } => {
+                let arguments = match typed_arguments(client, name, arguments, text_keys)? {
+                    Ok(a) => a,
+                    Err(msg) => {
+                        return Ok(Outcome {
+                            stdout: String::new(),
+                            stderr: Some(format!("xmd client: {msg}")),
+                            code: EXIT_USAGE,
+                        })
+                    }
+                };
+                let r = client.call_tool(name, arguments)?;
                 let stdout = if inv.text {
                     with_newline(r.text())
                 } else {
@@ -556,7 +622,8 @@ mod tests {
             inv.command,
             Command::Call {
                 name: "t".into(),
-                arguments: json!({})
+                arguments: json!({}),
+                text_keys: vec![]
             }
         );
     }
@@ -575,14 +642,16 @@ mod tests {
             ]),
             Command::Call {
                 name: "echo".into(),
-                arguments: json!({"message": "hi", "n": 5, "b": true, "s": "a=b", "o": {"k": [1]}})
+                arguments: json!({"message": "hi", "n": 5, "b": true, "s": "a=b", "o": {"k": [1]}}),
+                text_keys: vec!["message".into(), "s".into()]
             }
         );
         assert_eq!(
             cmd(&["call", "t", r#"{"url":"u"}"#]),
             Command::Call {
                 name: "t".into(),
-                arguments: json!({"url": "u"})
+                arguments: json!({"url": "u"}),
+                text_keys: vec![]
             }
         );
         let v: Vec<String> = ["call", "t", "-"].iter().map(|s| s.to_string()).collect();
@@ -591,7 +660,8 @@ mod tests {
             inv.command,
             Command::Call {
                 name: "t".into(),
-                arguments: json!({"a": 1})
+                arguments: json!({"a": 1}),
+                text_keys: vec![]
             }
         );
         // After --, a dash-leading value is an argument.
@@ -599,7 +669,8 @@ mod tests {
             cmd(&["call", "t", "--", "q=-x"]),
             Command::Call {
                 name: "t".into(),
-                arguments: json!({"q": "-x"})
+                arguments: json!({"q": "-x"}),
+                text_keys: vec!["q".into()]
             }
         );
     }

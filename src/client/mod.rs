@@ -31,17 +31,24 @@
 //! every later request; a 404 on a request with a session starts a new
 //! session once and retries; [`Client::close`] (or drop) sends `DELETE`.
 //! No standalone GET stream is opened: the client needs no server-initiated
-//! messages. A server request arriving on a legacy SSE reply is answered
+//! messages. **SSE resumption** (2025-11-25, SEP-1699): a reply stream that
+//! announced an event `id` and closes before the response is resumed with
+//! `GET` and `Last-Event-ID`, after the stream's `retry` wait (bounded by
+//! [`MAX_SSE_RETRY`]), at most [`MAX_SSE_RESUMES`] times. A server request arriving on a legacy SSE reply is answered
 //! (`ping` with `{}`, anything else with -32601).
 
 pub mod cli;
 mod error;
 pub mod sse;
 mod transport;
+pub mod typed;
 mod types;
 
 pub use error::{Error, TransportKind, DISPLAY_DETAIL_CHARS, MAX_ERROR_BODY_BYTES};
-pub use transport::{Trace, ACCEPT_POST, CLIENT_USER_AGENT, MAX_RESPONSE_BYTES};
+pub use transport::{
+    Trace, ACCEPT_POST, CLIENT_USER_AGENT, DEFAULT_SSE_RETRY, MAX_RESPONSE_BYTES, MAX_SSE_RESUMES,
+    MAX_SSE_RETRY,
+};
 pub use types::*;
 
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -67,8 +74,9 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:8080/mcp";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Most pages a `list_*` call follows through `nextCursor`: 1000. A server
-/// that keeps handing out cursors past it (or repeats a cursor) ends the call
-/// with a protocol violation instead of looping forever.
+/// that keeps handing out cursors past it, or hands out any cursor it gave
+/// before in the same walk (a cycle A→B→A, however long), ends the call with
+/// a protocol violation naming the cursor instead of looping.
 pub const MAX_LIST_PAGES: usize = 1000;
 
 /// `clientInfo.name` the client announces.
@@ -138,6 +146,12 @@ fn name_field(method: &str) -> Option<&'static str> {
         "resources/read" => Some("uri"),
         _ => None,
     }
+}
+
+/// A cursor's fingerprint for cycle detection.
+fn cursor_hash(cursor: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(cursor)
 }
 
 fn client_info() -> Value {
@@ -552,7 +566,10 @@ impl Client {
     fn list_all<T: DeserializeOwned>(&self, method: &str, key: &str) -> Result<Vec<T>, Error> {
         let mut out = Vec::new();
         let mut cursor: Option<String> = None;
-        for _ in 0..MAX_LIST_PAGES {
+        // Every cursor followed so far (as a hash: the set stays small
+        // whatever the cursors' size): any revisit is a cycle, however long.
+        let mut seen = std::collections::HashSet::new();
+        for page in 1..=MAX_LIST_PAGES {
             let params = match &cursor {
                 Some(c) => json!({"cursor": c}),
                 None => Value::Null,
@@ -571,9 +588,9 @@ impl Client {
             }
             match r.get("nextCursor") {
                 None | Some(Value::Null) => return Ok(out),
-                Some(Value::String(next)) if Some(next) == cursor.as_ref() => {
+                Some(Value::String(next)) if !seen.insert(cursor_hash(next)) => {
                     return Err(Error::protocol(format!(
-                        "{method}: server repeated cursor {next:?}"
+                        "{method}: server repeated cursor {next:?} after page {page} (a cursor cycle); stopped"
                     )))
                 }
                 Some(Value::String(next)) => cursor = Some(next.clone()),

@@ -24,6 +24,20 @@ pub const CLIENT_USER_AGENT: &str = concat!("xmd-client/", env!("CARGO_PKG_VERSI
 /// Read buffer for SSE streams, in bytes.
 const SSE_READ_CHUNK: usize = 16 * 1024;
 
+/// Most times one request's SSE stream is resumed (MCP 2025-11-25,
+/// "Resumability and Redelivery", SEP-1699): when a stream that carried an
+/// event `id` closes before our response, the client reconnects with `GET`
+/// and `Last-Event-ID`. Default 5; past it the call fails with a protocol
+/// violation ("SSE stream ended ... after 5 resumptions").
+pub const MAX_SSE_RESUMES: u32 = 5;
+
+/// Wait before a resumption when the stream sent no `retry` field: 500 ms.
+pub const DEFAULT_SSE_RETRY: Duration = Duration::from_millis(500);
+
+/// Longest wait a server's `retry` field can ask for before a resumption:
+/// 10 s (a larger value is cut to it, so a call stays bounded in time).
+pub const MAX_SSE_RETRY: Duration = Duration::from_secs(10);
+
 /// A callback that sees one line per HTTP exchange (for `--verbose`).
 pub type Trace = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -268,7 +282,7 @@ impl Transport {
         }
         let success = (200..300).contains(&status);
         let message = if mt == "text/event-stream" && success {
-            self.read_sse(&mut resp, &id, on_request)?
+            self.read_sse(resp, &id, headers, on_request)?
         } else if is_json(&mt) {
             let bytes = resp
                 .body_mut()
@@ -316,25 +330,110 @@ impl Transport {
         })
     }
 
+    /// Reads SSE streams until the response with `id`: the POST's reply,
+    /// then, each time a stream that announced an event id closes first,
+    /// a `GET` with `Last-Event-ID` after the announced `retry` wait, at
+    /// most [`MAX_SSE_RESUMES`] times.
     fn read_sse(
         &self,
-        resp: &mut ureq::http::Response<ureq::Body>,
+        mut resp: ureq::http::Response<ureq::Body>,
         id: &Value,
+        headers: &[(&'static str, String)],
         on_request: &mut dyn FnMut(&Value),
     ) -> Result<Value, Error> {
+        let mut last_id: Option<String> = None;
+        let mut retry: Option<u64> = None;
+        let mut resumes = 0u32;
+        loop {
+            let mut decoder = SseDecoder::new();
+            let ended = self.read_stream(&mut resp, &mut decoder, id, on_request)?;
+            if let Some(found) = ended {
+                return Ok(found);
+            }
+            last_id = decoder.last_event_id().map(str::to_string).or(last_id);
+            retry = decoder.retry_ms().or(retry);
+            let Some(event_id) = last_id.clone() else {
+                return Err(Error::protocol(format!(
+                    "SSE stream ended before the response to request {id}"
+                )));
+            };
+            if resumes == MAX_SSE_RESUMES {
+                return Err(Error::protocol(format!(
+                    "SSE stream ended before the response to request {id} after {MAX_SSE_RESUMES} resumptions"
+                )));
+            }
+            resumes += 1;
+            let wait = retry.map_or(DEFAULT_SSE_RETRY, Duration::from_millis);
+            std::thread::sleep(wait.min(MAX_SSE_RETRY));
+            resp = self.resume(&event_id, headers)?;
+        }
+    }
+
+    /// `GET` on the endpoint with `Last-Event-ID`: the resumed stream.
+    fn resume(
+        &self,
+        event_id: &str,
+        headers: &[(&'static str, String)],
+    ) -> Result<ureq::http::Response<ureq::Body>, Error> {
+        let mut ours: Vec<(&'static str, String)> = vec![
+            ("Accept", "text/event-stream".into()),
+            ("Last-Event-ID", event_id.to_string()),
+        ];
+        ours.extend(headers.iter().cloned());
+        let mut req = self.agent.get(&self.url);
+        for (k, v) in self.merged(&ours) {
+            req = req.header(k, v);
+        }
+        self.trace(|| format!("> GET {} [Last-Event-ID: {event_id}]", self.url));
+        let mut resp = req.call().map_err(map_ureq)?;
+        let status = resp.status().as_u16();
+        let ct = header(&resp, "content-type");
+        self.trace(|| {
+            format!(
+                "< {status} {}",
+                ct.as_deref().unwrap_or("(no Content-Type)")
+            )
+        });
+        if !(200..300).contains(&status) {
+            return Err(self.status_error(status, &mut resp));
+        }
+        if media_type(ct.as_deref()) != "text/event-stream" {
+            return Err(Error::protocol(format!(
+                "resumed stream has Content-Type {:?} (expected text/event-stream)",
+                ct.as_deref().unwrap_or("")
+            )));
+        }
+        Ok(resp)
+    }
+
+    /// Reads one SSE stream: `Some(response)` once it carries ours, `None`
+    /// when the stream ends (or breaks) first.
+    fn read_stream(
+        &self,
+        resp: &mut ureq::http::Response<ureq::Body>,
+        decoder: &mut SseDecoder,
+        id: &Value,
+        on_request: &mut dyn FnMut(&Value),
+    ) -> Result<Option<Value>, Error> {
         let mut reader = resp.body_mut().as_reader();
-        let mut decoder = SseDecoder::new();
         let mut buf = vec![0u8; SSE_READ_CHUNK];
         loop {
             let n = match reader.read(&mut buf) {
-                Ok(0) => {
-                    return Err(Error::protocol(format!(
-                        "SSE stream ended before the response to request {id}"
-                    )))
-                }
+                Ok(0) => return Ok(None),
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(map_io(&e)),
+                Err(e) => {
+                    let err = map_io(&e);
+                    // A stream cut mid-way (not a timeout) may be resumed.
+                    return match err {
+                        Error::Transport {
+                            kind: TransportKind::Timeout,
+                            ..
+                        } => Err(err),
+                        _ if decoder.last_event_id().is_some() => Ok(None),
+                        _ => Err(err),
+                    };
+                }
             };
             let events = decoder.feed(&buf[..n]).map_err(|e| match e {
                 SseError::EventTooLarge(_) => Error::protocol(e.to_string()),
@@ -353,7 +452,7 @@ impl Transport {
                 };
                 for m in items {
                     if is_our_response(&m, id) {
-                        return Ok(m);
+                        return Ok(Some(m));
                     }
                     if is_request(&m) {
                         on_request(&m);

@@ -96,6 +96,12 @@ pub struct Trace {
     pub tool_ms: Option<u64>,
     /// The tool result's cache status (`hit`, `miss`, `bypass`).
     pub cache: Option<&'static str>,
+    /// The client address a trusted proxy reported, when it differs from
+    /// the TCP peer (`--trusted-proxies`).
+    pub client: Option<std::net::IpAddr>,
+    /// Why a tool call failed: its error code and cause, e.g.
+    /// `fxtwitter_unreachable cause=dns`.
+    pub error: Option<Box<str>>,
 }
 
 /// A response ready to encode.

@@ -129,7 +129,9 @@ impl PendingCall {
 
     /// Runs the tool and stores a fresh successful result in the result
     /// cache, so the next identical call is answered without a worker.
-    fn run_and_remember(&self) -> (Reply, bool, Option<&'static str>) {
+    /// Runs the call and stores a success in the result cache. Returns the
+    /// reply, the machine code of an `isError` result, and the cache status.
+    fn run_and_remember(&self) -> (Reply, Option<&'static str>, Option<&'static str>) {
         match self.tools.run_http(&self.call) {
             Ok(served) => {
                 let mut output = ToolOutput {
@@ -162,9 +164,9 @@ impl PendingCall {
                 let key = results::key(&self.call);
                 let now = std::time::Instant::now();
                 self.results.put(key, stored, size, served.fresh_for, now);
-                (reply, false, cache)
+                (reply, None, cache)
             }
-            Err(e) => (self.reply(&ToolOutput::error(&e)), true, None),
+            Err(e) => (self.reply(&ToolOutput::error(&e)), Some(e.code), None),
         }
     }
 
@@ -184,13 +186,15 @@ impl PendingCall {
             tool: self.call.name,
             outcome: CallOutcome::Ok,
             cache: None,
+            error_code: None,
             took: started.elapsed(),
         };
         match run {
-            Ok((reply, is_error, cache)) => {
-                if is_error {
+            Ok((reply, error_code, cache)) => {
+                if error_code.is_some() {
                     stats.outcome = CallOutcome::Error;
                 }
+                stats.error_code = error_code;
                 stats.cache = cache;
                 (reply, stats)
             }
@@ -283,6 +287,8 @@ pub struct CallStats {
     pub outcome: CallOutcome,
     /// The result's cache status, when it reported one.
     pub cache: Option<&'static str>,
+    /// The machine code of an `isError` result (`fxtwitter_network`, …).
+    pub error_code: Option<&'static str>,
     /// How long the tool ran.
     pub took: std::time::Duration,
 }

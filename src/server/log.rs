@@ -14,7 +14,9 @@ use crate::http::{Method, Trace};
 /// Access-log format (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
-    /// `time peer method path status bytes duration key=value…`
+    /// `time client method path status bytes duration key=value…`; the
+    /// client is the TCP peer, or the address a trusted proxy reported
+    /// (then `via=<peer>` follows).
     Plain,
     /// One JSON object per line.
     Json,
@@ -82,10 +84,13 @@ impl AccessLog {
         let ms = e.duration.as_secs_f64() * 1000.0;
         match self.format {
             LogFormat::Plain => {
+                let _ = match e.trace.client {
+                    Some(client) => write!(b, "{time} {client}"),
+                    None => write!(b, "{time} {}", e.peer),
+                };
                 let _ = write!(
                     b,
-                    "{time} {} {} {} {} {}B {ms:.2}ms",
-                    e.peer,
+                    " {} {} {} {}B {ms:.2}ms",
                     e.method.as_str(),
                     e.path,
                     e.status,
@@ -102,6 +107,12 @@ impl AccessLog {
                 }
                 if let Some(c) = e.trace.cache {
                     let _ = write!(b, " cache={c}");
+                }
+                if let Some(err) = &e.trace.error {
+                    let _ = write!(b, " error={err}");
+                }
+                if e.trace.client.is_some() {
+                    let _ = write!(b, " via={}", e.peer);
                 }
                 b.push('\n');
             }
@@ -121,6 +132,12 @@ impl AccessLog {
                 }
                 if let Some(c) = e.trace.cache {
                     v["cache"] = c.into();
+                }
+                if let Some(err) = &e.trace.error {
+                    v["error"] = err.as_ref().into();
+                }
+                if let Some(client) = e.trace.client {
+                    v["client"] = client.to_string().into();
                 }
                 let _ = writeln!(b, "{v}");
             }

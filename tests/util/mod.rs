@@ -26,6 +26,10 @@ impl Xmd {
             .arg("127.0.0.1:0")
             .args(["--syndication-url", ""])
             .args(args)
+            // A test that names no --upstream gets a closed loopback port,
+            // never the default public host: the start-up check would
+            // resolve it (a DNS query leaving the machine).
+            .env("XMD_UPSTREAM", "http://127.0.0.1:9")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -1,0 +1,151 @@
+//! `key=value` arguments of `xmd client call`, typed by the tool's
+//! `inputSchema` (as the MCP Inspector CLI types `--tool-arg`): the value is
+//! read as the JSON type the schema gives the property.
+//!
+//! | schema `type` of the property | `key=value` becomes |
+//! | --- | --- |
+//! | `string`, absent, or a list holding `string` | the text as is |
+//! | `integer` | a JSON integer (`limit=3`) |
+//! | `number` | a JSON number (`ratio=0.5`) |
+//! | `boolean` | `true` or `false` (only those words) |
+//! | `null` | `null` (only that word) |
+//! | `array`, `object` | the value parsed as JSON (`ids=[1,2]`) |
+//!
+//! A property typed by `anyOf`/`oneOf` takes the types of its branches. A
+//! list of types is tried in order (string first wins: the text as is). A
+//! property the schema does not name stays a string. `key:=JSON` is never
+//! typed: it is sent as written.
+
+use serde_json::Value;
+
+/// The JSON types a property schema allows, in the order given
+/// (`type` as a string or a list, else the branches of `anyOf`/`oneOf`).
+fn types(schema: &Value) -> Vec<&str> {
+    match schema.get("type") {
+        Some(Value::String(t)) => return vec![t.as_str()],
+        Some(Value::Array(ts)) => return ts.iter().filter_map(Value::as_str).collect(),
+        _ => {}
+    }
+    ["anyOf", "oneOf"]
+        .iter()
+        .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+        .flatten()
+        .flat_map(types)
+        .collect()
+}
+
+/// `text` read as JSON type `ty`, if it is one.
+fn as_type(ty: &str, text: &str) -> Option<Value> {
+    match ty {
+        "string" => Some(Value::String(text.to_string())),
+        "integer" => {
+            let v: Value = serde_json::from_str(text.trim()).ok()?;
+            (v.is_i64() || v.is_u64()).then_some(v)
+        }
+        "number" => {
+            let v: Value = serde_json::from_str(text.trim()).ok()?;
+            v.is_number().then_some(v)
+        }
+        "boolean" => match text.trim() {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        "null" => (text.trim() == "null").then_some(Value::Null),
+        "array" => serde_json::from_str::<Value>(text)
+            .ok()
+            .filter(Value::is_array),
+        "object" => serde_json::from_str::<Value>(text)
+            .ok()
+            .filter(Value::is_object),
+        _ => None,
+    }
+}
+
+/// The value of `key=text` for a tool whose `inputSchema` is `input_schema`.
+///
+/// # Errors
+/// A message naming the key, the text and the type(s) it does not fit.
+pub fn typed_value(input_schema: &Value, key: &str, text: &str) -> Result<Value, String> {
+    let Some(property) = input_schema.get("properties").and_then(|p| p.get(key)) else {
+        return Ok(Value::String(text.to_string()));
+    };
+    let allowed = types(property);
+    if allowed.is_empty() {
+        return Ok(Value::String(text.to_string()));
+    }
+    if let Some(v) = allowed.iter().find_map(|t| as_type(t, text)) {
+        return Ok(v);
+    }
+    let what = allowed.join(" or ");
+    Err(format!(
+        "argument '{key}={text}': the tool's inputSchema wants {what} (write {key}:=JSON to send a value as written)"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn types_from_the_schema() {
+        let s = json!({"type": "object", "properties": {
+            "handle": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 1},
+            "ratio": {"type": "number"},
+            "full": {"type": "boolean"},
+            "ids": {"type": "array", "items": {"type": "integer"}},
+            "opts": {"type": "object"},
+            "maybe": {"type": ["integer", "null"]},
+            "either": {"anyOf": [{"type": "boolean"}, {"type": "string"}]},
+            "free": {}
+        }});
+        let t = |k: &str, v: &str| typed_value(&s, k, v);
+        assert_eq!(t("handle", "007"), Ok(json!("007")));
+        assert_eq!(t("limit", "3"), Ok(json!(3)));
+        assert_eq!(t("ratio", "0.5"), Ok(json!(0.5)));
+        assert_eq!(t("ratio", "2"), Ok(json!(2)));
+        assert_eq!(t("full", "true"), Ok(json!(true)));
+        assert_eq!(t("ids", "[1,2]"), Ok(json!([1, 2])));
+        assert_eq!(t("opts", "{\"a\":1}"), Ok(json!({"a": 1})));
+        assert_eq!(t("maybe", "null"), Ok(json!(null)));
+        assert_eq!(t("maybe", "4"), Ok(json!(4)));
+        assert_eq!(t("either", "false"), Ok(json!(false)));
+        assert_eq!(t("either", "no"), Ok(json!("no")));
+        assert_eq!(t("free", "1"), Ok(json!("1")));
+        assert_eq!(t("unknown", "1"), Ok(json!("1")));
+        assert_eq!(
+            t("limit", "3.5"),
+            Err("argument 'limit=3.5': the tool's inputSchema wants integer (write limit:=JSON to send a value as written)".into())
+        );
+        assert!(t("full", "yes").is_err());
+        assert!(t("ids", "1,2").is_err());
+        assert!(t("opts", "[]").is_err());
+    }
+
+    proptest::proptest! {
+        /// The class: `key=<a value written as JSON>` arrives as exactly that
+        /// value for a property of its type, and a string property gets the
+        /// text unchanged, whatever it is (the oracle is serde_json's own
+        /// serialization of the generated value).
+        #[test]
+        fn typed_values_round_trip(
+            i in proptest::num::i64::ANY,
+            f in -1e300f64..1e300,
+            b in proptest::bool::ANY,
+            text in ".*",
+            items in proptest::collection::vec(proptest::num::i32::ANY, 0..5),
+        ) {
+            let s = json!({"properties": {
+                "i": {"type": "integer"}, "f": {"type": "number"}, "b": {"type": "boolean"},
+                "s": {"type": "string"}, "a": {"type": "array"}
+            }});
+            proptest::prop_assert_eq!(typed_value(&s, "i", &json!(i).to_string()), Ok(json!(i)));
+            proptest::prop_assert_eq!(typed_value(&s, "f", &json!(f).to_string()), Ok(json!(f)));
+            proptest::prop_assert_eq!(typed_value(&s, "b", &json!(b).to_string()), Ok(json!(b)));
+            proptest::prop_assert_eq!(typed_value(&s, "s", &text), Ok(json!(text)));
+            proptest::prop_assert_eq!(typed_value(&s, "a", &json!(items).to_string()), Ok(json!(items)));
+        }
+    }
+}
