@@ -305,15 +305,23 @@ fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_bucket_and_log_addre
     assert!(!limited(&call(&x, 1, Some(a))));
     // A client-written left part changes nothing: still client a.
     assert!(!limited(&call(&x, 2, Some(&format!("198.51.100.1, {a}")))));
-    assert!(limited(&call(&x, 3, Some(a))));
+    // a's burst (2) is spent; the bucket refills one call a second, so on
+    // a loaded machine a call or two may pass before a is refused.
+    let mut n = 3;
+    while !limited(&call(&x, n, Some(a))) {
+        n += 1;
+        assert!(n <= 8, "client a was never rate limited");
+    }
     // Client b, through the same proxy, has its own bucket.
-    assert!(!limited(&call(&x, 4, Some("203.0.113.20"))));
-    let lines = call_lines(&x, 4);
+    assert!(!limited(&call(&x, n + 1, Some("203.0.113.20"))));
+    let lines = call_lines(&x, n as usize + 1);
     let first = |l: &str| l.split(' ').nth(1).unwrap().to_string();
     let port = |l: &str| l.rsplit_once(" via=127.0.0.1:").map(|(_, p)| p.to_string());
+    let mut want = vec![a; n as usize];
+    want.push("203.0.113.20");
     assert_eq!(
         lines.iter().map(|l| first(l)).collect::<Vec<_>>(),
-        [a, a, a, "203.0.113.20"],
+        want,
         "{lines:#?}"
     );
     assert!(lines.iter().all(|l| port(l).is_some()), "{lines:#?}");
