@@ -24,6 +24,7 @@ pub mod docs;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod http;
+pub mod json;
 pub mod mcp;
 pub mod metrics;
 pub mod server;

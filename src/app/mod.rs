@@ -79,10 +79,10 @@ impl DocKind {
     fn build(self, public: &str) -> Vec<u8> {
         match self {
             DocKind::ServerCard => server_card_text(public).into_bytes(),
-            DocKind::ServerJson => statics::server_json(public).to_string().into_bytes(),
-            DocKind::Manifest => statics::manifest(public, &statics::server_card(public))
-                .to_string()
-                .into_bytes(),
+            DocKind::ServerJson => crate::json::to_vec(&statics::server_json(public)),
+            DocKind::Manifest => {
+                crate::json::to_vec(&statics::manifest(public, &statics::server_card(public)))
+            }
             DocKind::Landing => landing::page(public).into_bytes(),
             DocKind::Embedded(doc) => crate::docs::render(doc.template, public).into_bytes(),
         }
@@ -110,7 +110,7 @@ impl StaticDoc {
 
 /// The server card as served and as the MCP resource: pretty JSON.
 fn server_card_text(public: &str) -> String {
-    serde_json::to_string_pretty(&statics::server_card(public)).unwrap_or_default()
+    crate::json::to_string_pretty(&statics::server_card(public))
 }
 
 /// Route indexes into [`crate::metrics::ROUTES`].

@@ -409,10 +409,7 @@ fn cache_label(served: &Served) -> Option<&'static str> {
 fn answer(served: &Served, repr: Representation, if_none_match: Option<&[u8]>) -> Response {
     let (content_type, bytes) = match repr {
         Representation::Markdown => (MARKDOWN_MEDIA_TYPE, served.text.as_bytes().to_vec()),
-        Representation::Json => (
-            "application/json",
-            serde_json::to_vec(&served.structured).unwrap_or_default(),
-        ),
+        Representation::Json => ("application/json", crate::json::to_vec(&served.structured)),
     };
     let tag = etag(&bytes);
     let cache_control = format!("public, max-age={}", served.fresh_for.as_secs());

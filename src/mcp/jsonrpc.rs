@@ -40,7 +40,7 @@ impl Id {
             }
             Id::Str(s) => {
                 // Writing a &str into a Vec cannot fail.
-                let _ = serde_json::to_writer(&mut *out, s);
+                crate::json::write(out, s);
             }
         }
     }
@@ -178,7 +178,7 @@ pub const REPLY_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 pub fn result_suffix(result: &Value) -> Vec<u8> {
     let mut out = br#","result":"#.to_vec();
     // Serializing a Value into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut out, result);
+    crate::json::write(&mut out, result);
     out.push(b'}');
     out
 }
@@ -201,7 +201,7 @@ pub fn error_message(id: Option<&Id>, err: &RpcError) -> Vec<u8> {
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(br#","error":"#);
-    let _ = serde_json::to_writer(&mut out, &err.to_value());
+    crate::json::write(&mut out, &err.to_value());
     out.push(b'}');
     out
 }
