@@ -177,6 +177,12 @@ pub struct Config {
     /// Global upstream requests per second (0 = off); see
     /// [`crate::app::limits::DEFAULT_UPSTREAM_BUDGET`].
     pub upstream_budget: u32,
+    /// Text budget of a tool result in characters; see
+    /// [`crate::x::budget::DEFAULT_MAX_RESULT_CHARS`].
+    pub max_result_chars: usize,
+    /// Deadline of one tool call; see
+    /// [`crate::x::budget::DEFAULT_CALL_TIMEOUT`].
+    pub call_timeout: Duration,
     /// Access-log format; default plain.
     pub log_format: crate::server::log::LogFormat,
     /// HTTP limits.
@@ -201,6 +207,8 @@ impl Config {
             rate_limit: crate::app::limits::DEFAULT_RATE_LIMIT,
             rate_burst: crate::app::limits::DEFAULT_RATE_BURST,
             upstream_budget: crate::app::limits::DEFAULT_UPSTREAM_BUDGET,
+            max_result_chars: crate::x::budget::DEFAULT_MAX_RESULT_CHARS,
+            call_timeout: crate::x::budget::DEFAULT_CALL_TIMEOUT,
             log_format: crate::server::log::LogFormat::Plain,
             limits: Limits::default(),
         }

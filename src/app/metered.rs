@@ -27,7 +27,10 @@ impl Upstream for Metered {
             Err(FetchError::TooLarge) => "too_large",
             Err(FetchError::Connect(_)) | Err(FetchError::Other(_)) => "network",
             // Answered locally during a cool-down: no upstream request was made.
-            Err(FetchError::CoolingDown(_)) | Err(FetchError::BudgetExhausted(_)) => return result,
+            Err(FetchError::CoolingDown(_))
+            | Err(FetchError::BudgetExhausted(_))
+            | Err(FetchError::Deadline(_))
+            | Err(FetchError::Cancelled) => return result,
         };
         METRICS.upstream(label, started.elapsed());
         result

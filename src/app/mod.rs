@@ -167,7 +167,15 @@ impl App {
             0 => metered,
             per_sec => Arc::new(limits::Budgeted::new(metered, per_sec)),
         };
-        let tools = Arc::new(Tools::with_cache_bytes(upstream, config.cache_bytes));
+        let tools = Arc::new(
+            Tools::with_cache_bytes(upstream, config.cache_bytes).with_settings(
+                crate::x::budget::Settings {
+                    max_chars: config.max_result_chars,
+                    public_url: public.clone(),
+                    call_timeout: config.call_timeout,
+                },
+            ),
+        );
         let limiter = (config.rate_limit > 0)
             .then(|| limits::ClientLimiter::new(config.rate_limit, config.rate_burst));
         let info = ServerInfo {
@@ -331,7 +339,18 @@ struct DeferredCall {
 
 impl Work for DeferredCall {
     fn run(self: Box<Self>) -> Response {
+        let cancel = std::sync::Arc::clone(&self.call.call().cancel);
+        let gone = || cancel.load(std::sync::atomic::Ordering::Relaxed);
+        if gone() {
+            // The client left while the call waited for a worker: nothing
+            // is computed for it.
+            METRICS.cancelled();
+            return Response::new(204);
+        }
         let (reply, stats) = self.call.run_traced();
+        if gone() {
+            METRICS.cancelled();
+        }
         METRICS.rpc(Some("tools/call"), reply.status);
         METRICS.tool(stats.tool, stats.outcome as usize);
         if let Some(c) = stats.cache {
@@ -344,6 +363,10 @@ impl Work for DeferredCall {
         response.trace.tool_ms = Some(stats.took.as_millis() as u64);
         response.trace.cache = stats.cache;
         response
+    }
+
+    fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        Some(Arc::clone(&self.call.call().cancel))
     }
 
     /// The queue-full `503` as a JSON-RPC error carrying this request's id,
@@ -371,6 +394,10 @@ impl Work for WithCors {
 
     fn busy(self: Box<Self>) -> Response {
         with_cors(self.inner.busy(), self.origin)
+    }
+
+    fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        self.inner.cancel_flag()
     }
 }
 

@@ -55,7 +55,8 @@ pub const ROUTE_TEMPLATES: [&str; 7] = [
 pub const MARKDOWN_MEDIA_TYPE: &str = "text/markdown; charset=utf-8";
 
 /// Query parameters of the post routes besides the path's handle and id.
-const POST_PARAMS: [&str; 7] = [
+const POST_PARAMS: [&str; 8] = [
+    "cursor",
     "thread",
     "replies",
     "max_posts",
@@ -65,8 +66,9 @@ const POST_PARAMS: [&str; 7] = [
     "format",
 ];
 /// Query parameters of `/api/convert`.
-const CONVERT_PARAMS: [&str; 8] = [
+const CONVERT_PARAMS: [&str; 9] = [
     "url",
+    "cursor",
     "thread",
     "replies",
     "max_posts",
@@ -320,8 +322,14 @@ impl XRoutes {
         let repr = negotiate(rc.format.as_deref(), joined(head, "accept").as_deref());
         let if_none_match = joined(head, "if-none-match").map(std::borrow::Cow::into_owned);
         let tools = Arc::clone(&self.tools);
-        Some(Handled::Later(Box::new(Queued(move || {
+        let cancel = Arc::clone(&call.cancel);
+        Some(Handled::Later(Box::new(Queued(cancel, move || {
             let started = std::time::Instant::now();
+            if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                // The client left while the call waited for a worker.
+                METRICS.cancelled();
+                return Response::new(204);
+            }
             let run =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tools.run_http(&call)));
             let (mut response, outcome, cache) = match run {
@@ -353,6 +361,9 @@ impl XRoutes {
             response.trace.tool = Some(call.name);
             response.trace.tool_ms = Some(started.elapsed().as_millis() as u64);
             response.trace.cache = cache;
+            if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                METRICS.cancelled();
+            }
             response
         }))))
     }
@@ -360,11 +371,15 @@ impl XRoutes {
 
 /// A route's tool call waiting for a worker; when none can take it the
 /// answer is a problem document like every other error of these routes.
-struct Queued<F>(F);
+struct Queued<F>(Arc<std::sync::atomic::AtomicBool>, F);
 
 impl<F: FnOnce() -> Response + Send + 'static> Work for Queued<F> {
     fn run(self: Box<Self>) -> Response {
-        (self.0)()
+        (self.1)()
+    }
+
+    fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        Some(Arc::clone(&self.0))
     }
 
     /// `503` `server_busy` with `Retry-After: 1`.

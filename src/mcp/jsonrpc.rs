@@ -139,6 +139,17 @@ pub fn classify(v: &Value) -> Result<Message<'_>, Invalid> {
             why: "\"id\" must be a string or an integer",
         });
     }
+    if let Some(Id::Str(s)) = &id {
+        // Every reply echoes the id: a longer one could not fit a message.
+        if s.len() * 6 > crate::x::budget::MAX_ECHOED_ID_BYTES
+            && crate::json::to_vec(s).len() > crate::x::budget::MAX_ECHOED_ID_BYTES
+        {
+            return Err(Invalid {
+                id: None,
+                why: "\"id\" is too long: at most 32768 bytes of JSON",
+            });
+        }
+    }
     let method = match obj.get("method") {
         Some(Value::String(m)) => m.as_str(),
         Some(_) => {

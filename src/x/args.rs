@@ -117,7 +117,7 @@ pub const FULL: Prop = Prop {
 };
 
 /// `x_md_get_post` arguments.
-pub const POST_PROPS: [Prop; 10] = [
+pub const POST_PROPS: [Prop; 11] = [
     Prop {
         name: "url",
         kind: Kind::Str { min: 1, max: MAX_URL_CHARS, pattern: None, check: None, what: "an X post permalink" },
@@ -163,6 +163,11 @@ pub const POST_PROPS: [Prop; 10] = [
         name: "context",
         kind: Kind::Enum(&["full", "thread"]),
         description: "full (default): every post of the thread; thread: only the focal post and posts by its author (no replies).",
+    },
+    Prop {
+        name: "cursor",
+        kind: Kind::Str { min: 1, max: MAX_CURSOR_CHARS, pattern: None, check: None, what: "the `next_cursor` string of a previous result for this post" },
+        description: "Continuation of a thread cut by the result budget: pass the previous result's `next_cursor` (with the same other arguments) to get the posts after the last one shown.",
     },
 ];
 
@@ -320,6 +325,8 @@ pub struct PostArgs {
     pub userinfo: &'static str,
     /// `context=thread`.
     pub context_thread: bool,
+    /// `cursor`: where a thread cut by the result budget continues.
+    pub cursor: Option<String>,
 }
 
 fn enum_arg(
@@ -368,6 +375,10 @@ pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
         full: obj.get("full").and_then(Value::as_bool).unwrap_or(false),
         userinfo: enum_arg(&obj, "userinfo", &["off", "author", "all"], "off"),
         context_thread: enum_arg(&obj, "context", &["full", "thread"], "full") == "thread",
+        cursor: obj
+            .get("cursor")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     })
 }
 
@@ -430,6 +441,7 @@ mod tests {
                 full: false,
                 userinfo: "off",
                 context_thread: false,
+                cursor: None,
             }
         );
         let a = post(

@@ -6,6 +6,7 @@
 use serde_json::{json, Map, Value};
 
 use super::args::{as_int, MAX_LIMIT, MAX_PAGE};
+use super::budget::{self, Cut, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind, Position};
 use super::error::{check_transport, clip_message, code, parse_object, XError};
@@ -104,15 +105,52 @@ pub struct Walk {
     pub next: Option<Position>,
     /// Notes for the agent (e.g. the page budget was reached).
     pub notes: Vec<String>,
+    /// Where each kept item was read (parallel to `items`): a result cut
+    /// before item k continues at `positions[k]`.
+    pub positions: Vec<Position>,
+}
+
+impl Walk {
+    /// Where a result cut before item `k` continues (after item `k - 1`).
+    pub fn cut_at(&self, k: usize) -> Position {
+        let mut p = self.positions.get(k).cloned().unwrap_or_default();
+        p.after = k
+            .checked_sub(1)
+            .and_then(|i| self.items.get(i))
+            .and_then(row_id)
+            .unwrap_or_default();
+        p
+    }
+}
+
+/// The note when the upstream repeats rows or a cursor that does not
+/// advance: the walk ends there.
+pub const REPEAT_NOTE: &str = "The upstream repeated rows already shown (or a cursor that does not advance); the list ends here.";
+
+fn row_id(v: &Value) -> Option<String> {
+    match v.get("id") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 /// Collects up to `limit` kept items from `start` (one block).
+/// Rows already served in this walk (by id), and the last one served
+/// before it (from the cursor).
+#[derive(Default)]
+struct Seen {
+    ids: std::collections::HashSet<String>,
+    last: Option<String>,
+}
+
 fn collect_block(
     fetch: &mut dyn FnMut(&str) -> Result<ListPage, XError>,
     keep: &dyn Fn(&Value) -> bool,
     start: Position,
     limit: usize,
     budget: &mut usize,
+    seen: &mut Seen,
 ) -> Result<(Walk, bool), XError> {
     let mut w = Walk::default();
     let mut pos = start;
@@ -125,16 +163,42 @@ fn collect_block(
         let mut page = fetch(&pos.upstream)?;
         let n = page.items.len();
         let mut i = pos.offset;
+        // A page holding the row served last repeats the rows up to it.
+        let mut repeated = false;
+        if let Some(last) = seen.last.take() {
+            if let Some(j) = (i..n).find(|&j| row_id(&page.items[j]).as_deref() == Some(&last)) {
+                i = j + 1;
+                repeated = true;
+            }
+        }
         while i < n && w.items.len() < limit {
-            if keep(&page.items[i]) {
-                w.items.push(page.items[i].take());
+            let item = &mut page.items[i];
+            if let Some(id) = row_id(item) {
+                if !seen.ids.insert(id) {
+                    repeated = true;
+                    i += 1;
+                    continue;
+                }
+            }
+            if keep(item) {
+                w.items.push(item.take());
+                w.positions.push(Position {
+                    upstream: pos.upstream.clone(),
+                    offset: i,
+                    after: String::new(),
+                });
             }
             i += 1;
+        }
+        if repeated {
+            w.notes.push(REPEAT_NOTE.into());
+            return Ok((w, false));
         }
         if w.items.len() >= limit && i < n {
             w.next = Some(Position {
                 upstream: pos.upstream,
                 offset: i,
+                after: String::new(),
             });
             return Ok((w, false));
         }
@@ -143,7 +207,12 @@ fn collect_block(
                 pos = Position {
                     upstream: b,
                     offset: 0,
+                    after: String::new(),
                 }
+            }
+            Some(_) if n > 0 => {
+                w.notes.push(REPEAT_NOTE.into());
+                return Ok((w, false));
             }
             _ => return Ok((w, false)),
         }
@@ -167,8 +236,12 @@ pub fn walk_list(
     let blocks = if start.is_some() { 1 } else { page.max(1) };
     let mut budget = LIST_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
     let mut pos = start.unwrap_or_default();
+    let mut seen = Seen {
+        last: Some(std::mem::take(&mut pos.after)).filter(|a| !a.is_empty()),
+        ..Seen::default()
+    };
     for b in 1..=blocks {
-        let (mut w, budget_hit) = collect_block(fetch, keep, pos, limit, &mut budget)?;
+        let (mut w, budget_hit) = collect_block(fetch, keep, pos, limit, &mut budget, &mut seen)?;
         if budget_hit {
             w.notes.push(format!(
                 "Stopped after reading {} upstream pages{}; pass next_cursor to continue.",
@@ -182,14 +255,66 @@ pub fn walk_list(
             return Ok(w);
         }
         if b == blocks {
-            return Ok(w);
+            return Ok(with_after(w));
         }
         match w.next {
             Some(p) => pos = p,
-            None => return Ok(Walk::default()),
+            None => {
+                return Ok(Walk {
+                    notes: w.notes,
+                    ..Walk::default()
+                })
+            }
         }
     }
     Ok(Walk::default())
+}
+
+/// Records in `next` the last row served, so the next call can tell a
+/// repeated page.
+fn with_after(mut w: Walk) -> Walk {
+    let last = w.items.last().and_then(row_id).unwrap_or_default();
+    if let Some(n) = w.next.as_mut() {
+        n.after = last;
+    }
+    w
+}
+
+/// Fits a list result into the call's budget: `build(rows, next_cursor,
+/// notes)` renders the first `rows` of `n` rows with the continuation
+/// and notes given; `cursor_at(k)` is the cursor continuing at row `k`
+/// (for a result cut there), and `next_cursor` the walk's own. A result
+/// cut by the budget ends with a note naming the exact call that
+/// continues, and says `truncated: true`.
+pub fn fit_rows(
+    run: &Run,
+    n: usize,
+    notes: &[String],
+    next_cursor: Option<String>,
+    cursor_at: &dyn Fn(usize) -> String,
+    link_path: &str,
+    build: &mut dyn FnMut(usize, Option<&String>, &[String]) -> (String, Value),
+) -> (String, Value) {
+    let mut shape = |cut: Cut| {
+        let k = cut.items;
+        let mut notes = notes.to_vec();
+        let next = if k < n {
+            let c = cursor_at(k);
+            let left_out = format!(
+                "Result budget of {} characters reached: this result shows {k} of the {n} rows read; the rest were left out.",
+                run.max_chars()
+            );
+            notes.push(run.continue_note(&left_out, run.args(), &c, link_path));
+            Some(c)
+        } else {
+            next_cursor.clone()
+        };
+        let (text, mut structured) = build(k, next.as_ref(), &notes);
+        structured["truncated"] = Value::Bool(k < n);
+        (text, structured, ())
+    };
+    let (_, text, structured, ()) = budget::fit(n, 0, run.max_chars(), &mut shape);
+    (text, structured)
 }
 
 /// The upstream path of a list page: `base` plus `cursor` (when set) and
@@ -257,6 +382,22 @@ pub fn protected_error(handle: &str) -> XError {
     )
 }
 
+/// The path and query (ending in `?` or `&`) of a continuation link over
+/// HTTP: `path` with the non-default `limit` and `full`, then `extra`.
+pub fn link_path(path: &str, args: &BrowseArgs, extra: &[(&'static str, String)]) -> String {
+    let mut p = format!("{path}?");
+    if args.limit != MAX_LIMIT as usize {
+        p.push_str(&format!("limit={}&", args.limit));
+    }
+    if args.full {
+        p.push_str("full=true&");
+    }
+    for (k, v) in extra {
+        p.push_str(&format!("{k}={}&", cursor::form_encode(v)));
+    }
+    p
+}
+
 /// The continuation for a result, when it has a `next_cursor`.
 pub fn continuation(
     path: String,
@@ -284,15 +425,9 @@ pub fn continuation(
 }
 
 /// The fields every browse `structuredContent` starts with.
-pub fn base_structured(
-    resource: &str,
-    markdown: &str,
-    args: &BrowseArgs,
-    cache: &str,
-) -> Map<String, Value> {
+pub fn base_structured(resource: &str, args: &BrowseArgs, cache: &str) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("resource".into(), json!(resource));
-    m.insert("markdown".into(), json!(markdown));
     m.insert("page".into(), json!(args.page));
     m.insert("limit".into(), json!(args.limit));
     m.insert("source".into(), json!("fxtwitter"));
@@ -315,6 +450,7 @@ pub fn connections(
     f: &Fetcher,
     following: bool,
     args: &BrowseArgs,
+    run: &Run,
 ) -> Result<BrowseResult, XError> {
     let (kind, which) = if following {
         (CursorKind::Following, "following")
@@ -341,33 +477,38 @@ pub fn connections(
         }
     }
     let next_cursor = walk.next.as_ref().map(|p| cursor::encode(kind, &scope, p));
-    let cont = continuation(
-        format!("/{handle}/{which}"),
-        args,
-        vec![],
-        next_cursor.as_ref(),
-    );
-    let markdown = connections_markdown(
-        handle,
-        which,
-        &walk.items,
-        args.full,
+    let path = format!("/{handle}/{which}");
+    let cursor_at = |k: usize| cursor::encode(kind, &scope, &walk.cut_at(k));
+    let (text, structured) = fit_rows(
+        run,
+        walk.items.len(),
         &walk.notes,
-        cont.as_ref(),
+        next_cursor,
+        &cursor_at,
+        &link_path(&path, args, &[]),
+        &mut |k, next, notes| {
+            let cont = continuation(run.settings.link(&path), args, vec![], next);
+            let markdown = connections_markdown(
+                handle,
+                which,
+                &walk.items[..k],
+                args.full,
+                notes,
+                cont.as_ref(),
+            );
+            let mut m = base_structured(which, args, f.outcome());
+            m.insert("handle".into(), json!(handle));
+            m.insert("users".into(), Value::Array(walk.items[..k].to_vec()));
+            if let Some(c) = next {
+                m.insert("next_cursor".into(), json!(c));
+            }
+            if !notes.is_empty() {
+                m.insert("warnings".into(), json!(notes));
+            }
+            (markdown, Value::Object(m))
+        },
     );
-    let mut m = base_structured(which, &markdown, args, f.outcome());
-    m.insert("handle".into(), json!(handle));
-    m.insert("users".into(), Value::Array(walk.items));
-    if let Some(c) = next_cursor {
-        m.insert("next_cursor".into(), json!(c));
-    }
-    if !walk.notes.is_empty() {
-        m.insert("warnings".into(), json!(walk.notes));
-    }
-    Ok(BrowseResult {
-        text: markdown,
-        structured: Value::Object(m),
-    })
+    Ok(BrowseResult { text, structured })
 }
 
 #[cfg(test)]
@@ -432,7 +573,8 @@ mod tests {
             w.next,
             Some(Position {
                 upstream: "c1".into(),
-                offset: 2
+                offset: 2,
+                after: "6".into()
             })
         );
         let w = walk_list(&mut fetch, &|_| true, None, 4, 3).unwrap();
@@ -445,7 +587,8 @@ mod tests {
             w.next,
             Some(Position {
                 upstream: "c1".into(),
-                offset: 1
+                offset: 1,
+                after: "5".into()
             })
         );
     }

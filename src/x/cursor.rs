@@ -37,6 +37,10 @@ pub enum CursorKind {
     Following,
     /// `x_md_search_posts`.
     Search,
+    /// `x_md_get_post`: the rest of a thread cut by the result budget
+    /// (scope: the requested post id; payload: the last post shown and
+    /// how many were shown).
+    Thread,
 }
 
 impl CursorKind {
@@ -47,6 +51,7 @@ impl CursorKind {
             CursorKind::Followers => "followers",
             CursorKind::Following => "following",
             CursorKind::Search => "search",
+            CursorKind::Thread => "thread",
         }
     }
 
@@ -57,6 +62,7 @@ impl CursorKind {
             CursorKind::Followers => "x_md_get_followers",
             CursorKind::Following => "x_md_get_following",
             CursorKind::Search => "x_md_search_posts",
+            CursorKind::Thread => "x_md_get_post",
         }
     }
 
@@ -66,6 +72,7 @@ impl CursorKind {
             CursorKind::Followers,
             CursorKind::Following,
             CursorKind::Search,
+            CursorKind::Thread,
         ]
         .into_iter()
         .find(|k| k.tag() == t)
@@ -80,6 +87,9 @@ pub struct Position {
     pub upstream: String,
     /// Items of that upstream page already served.
     pub offset: usize,
+    /// The id of the last row served before this position (empty when
+    /// unknown): a page that repeats it repeats rows already shown.
+    pub after: String,
 }
 
 /// FNV-1a, 32 bits.
@@ -114,6 +124,9 @@ pub fn encode(kind: CursorKind, scope: &str, pos: &Position) -> String {
     if pos.offset > 0 {
         let _ = write!(body, "@{}", pos.offset);
     }
+    if !pos.after.is_empty() {
+        let _ = write!(body, "!{}", pos.after);
+    }
     let check = fnv1a(&body);
     format!("{body}:{check:08x}")
 }
@@ -121,6 +134,8 @@ pub fn encode(kind: CursorKind, scope: &str, pos: &Position) -> String {
 /// Reads an xmd cursor for `kind` and `scope`, or explains (for the
 /// agent) why it cannot be used. Never touches the upstream.
 pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, String> {
+    // A cursor copied out of a `[Continue →]` link arrives percent-encoded.
+    let cursor = &*crate::x::budget::unescape_cursor(cursor);
     const FIX: &str = "Pass the `next_cursor` of a previous result of this tool unchanged, or omit `cursor` to start at the first page.";
     let forged =
         || format!("The cursor is not one xmd issued (altered, truncated or made up). {FIX}");
@@ -144,10 +159,18 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
     if got_scope != scope {
         let what = match kind {
             CursorKind::Search => "a different search (query or feed)".to_string(),
+            CursorKind::Thread => format!("post {got_scope}, not post {scope}"),
             _ => format!("@{got_scope}, not @{scope}"),
         };
         return Err(format!("This cursor belongs to {what}. {FIX}"));
     }
+    let (payload, after) = match payload.rsplit_once('!') {
+        Some((p, a)) if !a.is_empty() && a.len() <= 20 && a.bytes().all(|b| b.is_ascii_digit()) => {
+            (p, a)
+        }
+        Some(_) => return Err(forged()),
+        None => (payload, ""),
+    };
     let (upstream, offset) = match payload.rsplit_once('@') {
         Some((u, n)) if kind != CursorKind::Profile => {
             let n: usize = n
@@ -165,6 +188,7 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
     Ok(Position {
         upstream: upstream.to_string(),
         offset,
+        after: after.to_string(),
     })
 }
 
@@ -288,6 +312,7 @@ mod tests {
         let pos = Position {
             upstream: "2087026217579466752|2087478950753226753".into(),
             offset: 3,
+            after: String::new(),
         };
         let c = encode(CursorKind::Followers, "demo_author", &pos);
         assert!(c.starts_with("followers:demo_author:2087026217579466752|2087478950753226753@3:"));
@@ -311,13 +336,15 @@ mod tests {
             &Position {
                 upstream: String::new(),
                 offset: 2,
+                after: String::new(),
             },
         );
         assert_eq!(
             decode(&first, CursorKind::Search, &search_scope("latest", "q")).unwrap(),
             Position {
                 upstream: String::new(),
-                offset: 2
+                offset: 2,
+                after: String::new()
             }
         );
         let e = decode(&first, CursorKind::Search, &search_scope("top", "q")).unwrap_err();

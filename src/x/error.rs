@@ -64,6 +64,10 @@ pub mod code {
     pub const UPSTREAM_BUDGET: &str = "upstream_budget";
     /// The upstream refused the request as invalid (HTTP 400).
     pub const BAD_REQUEST: &str = "upstream_bad_request";
+    /// The call reached its deadline (`--call-timeout`) with nothing to show.
+    pub const DEADLINE: &str = "deadline";
+    /// The client closed its connection; the call stopped (never sent).
+    pub const CANCELLED: &str = "cancelled";
 }
 
 impl XError {
@@ -83,6 +87,16 @@ impl XError {
             FetchError::Connect(_) | FetchError::Other(_) => {
                 XError::new(502, code::NETWORK, "Failed to reach FxTwitter API.")
             }
+            FetchError::Deadline(secs) => XError::new(
+                504,
+                code::DEADLINE,
+                format!("The call reached its deadline of {secs} s (--call-timeout) before the upstream answered; retry, or ask for less (thread=off, a smaller max_posts)."),
+            ),
+            FetchError::Cancelled => XError::new(
+                499,
+                code::CANCELLED,
+                "The client closed its connection; the call stopped.",
+            ),
             FetchError::Timeout => {
                 XError::new(504, code::TIMEOUT, "FxTwitter API did not answer in time.")
             }

@@ -4,6 +4,7 @@
 //! meant for a worker thread. Every upstream request of a run goes through
 //! the shared cache (see `cache.rs`).
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use serde_json::Value;
 
 use super::args;
 use super::browse::{self, BrowseResult};
+use super::budget::{Guard, Run, Settings};
 use super::cache::{Cache, Fetcher, DEFAULT_CACHE_BYTES};
 use super::error::XError;
 use super::post;
@@ -69,6 +71,9 @@ pub struct ToolCall {
     pub name: &'static str,
     /// The validated arguments (an object; `{}` when none were sent).
     pub arguments: Value,
+    /// Raised by the server when the client's connection closed before
+    /// the answer: the run makes no further upstream request.
+    pub cancel: Arc<AtomicBool>,
 }
 
 /// The tool runner: holds the upstream and the response cache.
@@ -76,6 +81,7 @@ pub struct Tools {
     upstream: Arc<dyn Upstream>,
     cache: Arc<Cache>,
     side: SidePool,
+    settings: Settings,
 }
 
 impl Tools {
@@ -92,7 +98,20 @@ impl Tools {
             upstream,
             cache: Arc::new(Cache::new(cache_bytes)),
             side: SidePool::default(),
+            settings: Settings::default(),
         }
+    }
+
+    /// The same runner with `settings` (result budget, public URL, call
+    /// deadline).
+    pub fn with_settings(mut self, settings: Settings) -> Tools {
+        self.settings = settings;
+        self
+    }
+
+    /// The settings results are shaped with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// The JSON array of the five tool definitions for `tools/list`.
@@ -124,6 +143,7 @@ impl Tools {
         Ok(ToolCall {
             name: spec.name,
             arguments: Value::Object(obj),
+            cancel: Arc::default(),
         })
     }
 
@@ -143,8 +163,15 @@ impl Tools {
     /// renderer) but keeps the failure structured and reports how long the
     /// result stays fresh, for the plain HTTP routes.
     pub fn run_http(&self, call: &ToolCall) -> Result<Served, XError> {
-        let f = Fetcher::with_side(&self.cache, &self.upstream, &self.side);
-        let (text, structured) = self.run_with(&f, call)?;
+        let guard = Guard::new(self.settings.call_timeout, Arc::clone(&call.cancel));
+        let f = Fetcher::with_side(&self.cache, &self.upstream, &self.side).guarded(&guard);
+        let run = Run {
+            settings: &self.settings,
+            guard: Some(&guard),
+            tool: call.name,
+            arguments: &call.arguments,
+        };
+        let (text, structured) = self.run_with(&f, call, &run)?;
         Ok(Served {
             text,
             structured,
@@ -152,19 +179,19 @@ impl Tools {
         })
     }
 
-    fn run_with(&self, f: &Fetcher, call: &ToolCall) -> Result<(String, Value), XError> {
+    fn run_with(&self, f: &Fetcher, call: &ToolCall, run: &Run) -> Result<(String, Value), XError> {
         let browse_args = || browse::parse_browse(&call.arguments);
         let result: BrowseResult = match call.name {
             "x_md_get_post" => {
                 let a = args::parse_post(Some(&call.arguments))
                     .map_err(|m| XError::new(400, "invalid_arguments", m))?;
-                let mut r = post::get_post(f, &a)?;
+                let mut r = post::get_post(f, &a, run)?;
                 r.structured["cache"] = Value::from(f.outcome());
                 return Ok((r.text, r.structured));
             }
-            "x_md_get_profile" => profile::profile(f, &browse_args())?,
-            "x_md_get_followers" => browse::connections(f, false, &browse_args())?,
-            "x_md_get_following" => browse::connections(f, true, &browse_args())?,
+            "x_md_get_profile" => profile::profile(f, &browse_args(), run)?,
+            "x_md_get_followers" => browse::connections(f, false, &browse_args(), run)?,
+            "x_md_get_following" => browse::connections(f, true, &browse_args(), run)?,
             _ => {
                 let q = call
                     .arguments
@@ -176,7 +203,7 @@ impl Tools {
                     .get("feed")
                     .and_then(Value::as_str)
                     .unwrap_or("latest");
-                search::search(f, &browse_args(), q, feed)?
+                search::search(f, &browse_args(), q, feed, run)?
             }
         };
         Ok((result.text, result.structured))

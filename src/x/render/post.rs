@@ -400,3 +400,44 @@ pub fn render_posts(posts: &[Value], opts: &RenderOptions<'_>) -> String {
     }
     lines.join("\n").trim().to_string()
 }
+
+/// The pieces [`render_posts`] joins, for the result budget: the head (the
+/// obsidian front matter when `first` is 0, else empty) and one block per
+/// post, numbered from `first + 1` of `total`. Joined as
+/// [`join_blocks`] joins them, the pieces of all posts give exactly
+/// `render_posts`.
+pub fn post_blocks(
+    posts: &[Value],
+    opts: &RenderOptions<'_>,
+    first: usize,
+    total: usize,
+) -> (String, Vec<String>) {
+    let mut head = String::new();
+    if opts.format == "obsidian" && first == 0 {
+        if let Some(p) = posts.first() {
+            head = front_matter(p, total).join("\n");
+            head.push('\n');
+        }
+    }
+    let mut seen = HashSet::new();
+    let blocks = posts
+        .iter()
+        .enumerate()
+        .map(|(i, post)| {
+            let meta = match opts.userinfo {
+                "author" => first + i == 0,
+                "all" => handle(post).is_some_and(|h| seen.insert(h.to_ascii_lowercase())),
+                _ => false,
+            };
+            post_lines(post, first + i, total, opts, meta).join("\n")
+        })
+        .collect();
+    (head, blocks)
+}
+
+/// Joins [`post_blocks`] pieces into one document (trimmed).
+pub fn join_blocks(head: &str, blocks: &[String]) -> String {
+    format!("{head}{}", blocks.join("\n---\n\n"))
+        .trim()
+        .to_string()
+}
