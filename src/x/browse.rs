@@ -280,6 +280,10 @@ fn with_after(mut w: Walk) -> Walk {
     w
 }
 
+/// Renders the first rows of a list result with its continuation cursor
+/// and notes: `(rows, next_cursor, notes) -> (Markdown, structuredContent)`.
+pub type RowBuilder<'a> = dyn FnMut(usize, Option<&String>, &[String]) -> (String, Value) + 'a;
+
 /// Fits a list result into the call's budget: `build(rows, next_cursor,
 /// notes)` renders the first `rows` of `n` rows with the continuation
 /// and notes given; `cursor_at(k)` is the cursor continuing at row `k`
@@ -293,7 +297,7 @@ pub fn fit_rows(
     next_cursor: Option<String>,
     cursor_at: &dyn Fn(usize) -> String,
     link_path: &str,
-    build: &mut dyn FnMut(usize, Option<&String>, &[String]) -> (String, Value),
+    build: &mut RowBuilder<'_>,
 ) -> (String, Value) {
     let mut shape = |cut: Cut| {
         let k = cut.items;

@@ -166,8 +166,6 @@ pub fn search(
         .map(|p| cursor::encode(CursorKind::Search, &scope, p));
     let extra = vec![("q", query.to_string()), ("feed", feed.to_string())];
     let rows = users.as_ref().map_or(walk.items.len(), Vec::len);
-    let mut notes = notes_top.clone();
-    notes.extend(walk.notes.iter().cloned());
     let cursor_at = |k: usize| cursor::encode(CursorKind::Search, &scope, &walk.cut_at(k));
     let (text, structured) = fit_rows(
         run,
@@ -215,7 +213,6 @@ pub fn search(
             (markdown, Value::Object(m))
         },
     );
-    drop(notes);
     Ok(BrowseResult { text, structured })
 }
 
