@@ -98,7 +98,7 @@ fn fetch_thread(
             }
             Err(e) if e.code == super::error::code::DEADLINE => {
                 a.warnings.push(format!(
-                    "Stopped walking up the reply chain at the call deadline ({e}); showing the {} posts loaded.",
+                    "Stopped walking up the reply chain at the call deadline (--call-timeout); showing the {} posts loaded.",
                     chain.len()
                 ));
                 a.complete = false;
