@@ -418,6 +418,9 @@ fn lean(p: &mut Value) {
     let mut depth = 0;
     while let Some(v) = cur.take() {
         let Some(o) = v.as_object_mut() else { break };
+        if let Some(Value::Object(a)) = o.get_mut("author") {
+            a.remove("raw_description");
+        }
         if o.contains_key("raw_text") {
             if o.get("text")
                 .and_then(Value::as_str)
@@ -436,11 +439,26 @@ fn lean(p: &mut Value) {
     }
 }
 
-/// A post row of a list result: `raw_text` dropped unless `full`.
+/// A post row of a list result: unless `full`, `raw_text` dropped and the
+/// author reduced to what identifies it (`id`, `screen_name`, `name`): the
+/// row shows no more, and a profile result carries the whole account once.
 pub fn lean_row(p: &mut Value, full: bool) {
-    if !full {
-        lean(p);
+    if full {
+        return;
     }
+    lean(p);
+    if let Some(Value::Object(a)) = p.get_mut("author") {
+        a.retain(|k, _| matches!(k.as_str(), "id" | "screen_name" | "name"));
+    }
+}
+
+/// An account without `raw_description` (the upstream's second copy of
+/// the bio) unless `full`.
+pub fn lean_user(mut u: Value, full: bool) -> Value {
+    if let (false, Some(o)) = (full, u.as_object_mut()) {
+        o.remove("raw_description");
+    }
+    u
 }
 
 /// Shortens a post that alone exceeds the budget: its text (and any

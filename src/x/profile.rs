@@ -279,7 +279,10 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
             let markdown = profile_markdown(&user, &posts[..k], args.full, notes, cont.as_ref());
             let mut m = base_structured("profile", args, f.outcome());
             m.insert("handle".into(), json!(handle));
-            m.insert("profile".into(), user.clone());
+            m.insert(
+                "profile".into(),
+                super::post::lean_user(user.clone(), args.full),
+            );
             m.insert("posts".into(), Value::Array(posts[..k].to_vec()));
             if let Some(c) = next {
                 m.insert("next_cursor".into(), json!(c));
