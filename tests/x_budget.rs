@@ -382,7 +382,8 @@ fn i5_one_deadline_per_call() {
         &json!({"handle": "demo_author", "id": (FIRST_ID + 30).to_string(), "replies": "off"}),
     );
     let took = t0.elapsed();
-    assert!(took < Duration::from_millis(1900), "{took:?}");
+    // The deadline plus the one request in flight (300 ms), and slack.
+    assert!(took < Duration::from_millis(2500), "{took:?}");
     assert_eq!(r["isError"], false);
     let sc = &r["structuredContent"];
     let n = sc["post_count"].as_u64().unwrap();
@@ -447,8 +448,9 @@ fn i6_closing_the_connection_cancels_the_call() {
         .unwrap();
         std::thread::sleep(Duration::from_millis(1000));
         drop(s);
-        // One round trip (300 ms) for the request in flight, then nothing.
-        std::thread::sleep(Duration::from_millis(450));
+        // One round trip (300 ms) for the request in flight, then nothing
+        // (with slack for a loaded machine).
+        std::thread::sleep(Duration::from_millis(800));
         let stopped = up.request_count();
         std::thread::sleep(Duration::from_millis(1200));
         assert_eq!(up.request_count(), stopped, "requests after the close");
