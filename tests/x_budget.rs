@@ -499,9 +499,10 @@ fn i7_links_resolve_under_the_public_url() {
     );
     let t = text(&r);
     let c = r["structuredContent"]["next_cursor"].as_str().unwrap();
+    let mark = |id: &str| format!("{:06x}", xmd::x::cursor::row_mark(id));
     assert_eq!(
         c.rsplit_once(':').unwrap().0,
-        "followers:demo_author:@2!1002"
+        format!("followers:demo_author:@2!{}.{}", mark("1001"), mark("1002"))
     );
     let encoded = c
         .replace(':', "%3A")

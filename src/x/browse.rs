@@ -6,7 +6,8 @@
 use serde_json::{json, Map, Value};
 
 use super::args::{as_int, MAX_LIMIT, MAX_PAGE};
-use super::budget::{self, Cut, Run};
+use super::budget::fit_rows;
+use super::budget::Run;
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind, Position};
 use super::error::{check_transport, clip_message, code, parse_object, XError};
@@ -108,18 +109,33 @@ pub struct Walk {
     /// Where each kept item was read (parallel to `items`): a result cut
     /// before item k continues at `positions[k]`.
     pub positions: Vec<Position>,
+    /// Marks of the rows served before this result's items (from the
+    /// cursor), oldest first.
+    pub seen_before: Vec<u32>,
 }
 
 impl Walk {
-    /// Where a result cut before item `k` continues (after item `k - 1`).
+    /// Where a result cut before item `k` continues (after item `k - 1`),
+    /// remembering the rows served up to there.
     pub fn cut_at(&self, k: usize) -> Position {
         let mut p = self.positions.get(k).cloned().unwrap_or_default();
-        p.after = k
-            .checked_sub(1)
-            .and_then(|i| self.items.get(i))
-            .and_then(row_id)
-            .unwrap_or_default();
+        p.seen = self.marks_through(k);
         p
+    }
+
+    /// The last [`cursor::MAX_ROW_MARKS`] marks of the rows served before
+    /// this result and of its first `k` items.
+    fn marks_through(&self, k: usize) -> Vec<u32> {
+        let mut marks = self.seen_before.clone();
+        marks.extend(
+            self.items[..k.min(self.items.len())]
+                .iter()
+                .filter_map(row_id)
+                .map(|id| cursor::row_mark(&id)),
+        );
+        let drop = marks.len().saturating_sub(cursor::MAX_ROW_MARKS);
+        marks.drain(..drop);
+        marks
     }
 }
 
@@ -136,12 +152,19 @@ fn row_id(v: &Value) -> Option<String> {
 }
 
 /// Collects up to `limit` kept items from `start` (one block).
-/// Rows already served in this walk (by id), and the last one served
-/// before it (from the cursor).
+/// Rows already served: in this walk (by id), and before it (by the
+/// marks the cursor carries).
 #[derive(Default)]
 struct Seen {
     ids: std::collections::HashSet<String>,
-    last: Option<String>,
+    marks: std::collections::HashSet<u32>,
+}
+
+impl Seen {
+    /// Records `id` as served; false when it was served before.
+    fn insert(&mut self, id: String) -> bool {
+        !self.marks.contains(&cursor::row_mark(&id)) && self.ids.insert(id)
+    }
 }
 
 fn collect_block(
@@ -163,18 +186,17 @@ fn collect_block(
         let mut page = fetch(&pos.upstream)?;
         let n = page.items.len();
         let mut i = pos.offset;
-        // A page holding the row served last repeats the rows up to it.
-        let mut repeated = false;
-        if let Some(last) = seen.last.take() {
-            if let Some(j) = (i..n).find(|&j| row_id(&page.items[j]).as_deref() == Some(&last)) {
-                i = j + 1;
-                repeated = true;
+        // The rows of a resumed page before the offset were served.
+        for item in &page.items[..i.min(n)] {
+            if let Some(id) = row_id(item) {
+                seen.ids.insert(id);
             }
         }
+        let mut repeated = false;
         while i < n && w.items.len() < limit {
             let item = &mut page.items[i];
             if let Some(id) = row_id(item) {
-                if !seen.ids.insert(id) {
+                if !seen.insert(id) {
                     repeated = true;
                     i += 1;
                     continue;
@@ -185,7 +207,7 @@ fn collect_block(
                 w.positions.push(Position {
                     upstream: pos.upstream.clone(),
                     offset: i,
-                    after: String::new(),
+                    seen: Vec::new(),
                 });
             }
             i += 1;
@@ -198,7 +220,7 @@ fn collect_block(
             w.next = Some(Position {
                 upstream: pos.upstream,
                 offset: i,
-                after: String::new(),
+                seen: Vec::new(),
             });
             return Ok((w, false));
         }
@@ -207,7 +229,7 @@ fn collect_block(
                 pos = Position {
                     upstream: b,
                     offset: 0,
-                    after: String::new(),
+                    seen: Vec::new(),
                 }
             }
             Some(_) if n > 0 => {
@@ -236,8 +258,9 @@ pub fn walk_list(
     let blocks = if start.is_some() { 1 } else { page.max(1) };
     let mut budget = LIST_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
     let mut pos = start.unwrap_or_default();
+    let seen_before = std::mem::take(&mut pos.seen);
     let mut seen = Seen {
-        last: Some(std::mem::take(&mut pos.after)).filter(|a| !a.is_empty()),
+        marks: seen_before.iter().copied().collect(),
         ..Seen::default()
     };
     for b in 1..=blocks {
@@ -252,10 +275,15 @@ pub fn walk_list(
                     String::new()
                 }
             ));
-            return Ok(w);
         }
-        if b == blocks {
-            return Ok(with_after(w));
+        if budget_hit || b == blocks {
+            // The next call must know the rows this result served.
+            w.seen_before = seen_before;
+            if let Some(mut next) = w.next.take() {
+                next.seen = w.marks_through(w.items.len());
+                w.next = Some(next);
+            }
+            return Ok(w);
         }
         match w.next {
             Some(p) => pos = p,
@@ -268,57 +296,6 @@ pub fn walk_list(
         }
     }
     Ok(Walk::default())
-}
-
-/// Records in `next` the last row served, so the next call can tell a
-/// repeated page.
-fn with_after(mut w: Walk) -> Walk {
-    let last = w.items.last().and_then(row_id).unwrap_or_default();
-    if let Some(n) = w.next.as_mut() {
-        n.after = last;
-    }
-    w
-}
-
-/// Renders the first rows of a list result with its continuation cursor
-/// and notes: `(rows, next_cursor, notes) -> (Markdown, structuredContent)`.
-pub type RowBuilder<'a> = dyn FnMut(usize, Option<&String>, &[String]) -> (String, Value) + 'a;
-
-/// Fits a list result into the call's budget: `build(rows, next_cursor,
-/// notes)` renders the first `rows` of `n` rows with the continuation
-/// and notes given; `cursor_at(k)` is the cursor continuing at row `k`
-/// (for a result cut there), and `next_cursor` the walk's own. A result
-/// cut by the budget ends with a note naming the exact call that
-/// continues, and says `truncated: true`.
-pub fn fit_rows(
-    run: &Run,
-    n: usize,
-    notes: &[String],
-    next_cursor: Option<String>,
-    cursor_at: &dyn Fn(usize) -> String,
-    link_path: &str,
-    build: &mut RowBuilder<'_>,
-) -> (String, Value) {
-    let mut shape = |cut: Cut| {
-        let k = cut.items;
-        let mut notes = notes.to_vec();
-        let next = if k < n {
-            let c = cursor_at(k);
-            let left_out = format!(
-                "Result budget of {} characters reached: this result shows {k} of the {n} rows read; the rest were left out.",
-                run.max_chars()
-            );
-            notes.push(run.continue_note(&left_out, run.args(), &c, link_path));
-            Some(c)
-        } else {
-            next_cursor.clone()
-        };
-        let (text, mut structured) = build(k, next.as_ref(), &notes);
-        structured["truncated"] = Value::Bool(k < n);
-        (text, structured, ())
-    };
-    let (_, text, structured, ()) = budget::fit(n, 0, run.max_chars(), &mut shape);
-    (text, structured)
 }
 
 /// The upstream path of a list page: `base` plus `cursor` (when set) and
@@ -578,7 +555,7 @@ mod tests {
             Some(Position {
                 upstream: "c1".into(),
                 offset: 2,
-                after: "6".into()
+                seen: ["4", "5", "6"].map(cursor::row_mark).to_vec()
             })
         );
         let w = walk_list(&mut fetch, &|_| true, None, 4, 3).unwrap();
@@ -592,7 +569,7 @@ mod tests {
             Some(Position {
                 upstream: "c1".into(),
                 offset: 1,
-                after: "5".into()
+                seen: ["1", "3", "5"].map(cursor::row_mark).to_vec()
             })
         );
     }

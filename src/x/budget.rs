@@ -291,6 +291,47 @@ pub fn fit<T>(
     (cut, b.0, b.1, b.2)
 }
 
+/// Renders the first rows of a list result with its continuation cursor
+/// and notes: `(rows, next_cursor, notes) -> (Markdown, structuredContent)`.
+pub type RowBuilder<'a> = dyn FnMut(usize, Option<&String>, &[String]) -> (String, Value) + 'a;
+
+/// Fits a list result into the call's budget: `build(rows, next_cursor,
+/// notes)` renders the first `rows` of `n` rows with the continuation
+/// and notes given; `cursor_at(k)` is the cursor continuing at row `k`
+/// (for a result cut there), and `next_cursor` the walk's own. A result
+/// cut by the budget ends with a note naming the exact call that
+/// continues, and says `truncated: true`.
+pub fn fit_rows(
+    run: &Run,
+    n: usize,
+    notes: &[String],
+    next_cursor: Option<String>,
+    cursor_at: &dyn Fn(usize) -> String,
+    link_path: &str,
+    build: &mut RowBuilder<'_>,
+) -> (String, Value) {
+    let mut shape = |cut: Cut| {
+        let k = cut.items;
+        let mut notes = notes.to_vec();
+        let next = if k < n {
+            let c = cursor_at(k);
+            let left_out = format!(
+                "Result budget of {} characters reached: this result shows {k} of the {n} rows read; the rest were left out.",
+                run.max_chars()
+            );
+            notes.push(run.continue_note(&left_out, run.args(), &c, link_path));
+            Some(c)
+        } else {
+            next_cursor.clone()
+        };
+        let (text, mut structured) = build(k, next.as_ref(), &notes);
+        structured["truncated"] = Value::Bool(k < n);
+        (text, structured, ())
+    };
+    let (_, text, structured, ()) = fit(n, 0, run.max_chars(), &mut shape);
+    (text, structured)
+}
+
 /// The first `chars` characters of `s`, ending at a line break when one
 /// falls in the last fifth (so a cut rarely splits a line).
 pub fn cut_text(s: &str, chars: usize) -> &str {

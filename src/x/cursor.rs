@@ -26,6 +26,19 @@ pub const MAX_CURSOR_OFFSET: usize = 1000;
 /// argument); a longer one is refused as a forged cursor.
 pub const MAX_UPSTREAM_CURSOR_BYTES: usize = 900;
 
+/// Most row marks a list cursor carries. Default 40 (two upstream pages);
+/// fewer when a long upstream cursor leaves less room under
+/// [`crate::x::args::MAX_CURSOR_CHARS`]. A row whose mark is among them is
+/// not served again.
+pub const MAX_ROW_MARKS: usize = 40;
+
+/// The mark of a served row in a cursor: 24 bits of FNV-1a over its id
+/// (six hex digits; two different ids share a mark with probability
+/// 1 in 16.7 million).
+pub fn row_mark(id: &str) -> u32 {
+    fnv1a(id) & 0x00ff_ffff
+}
+
 /// The tool family a cursor belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CursorKind {
@@ -87,9 +100,10 @@ pub struct Position {
     pub upstream: String,
     /// Items of that upstream page already served.
     pub offset: usize,
-    /// The id of the last row served before this position (empty when
-    /// unknown): a page that repeats it repeats rows already shown.
-    pub after: String,
+    /// Marks ([`row_mark`]) of the rows served last, oldest first (at
+    /// most [`MAX_ROW_MARKS`]): an upstream page that repeats one of them
+    /// repeats rows already shown.
+    pub seen: Vec<u32>,
 }
 
 /// FNV-1a, 32 bits.
@@ -124,8 +138,11 @@ pub fn encode(kind: CursorKind, scope: &str, pos: &Position) -> String {
     if pos.offset > 0 {
         let _ = write!(body, "@{}", pos.offset);
     }
-    if !pos.after.is_empty() {
-        let _ = write!(body, "!{}", pos.after);
+    // The newest marks that fit the cursor argument's length.
+    let room = crate::x::args::MAX_CURSOR_CHARS.saturating_sub(body.len() + 10) / 7;
+    let marks = &pos.seen[pos.seen.len().saturating_sub(room.min(MAX_ROW_MARKS))..];
+    for (i, m) in marks.iter().enumerate() {
+        let _ = write!(body, "{}{m:06x}", if i == 0 { '!' } else { '.' });
     }
     let check = fnv1a(&body);
     format!("{body}:{check:08x}")
@@ -164,12 +181,22 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
         };
         return Err(format!("This cursor belongs to {what}. {FIX}"));
     }
-    let (payload, after) = match payload.rsplit_once('!') {
-        Some((p, a)) if !a.is_empty() && a.len() <= 20 && a.bytes().all(|b| b.is_ascii_digit()) => {
-            (p, a)
+    let (payload, seen) = match payload.rsplit_once('!') {
+        Some((p, marks)) => {
+            let seen: Option<Vec<u32>> = marks
+                .split('.')
+                .map(|m| {
+                    (m.len() == 6)
+                        .then(|| u32::from_str_radix(m, 16).ok())
+                        .flatten()
+                })
+                .collect();
+            match seen {
+                Some(s) if s.len() <= MAX_ROW_MARKS => (p, s),
+                _ => return Err(forged()),
+            }
         }
-        Some(_) => return Err(forged()),
-        None => (payload, ""),
+        None => (payload, Vec::new()),
     };
     let (upstream, offset) = match payload.rsplit_once('@') {
         Some((u, n)) if kind != CursorKind::Profile => {
@@ -188,7 +215,7 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
     Ok(Position {
         upstream: upstream.to_string(),
         offset,
-        after: after.to_string(),
+        seen,
     })
 }
 
@@ -312,7 +339,7 @@ mod tests {
         let pos = Position {
             upstream: "2087026217579466752|2087478950753226753".into(),
             offset: 3,
-            after: String::new(),
+            seen: Vec::new(),
         };
         let c = encode(CursorKind::Followers, "demo_author", &pos);
         assert!(c.starts_with("followers:demo_author:2087026217579466752|2087478950753226753@3:"));
@@ -336,7 +363,7 @@ mod tests {
             &Position {
                 upstream: String::new(),
                 offset: 2,
-                after: String::new(),
+                seen: Vec::new(),
             },
         );
         assert_eq!(
@@ -344,7 +371,7 @@ mod tests {
             Position {
                 upstream: String::new(),
                 offset: 2,
-                after: String::new()
+                seen: Vec::new()
             }
         );
         let e = decode(&first, CursorKind::Search, &search_scope("top", "q")).unwrap_err();

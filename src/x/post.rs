@@ -321,7 +321,8 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
             );
         }
         let end = start + cut.items;
-        let next = (end < total || cut.inside.is_some()).then(|| {
+        // After a post cut inside, the continuation starts at the next one.
+        let next = (end < total).then(|| {
             let last = shown.last().and_then(id).unwrap_or("").to_string();
             cursor::encode(
                 CursorKind::Thread,
@@ -329,24 +330,17 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
                 &Position {
                     upstream: last,
                     offset: end,
-                    after: String::new(),
+                    seen: Vec::new(),
                 },
             )
         });
         if let Some(c) = &next {
-            let left_out = if end < total {
-                format!(
-                    "Result budget of {} characters reached: this result shows posts {}–{end} of {total}; posts {}–{total} were left out.",
-                    run.max_chars(),
-                    start + 1,
-                    end + 1
-                )
-            } else {
-                format!(
-                    "Result budget of {} characters reached: post {end} of {total} was cut.",
-                    run.max_chars()
-                )
-            };
+            let left_out = format!(
+                "Result budget of {} characters reached: this result shows posts {}–{end} of {total}; posts {}–{total} were left out.",
+                run.max_chars(),
+                start + 1,
+                end + 1
+            );
             let mut link = format!("/{}/status/{focal_id}?", args.target.handle);
             for k in [
                 "thread",
@@ -398,7 +392,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
             "cache": "bypass",
             "warnings": notes,
             "thread_complete": a.complete,
-            "truncated": next.is_some(),
+            "truncated": next.is_some() || cut.inside.is_some(),
             "posts": shown,
         });
         if let Some(c) = next {

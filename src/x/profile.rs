@@ -7,12 +7,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use super::browse::link_path;
 use super::browse::{
     base_structured, check_account_list, continuation, cursor_error, other_errors, page_path,
     protected_error, BrowseArgs, BrowseResult, ListPage, PAGE_BUDGET_PER_BLOCK,
 };
-use super::browse::{fit_rows, link_path};
-use super::budget::Run;
+use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{check_transport, code, parse_object, XError};
@@ -252,7 +252,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
             &cursor::Position {
                 upstream,
                 offset: 0,
-                after: String::new(),
+                seen: Vec::new(),
             },
         )
     };

@@ -210,8 +210,8 @@ pub fn post_output_schema() -> Value {
             "cache": {"enum": ["hit", "miss", "bypass"]},
             "warnings": {"type": "array", "items": {"type": "string"}},
             "thread_complete": {"type": "boolean", "description": "false when part of the requested context (an ancestor, the thread, or the replies) could not be loaded or was cut by max_posts; the Markdown then ends with a note."},
-            "truncated": {"type": "boolean", "description": "true when the result budget cut the thread: `next_cursor` continues after the last post shown."},
-            "next_cursor": {"type": "string", "description": "Pass as `cursor` (with the same other arguments) for the rest of the thread; present only when `truncated`."},
+            "truncated": {"type": "boolean", "description": "true when the result budget cut the thread: posts were left out (then `next_cursor` continues after the last post shown), or one post alone over the budget was cut inside (its `text_truncated` is true)."},
+            "next_cursor": {"type": "string", "description": "Pass as `cursor` (with the same other arguments) for the posts after the last one shown; present only when posts were left out."},
             "posts": {"type": "array", "items": {"$ref": "#/$defs/post"}}
         }
     });

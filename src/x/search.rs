@@ -5,12 +5,12 @@
 
 use serde_json::{json, Value};
 
+use super::browse::link_path;
 use super::browse::{
     base_structured, continuation, cursor_error, other_errors, page_path, walk_list, BrowseArgs,
     BrowseResult, ListPage,
 };
-use super::browse::{fit_rows, link_path};
-use super::budget::Run;
+use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, form_encode, CursorKind};
 use super::error::{check_transport, code, parse_object, XError};
