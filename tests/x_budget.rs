@@ -612,3 +612,134 @@ fn i8_repeated_rows_end_the_walk() {
     assert_eq!(r["structuredContent"]["warnings"], json!([note]));
     assert_eq!(r["structuredContent"].get("next_cursor"), None);
 }
+
+/// Item 1 for rows: a search page of five 25,000-character posts is cut
+/// at a row boundary (two rows fit 60,000 characters); the cursors read
+/// every row once, and the HTTP route answers the same Markdown.
+#[test]
+fn i1_rows_are_cut_at_row_boundaries_and_continue() {
+    let up = FakeUpstream::start();
+    let rows: Vec<Value> = (0..5)
+        .map(|i| status(i, &format!("{i} {}", "row text ".repeat(2778)), None))
+        .collect();
+    up.on(
+        "/2/search?q=long&feed=latest&count=20",
+        Answer::json(
+            200,
+            &json!({"code": 200, "results": rows, "cursor": {"bottom": null}}).to_string(),
+        ),
+    );
+    let x = start(&up, &[]);
+    let mut args = json!({"q": "long"});
+    let mut seen = Vec::new();
+    for call_no in 0.. {
+        let r = call(&x, "x_md_search_posts", &args);
+        assert_eq!(r["isError"], false, "{}", text(&r));
+        let t = text(&r);
+        assert!(t.chars().count() <= 60_000);
+        let sc = &r["structuredContent"];
+        seen.extend(ids(sc));
+        if call_no == 0 {
+            assert_eq!(ids(sc).len(), 2);
+            assert_eq!(sc["truncated"], true);
+            let raw = format!("GET /search?q=long HTTP/1.1\r\nHost: {}\r\n\r\n", x.host());
+            assert_eq!(roundtrip(&x, raw.as_bytes()).text(), t);
+        }
+        match sc.get("next_cursor").and_then(Value::as_str) {
+            Some(c) => {
+                assert!(
+                    t.contains(&format!("(the raw cursor: cursor=\"{c}\")")),
+                    "{t}"
+                );
+                args["cursor"] = json!(c);
+            }
+            None => break,
+        }
+    }
+    let want: Vec<String> = (0..5).map(|i| (FIRST_ID + i).to_string()).collect();
+    assert_eq!(seen, want);
+}
+
+/// Item 2, the last guard: one upstream field larger than any budget (a
+/// bio of a million line separators) still gives a result within the
+/// budget in one message under 1 MiB, marked as cut.
+#[test]
+fn i2_a_field_larger_than_the_budget_is_still_cut() {
+    let up = FakeUpstream::start();
+    let bio = "\u{2028}x".repeat(500_000);
+    up.on(
+        "/2/profile/demo_author",
+        Answer::json(
+            200,
+            &json!({"code": 200, "user": {"screen_name": "demo_author", "name": "Demo", "description": bio}}).to_string(),
+        ),
+    );
+    up.on(
+        "/2/profile/demo_author/statuses?count=20&with_replies=false",
+        Answer::json(200, r#"{"code":200,"results":[],"cursor":{"bottom":null}}"#),
+    );
+    let x = start(&up, &[]);
+    for sse in [false, true] {
+        let r = call_raw(
+            &x,
+            false,
+            sse,
+            "x_md_get_profile",
+            &json!({"handle": "demo_author"}),
+        );
+        assert!(r.body.len() <= 1_048_576, "{}", r.body.len());
+        let v = r.json();
+        let t = v["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(t.chars().count() <= 60_000);
+        assert!(t.ends_with(
+            "\n\n**[Cut: this result alone exceeds the result budget; the rest is not shown.]**"
+        ));
+        assert_eq!(v["result"]["structuredContent"]["truncated"], true);
+        assert_eq!(
+            v["result"]["structuredContent"]["profile"],
+            json!({"screen_name": "demo_author", "name": "Demo"})
+        );
+    }
+}
+
+/// Item 6 for a queued call: its client leaves while it waits for the
+/// one worker; it never starts (no upstream request), and is counted.
+#[test]
+fn i6_a_queued_call_whose_client_left_never_runs() {
+    let up = slow_chain(30, Duration::from_millis(300));
+    let x = start(&up, &["--workers", "1"]);
+    let h = headers(false, false);
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    let busy =
+        json!({"handle": "demo_author", "id": (FIRST_ID + 30).to_string(), "replies": "off"});
+    let mut first = x.connect();
+    first
+        .write_all(&post(
+            &x.host(),
+            &h,
+            &call_body(false, "1", "x_md_get_post", &busy),
+        ))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let queued =
+        json!({"handle": "demo_author", "id": (FIRST_ID + 5).to_string(), "thread": "off"});
+    let mut second = x.connect();
+    second
+        .write_all(&post(
+            &x.host(),
+            &h,
+            &call_body(false, "2", "x_md_get_post", &queued),
+        ))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    drop(second);
+    drop(first);
+    std::thread::sleep(Duration::from_millis(1200));
+    let asked = up
+        .targets()
+        .iter()
+        .filter(|t| *t == &format!("/2/status/{}", FIRST_ID + 5))
+        .count();
+    assert_eq!(asked, 0, "the queued call reached the upstream");
+    assert_eq!(metric(&x, "xmd_tool_calls_cancelled_total"), 2);
+}

@@ -363,22 +363,6 @@ pub fn protected_error(handle: &str) -> XError {
     )
 }
 
-/// The path and query (ending in `?` or `&`) of a continuation link over
-/// HTTP: `path` with the non-default `limit` and `full`, then `extra`.
-pub fn link_path(path: &str, args: &BrowseArgs, extra: &[(&'static str, String)]) -> String {
-    let mut p = format!("{path}?");
-    if args.limit != MAX_LIMIT as usize {
-        p.push_str(&format!("limit={}&", args.limit));
-    }
-    if args.full {
-        p.push_str("full=true&");
-    }
-    for (k, v) in extra {
-        p.push_str(&format!("{k}={}&", cursor::form_encode(v)));
-    }
-    p
-}
-
 /// The continuation for a result, when it has a `next_cursor`.
 pub fn continuation(
     path: String,
@@ -466,7 +450,6 @@ pub fn connections(
         &walk.notes,
         next_cursor,
         &cursor_at,
-        &link_path(&path, args, &[]),
         &mut |k, next, notes| {
             let cont = continuation(run.settings.link(&path), args, vec![], next);
             let markdown = connections_markdown(

@@ -143,6 +143,23 @@ impl Run<'_> {
         self.settings.max_chars
     }
 
+    /// The call that continues, as `tool {arguments}`: `args` with `page`
+    /// removed and `cursor` set.
+    fn continue_call(&self, mut args: serde_json::Map<String, Value>, cursor: &str) -> String {
+        args.remove("page");
+        args.insert("cursor".into(), Value::from(cursor));
+        format!("{} {}", self.tool, Value::Object(args))
+    }
+
+    /// [`Run::continue_note`] as plain text, for list results: their
+    /// notes are rendered inert and their `[Continue →]` line follows.
+    pub fn continue_note_plain(&self, left_out: &str, cursor: &str) -> String {
+        format!(
+            "{left_out} Continue with {} (the raw cursor: cursor=\"{cursor}\"), or follow the Continue link below.",
+            self.continue_call(self.args(), cursor)
+        )
+    }
+
     /// A copy of the call's arguments.
     pub fn args(&self) -> serde_json::Map<String, Value> {
         match self.arguments {
@@ -159,13 +176,11 @@ impl Run<'_> {
     pub fn continue_note(
         &self,
         left_out: &str,
-        mut args: serde_json::Map<String, Value>,
+        args: serde_json::Map<String, Value>,
         cursor: &str,
         link_path: &str,
     ) -> String {
-        args.remove("page");
-        args.insert("cursor".into(), Value::from(cursor));
-        let call = format!("{} {}", self.tool, Value::Object(args));
+        let call = self.continue_call(args, cursor);
         let link = self.settings.link(&format!(
             "{link_path}cursor={}",
             super::cursor::form_encode(cursor)
@@ -307,7 +322,6 @@ pub fn fit_rows(
     notes: &[String],
     next_cursor: Option<String>,
     cursor_at: &dyn Fn(usize) -> String,
-    link_path: &str,
     build: &mut RowBuilder<'_>,
 ) -> (String, Value) {
     let mut shape = |cut: Cut| {
@@ -319,7 +333,7 @@ pub fn fit_rows(
                 "Result budget of {} characters reached: this result shows {k} of the {n} rows read; the rest were left out.",
                 run.max_chars()
             );
-            notes.push(run.continue_note(&left_out, run.args(), &c, link_path));
+            notes.push(run.continue_note_plain(&left_out, &c));
             Some(c)
         } else {
             next_cursor.clone()
@@ -330,6 +344,46 @@ pub fn fit_rows(
     };
     let (_, text, structured, ()) = fit(n, 0, run.max_chars(), &mut shape);
     (text, structured)
+}
+
+/// The marker that ends a result's text cut by [`enforce`].
+pub const HARD_CUT_MARK: &str =
+    "\n\n**[Cut: this result alone exceeds the result budget; the rest is not shown.]**";
+
+/// The last guard of the budget, for results a tool could not cut at a
+/// boundary (a single upstream field larger than the budget, such as a
+/// bio of megabytes from a misbehaving upstream): cuts the text at the
+/// budget with [`HARD_CUT_MARK`], and empties the bulky members of
+/// `structuredContent` (`posts`, `users`, the `profile` down to its
+/// identity, `warnings`) with `truncated: true`, so any result fits.
+pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) {
+    if fits(max_chars, text, structured) {
+        return;
+    }
+    if text.chars().count() > max_chars {
+        let keep = max_chars.saturating_sub(HARD_CUT_MARK.chars().count());
+        let head = cut_text(text, keep).to_string();
+        *text = head + HARD_CUT_MARK;
+    }
+    if let Value::Object(m) = structured {
+        if wire_bytes(text, &Value::Object(m.clone())) > MAX_PAYLOAD_BYTES {
+            for key in ["posts", "users", "warnings"] {
+                if let Some(v) = m.get_mut(key) {
+                    *v = Value::Array(Vec::new());
+                }
+            }
+            if let Some(Value::Object(p)) = m.get_mut("profile") {
+                p.retain(|k, v| {
+                    matches!(k.as_str(), "id" | "screen_name" | "name")
+                        && v.as_str().is_some_and(|s| s.len() <= 64)
+                });
+            }
+            if m.contains_key("post_count") {
+                m.insert("post_count".into(), Value::from(0));
+            }
+            m.insert("truncated".into(), Value::Bool(true));
+        }
+    }
 }
 
 /// The first `chars` characters of `s`, ending at a line break when one

@@ -7,7 +7,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use super::browse::link_path;
 use super::browse::{
     base_structured, check_account_list, continuation, cursor_error, other_errors, page_path,
     protected_error, BrowseArgs, BrowseResult, ListPage, PAGE_BUDGET_PER_BLOCK,
@@ -273,7 +272,6 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         &notes,
         next_cursor,
         &cursor_at,
-        &link_path(&path, args, &[]),
         &mut |k, next, notes| {
             let cont = continuation(run.settings.link(&path), args, vec![], next);
             let markdown = profile_markdown(&user, &posts[..k], args.full, notes, cont.as_ref());

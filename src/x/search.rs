@@ -5,7 +5,6 @@
 
 use serde_json::{json, Value};
 
-use super::browse::link_path;
 use super::browse::{
     base_structured, continuation, cursor_error, other_errors, page_path, walk_list, BrowseArgs,
     BrowseResult, ListPage,
@@ -173,7 +172,6 @@ pub fn search(
         &walk.notes,
         next_cursor,
         &cursor_at,
-        &link_path("/search", args, &extra),
         &mut |k, next, walk_notes| {
             let cont = continuation(run.settings.link("/search"), args, extra.clone(), next);
             let shown_users = users.as_ref().map(|u| &u[..k]);

@@ -171,7 +171,8 @@ impl Tools {
             tool: call.name,
             arguments: &call.arguments,
         };
-        let (text, structured) = self.run_with(&f, call, &run)?;
+        let (mut text, mut structured) = self.run_with(&f, call, &run)?;
+        super::budget::enforce(&mut text, &mut structured, self.settings.max_chars);
         Ok(Served {
             text,
             structured,
