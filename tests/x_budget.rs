@@ -743,3 +743,29 @@ fn i6_a_queued_call_whose_client_left_never_runs() {
     assert_eq!(asked, 0, "the queued call reached the upstream");
     assert_eq!(metric(&x, "xmd_tool_calls_cancelled_total"), 2);
 }
+
+/// Item 1, the per-call argument: `max_chars` lowers the budget (and is
+/// kept in the continuation), and can never raise it.
+#[test]
+fn i1_max_chars_only_lowers_the_budget() {
+    let up = thread_upstream(6, 25_000, "note ");
+    let x = start(&up, &[]);
+    let base = json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "replies": "off"});
+    let mut lower = base.clone();
+    lower["max_chars"] = json!(30_000);
+    let r = call(&x, "x_md_get_post", &lower);
+    let t = text(&r);
+    assert!(t.chars().count() <= 30_000);
+    assert_eq!(ids(&r["structuredContent"]).len(), 1);
+    assert!(t.contains("Result budget of 30000 characters reached"));
+    assert!(
+        t.contains("\"max_chars\":30000"),
+        "the continuation keeps it"
+    );
+    assert!(t.contains("&max_chars=30000&cursor="));
+    let mut higher = base.clone();
+    higher["max_chars"] = json!(160_000);
+    let r = call(&x, "x_md_get_post", &higher);
+    assert!(text(&r).chars().count() <= 60_000);
+    assert_eq!(ids(&r["structuredContent"]).len(), 2);
+}

@@ -372,7 +372,7 @@ fn failures_are_problem_details_with_the_tools_status_code_and_message() {
         ("/search", "invalid_arguments", "missing required property `q`"),
         ("/search?q=+++", "invalid_arguments", "`q` must be a search query of 1 to 500 characters with at least one non-space character"),
         ("/demo_author?page=2&page=3", "invalid_query", "query parameter `page` is given more than once"),
-        ("/demo_author?query=rust", "invalid_query", "unknown query parameter `query`; this route takes: page, limit, cursor, full, format"),
+        ("/demo_author?query=rust", "invalid_query", "unknown query parameter `query`; this route takes: page, limit, cursor, full, format, max_chars"),
         ("/api/convert?url=https%3A%2F%2Fexample.com%2Fa", "invalid_arguments", "`url` must be an X post permalink such as https://x.com/<handle>/status/<id> (twitter.com, mobile., www., fxtwitter.com, vxtwitter.com, fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits); host `example.com` is not an X host"),
     ];
     for (target, code, detail) in bad {

@@ -55,8 +55,9 @@ pub const ROUTE_TEMPLATES: [&str; 7] = [
 pub const MARKDOWN_MEDIA_TYPE: &str = "text/markdown; charset=utf-8";
 
 /// Query parameters of the post routes besides the path's handle and id.
-const POST_PARAMS: [&str; 8] = [
+const POST_PARAMS: [&str; 9] = [
     "cursor",
+    "max_chars",
     "thread",
     "replies",
     "max_posts",
@@ -66,9 +67,10 @@ const POST_PARAMS: [&str; 8] = [
     "format",
 ];
 /// Query parameters of `/api/convert`.
-const CONVERT_PARAMS: [&str; 9] = [
+const CONVERT_PARAMS: [&str; 10] = [
     "url",
     "cursor",
+    "max_chars",
     "thread",
     "replies",
     "max_posts",
@@ -78,9 +80,18 @@ const CONVERT_PARAMS: [&str; 9] = [
     "format",
 ];
 /// Query parameters of the profile and connections routes.
-const BROWSE_PARAMS: [&str; 5] = ["page", "limit", "cursor", "full", "format"];
+const BROWSE_PARAMS: [&str; 6] = ["page", "limit", "cursor", "full", "format", "max_chars"];
 /// Query parameters of `/search`.
-const SEARCH_PARAMS: [&str; 7] = ["q", "feed", "page", "limit", "cursor", "full", "format"];
+const SEARCH_PARAMS: [&str; 8] = [
+    "q",
+    "feed",
+    "page",
+    "limit",
+    "cursor",
+    "full",
+    "format",
+    "max_chars",
+];
 /// `format` values of the list routes (HTTP only: the tools have none).
 const LIST_FORMATS: [&str; 2] = ["markdown", "json"];
 
@@ -546,7 +557,7 @@ mod tests {
             route_call(XRoute::Profile("a"), Some("handle=b")).unwrap_err(),
             (
                 CODE_INVALID_QUERY,
-                "unknown query parameter `handle`; this route takes: page, limit, cursor, full, format".into()
+                "unknown query parameter `handle`; this route takes: page, limit, cursor, full, format, max_chars".into()
             )
         );
         assert_eq!(

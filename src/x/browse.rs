@@ -42,6 +42,8 @@ pub struct BrowseArgs {
     pub cursor: Option<String>,
     /// `full`.
     pub full: bool,
+    /// `max_chars`, when given (kept in continuation links).
+    pub max_chars: Option<usize>,
 }
 
 /// Reads browse arguments from a validated argument object.
@@ -62,6 +64,10 @@ pub fn parse_browse(args: &Value) -> BrowseArgs {
             .and_then(Value::as_str)
             .map(str::to_string),
         full: args.get("full").and_then(Value::as_bool).unwrap_or(false),
+        max_chars: args
+            .get("max_chars")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize),
     }
 }
 
@@ -377,6 +383,9 @@ pub fn continuation(
     }
     if args.full {
         params.push(("full", "true".to_string()));
+    }
+    if let Some(n) = args.max_chars {
+        params.push(("max_chars", n.to_string()));
     }
     params.extend(extra);
     let next_page =

@@ -138,9 +138,15 @@ pub struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// The text budget of this call.
+    /// The text budget of this call: the server's, or the call's
+    /// `max_chars` when lower (it can never raise it).
     pub fn max_chars(&self) -> usize {
-        self.settings.max_chars
+        let asked = self
+            .arguments
+            .get("max_chars")
+            .and_then(Value::as_u64)
+            .map_or(usize::MAX, |n| n as usize);
+        self.settings.max_chars.min(asked)
     }
 
     /// The call that continues, as `tool {arguments}`: `args` with `page`

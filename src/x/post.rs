@@ -349,6 +349,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
                 "context",
                 "userinfo",
                 "full",
+                "max_chars",
             ] {
                 if let Some(v) = run.arguments.get(k) {
                     let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);

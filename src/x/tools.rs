@@ -172,7 +172,7 @@ impl Tools {
             arguments: &call.arguments,
         };
         let (mut text, mut structured) = self.run_with(&f, call, &run)?;
-        super::budget::enforce(&mut text, &mut structured, self.settings.max_chars);
+        super::budget::enforce(&mut text, &mut structured, run.max_chars());
         Ok(Served {
             text,
             structured,
