@@ -749,6 +749,13 @@ fn i6_a_queued_call_whose_client_left_never_runs() {
 #[test]
 fn i1_max_chars_only_lowers_the_budget() {
     let up = thread_upstream(6, 25_000, "note ");
+    up.on(
+        &format!("/2/status/{FIRST_ID}"),
+        Answer::json(
+            200,
+            &json!({"code": 200, "status": status(0, "alone", None)}).to_string(),
+        ),
+    );
     let x = start(&up, &[]);
     let base = json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "replies": "off"});
     let mut lower = base.clone();
@@ -763,6 +770,16 @@ fn i1_max_chars_only_lowers_the_budget() {
         "the continuation keeps it"
     );
     assert!(t.contains("&max_chars=30000&cursor="));
+    // A cursor past the end (here: with thread=off) is refused plainly.
+    let mut off = lower.clone();
+    off["thread"] = json!("off");
+    off["cursor"] = r["structuredContent"]["next_cursor"].clone();
+    let e = call(&x, "x_md_get_post", &off);
+    assert_eq!(e["isError"], true);
+    assert_eq!(
+        text(&e),
+        "The cursor points past the end of this thread (1 posts now); omit `cursor` to start at the first post. (HTTP 400, code invalid_cursor)"
+    );
     let mut higher = base.clone();
     higher["max_chars"] = json!(160_000);
     let r = call(&x, "x_md_get_post", &higher);

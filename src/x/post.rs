@@ -287,7 +287,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         .map(str::to_string)
         .unwrap_or(canonical);
     // Where a continuation starts: after the last post shown before.
-    let start = resume.map_or(0, |pos| {
+    let start = resume.as_ref().map_or(0, |pos| {
         posts
             .iter()
             .position(|p| id(p) == Some(pos.upstream.as_str()))
@@ -300,6 +300,13 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         userinfo: args.userinfo,
     };
     let total = posts.len();
+    if resume.is_some() && start >= total {
+        return Err(XError::new(
+            400,
+            super::error::code::INVALID_CURSOR,
+            format!("The cursor points past the end of this thread ({total} posts now); omit `cursor` to start at the first post."),
+        ));
+    }
     let rest = &posts[start..];
     let (head, blocks) = post_blocks(rest, &opts, start, total);
     let first_len = rest.first().map_or(0, |p| display_text(p).chars().count());
