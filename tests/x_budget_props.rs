@@ -4,6 +4,11 @@
 //!   budget: every result's text is within the budget, its serialized
 //!   payload within the message cap, and following `next_cursor` reads
 //!   every post exactly once, in order (oracle: the thread itself);
+//! - any thread of hostile text (line separators, NULs, quotes,
+//!   backslashes, four-byte characters) at any budget the setting allows,
+//!   through the real dispatcher and framing, in every revision: the
+//!   JSON-RPC message, SSE-framed too, is at most 1,048,576 bytes and
+//!   its `data:` line holds no line break of Python's `str.splitlines`;
 //! - any sequence of upstream list pages, repeating rows and cursors at
 //!   will, any `limit`: following `next_cursor` never yields a row twice
 //!   (oracle: a set of the ids seen).
@@ -33,6 +38,66 @@ impl Upstream for Pages {
             body: body.into_bytes().into(),
         })
     }
+}
+
+/// The message a `tools/call` gets on the wire: the real dispatcher's
+/// reply for `version`, framed as JSON or SSE by the real framing.
+fn wire_message(tools: Tools, version: &str, sse: bool, args: &Value) -> Vec<u8> {
+    use xmd::http::accept::Framing;
+    use xmd::mcp::{Mcp, Outcome, ServerInfo};
+    let info = ServerInfo {
+        name: "xmd".into(),
+        version: "0.1.0".into(),
+        public_url: "https://tools.example.org/xmd".into(),
+    };
+    let mcp = Mcp::new(info, Vec::new(), Arc::new(tools));
+    let modern = version == "2026-07-28";
+    let mut params = json!({"name": "x_md_get_post", "arguments": args});
+    if modern {
+        params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}});
+    }
+    // The longest id a client may send (32 KiB of JSON), made of escapes.
+    let id = "\u{2028}".repeat(5_000);
+    let body =
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string();
+    let headers: Vec<(&str, &str)> = if modern {
+        vec![
+            ("mcp-protocol-version", version),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "x_md_get_post"),
+        ]
+    } else {
+        vec![("mcp-protocol-version", version)]
+    };
+    let lookup = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_bytes())
+    };
+    let reply = match mcp.handle(&lookup, body.as_bytes()) {
+        Outcome::Call(call) => call.run(),
+        Outcome::Reply(r) => r,
+    };
+    let framing = if sse { Framing::Sse } else { Framing::Json };
+    xmd::app::frame(reply, framing).body.to_vec()
+}
+
+fn python_line_break(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\u{b}'
+            | '\u{c}'
+            | '\r'
+            | '\u{1c}'
+            | '\u{1d}'
+            | '\u{1e}'
+            | '\u{85}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
 }
 
 fn tools(pages: HashMap<String, String>, max_chars: usize) -> Tools {
@@ -95,6 +160,43 @@ proptest! {
         }
         let want: Vec<String> = (0..texts.len()).map(|i| (FIRST + i as u64).to_string()).collect();
         prop_assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn every_message_fits_one_mebibyte_in_both_framings(
+        unit in prop::sample::select(vec!["\u{2028}", "\u{0}", "\"", "\\", "🦀", "\u{85}", "a\r\n"]),
+        n in 1usize..40,
+        len in 1usize..25_000,
+        max_chars in 2_000usize..=160_000,
+        version in prop::sample::select(vec!["2026-07-28", "2025-11-25", "2025-06-18"]),
+    ) {
+        let text: String = unit.chars().cycle().take(len).collect();
+        let rows: Vec<Value> = (0..n).map(|i| json!({
+            "type": "status", "id": (FIRST + i as u64).to_string(), "text": text,
+            "raw_text": {"text": text},
+            "author": {"id": "1", "screen_name": "demo_author", "name": text.chars().take(50).collect::<String>()},
+            "quote": {"type": "status", "id": "1", "text": text.chars().take(5000).collect::<String>()},
+        })).collect();
+        let pages = HashMap::from([(
+            format!("/2/thread/{FIRST}"),
+            json!({"code": 200, "status": rows[0], "thread": rows}).to_string(),
+        )]);
+        let args = json!({"handle": "demo_author", "id": FIRST.to_string(), "replies": "off", "full": true});
+        for sse in [false, true] {
+            let msg = wire_message(tools(pages.clone(), max_chars), version, sse, &args);
+            prop_assert!(msg.len() <= 1_048_576, "{} bytes", msg.len());
+            let s = String::from_utf8(msg).unwrap();
+            let data = if sse {
+                s.strip_prefix("event: message\ndata: ").and_then(|d| d.strip_suffix("\n\n")).unwrap()
+            } else {
+                &s
+            };
+            prop_assert!(!data.chars().any(python_line_break));
+            let v: Value = serde_json::from_str(data).unwrap();
+            prop_assert_eq!(&v["result"]["isError"], &json!(false));
+            let t = v["result"]["content"][0]["text"].as_str().unwrap();
+            prop_assert!(t.chars().count() <= max_chars);
+        }
     }
 
     #[test]
