@@ -240,3 +240,49 @@ proptest! {
         }
     }
 }
+
+/// The budget renders a thread post by post (`post_blocks`); joined whole
+/// those pieces are exactly the document `render_posts` writes, for every
+/// format and option (so the two cannot drift apart).
+#[test]
+fn post_blocks_join_to_render_posts() {
+    use xmd::x::render::post::{join_blocks, post_blocks};
+    use xmd::x::render::{render_posts, RenderOptions};
+    let mut posts = Vec::new();
+    for name in ["thread-self.json", "conversation-reply.json"] {
+        let path = format!(
+            "{}/tests/fixtures/fxtwitter/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let body: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for key in ["thread", "replies"] {
+            for p in body[key].as_array().into_iter().flatten() {
+                posts.push(p.clone());
+            }
+        }
+    }
+    let roles = ["parent", "post", "thread", "reply"];
+    for (i, p) in posts.iter_mut().enumerate() {
+        xmd::x::model::normalize(p, 0);
+        xmd::x::model::fill_url(p, None);
+        p["context"] = json!(roles[i % 4]);
+    }
+    assert!(posts.len() >= 6, "{}", posts.len());
+    for format in ["markdown", "obsidian", "json"] {
+        for full in [false, true] {
+            for userinfo in ["off", "author", "all"] {
+                let opts = RenderOptions {
+                    format,
+                    full,
+                    userinfo,
+                };
+                let (head, blocks) = post_blocks(&posts, &opts, 0, posts.len());
+                assert_eq!(
+                    join_blocks(&head, &blocks),
+                    render_posts(&posts, &opts),
+                    "{format} {full} {userinfo}"
+                );
+            }
+        }
+    }
+}
