@@ -46,6 +46,8 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--body-timeout", env: "XMD_BODY_TIMEOUT", value: "SECS", help: format!("time to receive a request body; past it: 408 [default: {}]", secs(config::DEFAULT_BODY_TIMEOUT)) },
         Setting { flag: "--idle-timeout", env: "XMD_IDLE_TIMEOUT", value: "SECS", help: format!("idle keep-alive time before closing [default: {}]", secs(config::DEFAULT_IDLE_TIMEOUT)) },
         Setting { flag: "--upstream-timeout", env: "XMD_UPSTREAM_TIMEOUT", value: "SECS", help: format!("timeout of one upstream request [default: {}]", secs(config::DEFAULT_UPSTREAM_TIMEOUT)) },
+        Setting { flag: "--max-result-chars", env: "XMD_MAX_RESULT_CHARS", value: "CHARS", help: format!("text budget of one tool result, {} to {}; a longer result stops at a post or row boundary with a note giving the cursor and the exact call that continues [default: {}]", crate::x::budget::MIN_RESULT_CHARS, crate::x::budget::MAX_RESULT_CHARS_LIMIT, crate::x::budget::DEFAULT_MAX_RESULT_CHARS) },
+        Setting { flag: "--call-timeout", env: "XMD_CALL_TIMEOUT", value: "SECS", help: format!("deadline of one tool call; a thread walk past it returns what it has with a note, or isError code deadline with nothing to show [default: {}]", secs(crate::x::budget::DEFAULT_CALL_TIMEOUT)) },
         Setting { flag: "--shutdown-grace", env: "XMD_SHUTDOWN_GRACE", value: "SECS", help: format!("how long SIGTERM waits for in-flight requests [default: {}]", secs(config::DEFAULT_SHUTDOWN_GRACE)) },
         Setting { flag: "--rate-limit", env: "XMD_RATE_LIMIT", value: "PER_SEC", help: format!("tool calls per second per client address (IPv6: per /64) that reach a worker (a repeated call answered from the result cache costs the upstream nothing and is not counted); past it and the burst the call is an isError result naming the seconds to wait; 0 turns it off [default: {}]", crate::app::limits::DEFAULT_RATE_LIMIT) },
         Setting { flag: "--rate-burst", env: "XMD_RATE_BURST", value: "N", help: format!("tool calls a client may make at once before --rate-limit applies [default: {}]", crate::app::limits::DEFAULT_RATE_BURST) },
@@ -185,6 +187,20 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     };
     if let Some(n) = number("--cache-bytes", 0)? {
         config.cache_bytes = n;
+    }
+    if let Some((name, v)) = lookup("--max-result-chars") {
+        use crate::x::budget::{MAX_RESULT_CHARS_LIMIT as MAX, MIN_RESULT_CHARS as MIN};
+        config.max_result_chars = match v.trim().parse::<usize>() {
+            Ok(n) if (MIN..=MAX).contains(&n) => n,
+            _ => {
+                return Err(UsageError(format!(
+                    "invalid {name} '{v}' (expected a whole number from {MIN} to {MAX}: larger results would not fit one 1 MiB message)"
+                )))
+            }
+        };
+    }
+    if let Some(d) = seconds("--call-timeout")? {
+        config.call_timeout = d;
     }
     let rate = |flag: &str, min: usize| -> Result<Option<u32>, UsageError> {
         match number(flag, min)? {

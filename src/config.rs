@@ -198,6 +198,12 @@ pub struct Config {
     /// Reverse proxies whose `X-Forwarded-For` (or `Forwarded`) names the
     /// client (`--trusted-proxies`, `--proxy-header`); default none.
     pub trusted_proxies: crate::app::client_addr::TrustedProxies,
+    /// Text budget of a tool result in characters; see
+    /// [`crate::x::budget::DEFAULT_MAX_RESULT_CHARS`].
+    pub max_result_chars: usize,
+    /// Deadline of one tool call; see
+    /// [`crate::x::budget::DEFAULT_CALL_TIMEOUT`].
+    pub call_timeout: Duration,
     /// Access-log format; default plain.
     pub log_format: crate::server::log::LogFormat,
     /// HTTP limits.
@@ -225,6 +231,8 @@ impl Config {
             rate_burst: crate::app::limits::DEFAULT_RATE_BURST,
             upstream_budget: crate::app::limits::DEFAULT_UPSTREAM_BUDGET,
             trusted_proxies: crate::app::client_addr::TrustedProxies::default(),
+            max_result_chars: crate::x::budget::DEFAULT_MAX_RESULT_CHARS,
+            call_timeout: crate::x::budget::DEFAULT_CALL_TIMEOUT,
             log_format: crate::server::log::LogFormat::Plain,
             limits: Limits::default(),
         }

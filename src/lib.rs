@@ -29,6 +29,7 @@ pub mod docs;
 #[path = "../fuzz/harness/mod.rs"]
 pub mod fuzzing;
 pub mod http;
+pub mod json;
 pub mod mcp;
 pub mod metrics;
 pub mod server;

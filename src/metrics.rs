@@ -153,6 +153,7 @@ pub struct Metrics {
     queue_depth: AtomicI64,
     response_bytes: AtomicU64,
     yields: AtomicU64,
+    cancelled: AtomicU64,
 }
 
 /// The process-wide instance.
@@ -173,6 +174,7 @@ pub static METRICS: Metrics = Metrics {
     queue_depth: AtomicI64::new(0),
     response_bytes: Z,
     yields: Z,
+    cancelled: Z,
 };
 
 fn status_index(status: u16) -> usize {
@@ -280,6 +282,12 @@ impl Metrics {
     /// work left (see `server::event_loop::MAX_ROUNDS_PER_TURN`).
     pub fn yielded(&self) {
         add(&self.yields);
+    }
+
+    /// Counts a tool call whose client closed its connection before the
+    /// answer (the call stopped, or never started).
+    pub fn cancelled(&self) {
+        add(&self.cancelled);
     }
 
     /// Moves the worker-queue gauge (jobs queued or running).
@@ -483,6 +491,17 @@ impl Metrics {
             "Turns a connection ended with work left, so the other connections on its loop went first.",
         );
         let _ = writeln!(out, "xmd_event_loop_yields_total {}", get(&self.yields));
+        header(
+            &mut out,
+            "xmd_tool_calls_cancelled_total",
+            "counter",
+            "Tool calls whose client closed its connection before the answer; each stopped before its next upstream request.",
+        );
+        let _ = writeln!(
+            out,
+            "xmd_tool_calls_cancelled_total {}",
+            get(&self.cancelled)
+        );
         header(
             &mut out,
             "xmd_open_connections",

@@ -9,7 +9,24 @@ use common::browse::{
     golden, golden_json, ids, ok, serve_demo_timeline, tools_for, FOLLOW_NEXT, P2, P3,
 };
 use common::fake_upstream::{Answer, FakeUpstream};
-use serde_json::json;
+use serde_json::{json, Value};
+
+/// The marks (`!m1.m2…`) a cursor carries for the rows of `s[key]`, the
+/// rows served so far.
+fn marks(s: &Value, key: &str) -> String {
+    let ids: Vec<String> = s[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            format!(
+                "{:06x}",
+                xmd::x::cursor::row_mark(v["id"].as_str().unwrap())
+            )
+        })
+        .collect();
+    format!("!{}", ids.join("."))
+}
 
 const SEARCH_NEXT: &str = "DAADDAABCgABHPeTsMXAEAAKAAIc95OwxcAP_wAIAAIAAAACCAADAAAAAAgABAAAAAAKAAUc95OwxcAQBwoABhz3k7DFwA_4AAA";
 
@@ -115,7 +132,13 @@ fn golden_followers_and_following() {
     golden("followers-limit3.md", &out.text);
     let s = out.structured.unwrap();
     let c = s["next_cursor"].as_str().unwrap().to_string();
-    assert!(c.starts_with("followers:demo_author:@3:"), "{c}");
+    // The position, then the marks of the rows served (a page that
+    // repeats one of them repeats rows already shown).
+    assert!(
+        c.starts_with(&format!("followers:demo_author:@3{}:", marks(&s, "users"))),
+        "{c}"
+    );
+    assert_eq!(c.matches('.').count(), 2, "{c}");
     let out = ok(
         &tools,
         "x_md_get_followers",
@@ -135,7 +158,10 @@ fn golden_followers_and_following() {
     assert_eq!(s["cache"], "hit");
     let c = s["next_cursor"].as_str().unwrap();
     assert!(
-        c.starts_with("followers:demo_author:2087026217579466752|2087478950753226753:"),
+        c.starts_with(&format!(
+            "followers:demo_author:2087026217579466752|2087478950753226753{}:",
+            marks(&s, "users")
+        )),
         "{c}"
     );
     let out = ok(
@@ -159,7 +185,7 @@ fn golden_followers_and_following() {
     assert!(s["next_cursor"]
         .as_str()
         .unwrap()
-        .starts_with("following:demo_author:@3:"));
+        .starts_with(&format!("following:demo_author:@3{}:", marks(&s, "users"))));
 }
 
 #[test]
@@ -187,12 +213,10 @@ fn golden_search_latest_top() {
         json!({"q": "fixture cache", "limit": 2}),
     );
     golden("search-limit2.md", &out.text);
-    let c = out.structured.unwrap()["next_cursor"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let s = out.structured.unwrap();
+    let c = s["next_cursor"].as_str().unwrap().to_string();
     assert!(c.starts_with("search:latest."), "{c}");
-    assert!(c.contains(":@2:"), "{c}");
+    assert!(c.contains(&format!(":@2{}:", marks(&s, "posts"))), "{c}");
     let out = ok(&tools, "x_md_search_posts", json!({"q": "fixture cache"}));
     golden("search.md", &out.text);
     golden_json("search.json", out.structured.as_ref().unwrap());

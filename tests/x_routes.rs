@@ -111,6 +111,12 @@ fn start(up: &FakeUpstream) -> Xmd {
     Xmd::start(&["--upstream", &up.base_url()])
 }
 
+/// A tool's Markdown as this server writes it: its links to the HTTP
+/// routes absolute under the server's public URL (issue 14).
+fn abs(x: &Xmd, markdown: &str) -> String {
+    markdown.replace("](/", &format!("](http://{}/", x.addr))
+}
+
 /// `METHOD target` with extra header lines on a fresh connection.
 fn request(x: &Xmd, method: &str, target: &str, headers: &[&str]) -> Reply {
     let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: {}\r\n", x.host());
@@ -171,7 +177,7 @@ fn every_fixture_route_answers_the_tools_markdown_byte_for_byte() {
             Some("text/markdown; charset=utf-8"),
             "{target}"
         );
-        assert_eq!(r.text(), want.text, "{target}");
+        assert_eq!(r.text(), abs(&x, &want.text), "{target}");
         assert_eq!(r.header("vary").as_deref(), Some("Accept"));
     }
 }
@@ -222,7 +228,18 @@ fn json_when_asked_by_format_or_accept() {
             Some("text/markdown; charset=utf-8"),
             "{accept}"
         );
-        assert_eq!(r.text(), want["markdown"].as_str().unwrap());
+        // The tool's Markdown, with links absolute under this server.
+        let md = tool(
+            &tools,
+            "x_md_get_profile",
+            json!({"handle": "demo_author", "limit": 2}),
+        )
+        .text
+        .replace(
+            "](/demo_author?",
+            &format!("](http://{}/demo_author?", x.addr),
+        );
+        assert_eq!(r.text(), md);
     }
     let r = request(
         &x,
@@ -355,7 +372,7 @@ fn failures_are_problem_details_with_the_tools_status_code_and_message() {
         ("/search", "invalid_arguments", "missing required property `q`"),
         ("/search?q=+++", "invalid_arguments", "`q` must be a search query of 1 to 500 characters with at least one non-space character"),
         ("/demo_author?page=2&page=3", "invalid_query", "query parameter `page` is given more than once"),
-        ("/demo_author?query=rust", "invalid_query", "unknown query parameter `query`; this route takes: page, limit, cursor, full, format"),
+        ("/demo_author?query=rust", "invalid_query", "unknown query parameter `query`; this route takes: page, limit, cursor, full, format, max_chars"),
         ("/api/convert?url=https%3A%2F%2Fexample.com%2Fa", "invalid_arguments", "`url` must be an X post permalink such as https://x.com/<handle>/status/<id> (twitter.com, mobile., www., fxtwitter.com, vxtwitter.com, fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits); host `example.com` is not an X host"),
     ];
     for (target, code, detail) in bad {
@@ -485,33 +502,38 @@ fn continuation_links_resolve_to_the_tools_next_pages() {
         let out = tool(&tools, name, args.clone());
         let s = out.structured.unwrap();
         let page = get(&x, target).text();
-        assert_eq!(page, out.text);
+        assert_eq!(page, abs(&x, &out.text));
+        let origin = format!("http://{}", x.addr);
         let line = page.lines().last().unwrap();
         let cont = line
             .strip_prefix("[Continue →](")
             .unwrap()
             .split(')')
             .next()
+            .unwrap()
+            .strip_prefix(&origin)
             .unwrap();
         let next = line
             .split("[Next page (2) →](")
             .nth(1)
             .unwrap()
-            .trim_end_matches(')');
+            .trim_end_matches(')')
+            .strip_prefix(&origin)
+            .unwrap();
         // Continue → the tool called with next_cursor.
         let mut with_cursor = args.clone();
         with_cursor["cursor"] = s["next_cursor"].clone();
         let want = tool(&tools, name, with_cursor);
         let r = get(&x, cont);
         assert_eq!(r.status, 200, "{cont}: {}", r.text());
-        assert_eq!(r.text(), want.text, "{cont}");
+        assert_eq!(r.text(), abs(&x, &want.text), "{cont}");
         // Next page → the tool called with page=2.
         let mut paged = args.clone();
         paged["page"] = json!(2);
         let want = tool(&tools, name, paged);
         let r = get(&x, next);
         assert_eq!(r.status, 200, "{next}");
-        assert_eq!(r.text(), want.text, "{next}");
+        assert_eq!(r.text(), abs(&x, &want.text), "{next}");
     }
 }
 

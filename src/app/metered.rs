@@ -70,7 +70,10 @@ impl Cause {
                 Cause::Connect => Cause::Network,
                 c => c,
             },
-            FetchError::CoolingDown(_) | FetchError::BudgetExhausted(_) => return None,
+            FetchError::CoolingDown(_)
+            | FetchError::BudgetExhausted(_)
+            | FetchError::Deadline(_)
+            | FetchError::Cancelled => return None,
         })
     }
 }
@@ -146,8 +149,12 @@ fn label(result: &Result<UpstreamResponse, FetchError>) -> Option<&'static str> 
         Err(FetchError::Timeout) => "timeout",
         Err(FetchError::TooLarge) => "too_large",
         Err(FetchError::Connect(_)) | Err(FetchError::Other(_)) => "network",
-        // Answered locally during a cool-down: no upstream request was made.
-        Err(FetchError::CoolingDown(_)) | Err(FetchError::BudgetExhausted(_)) => return None,
+        // Answered locally (a cool-down, the budget, the call's deadline or
+        // its cancellation): no upstream request was made.
+        Err(FetchError::CoolingDown(_))
+        | Err(FetchError::BudgetExhausted(_))
+        | Err(FetchError::Deadline(_))
+        | Err(FetchError::Cancelled) => return None,
     })
 }
 

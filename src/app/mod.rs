@@ -81,10 +81,10 @@ impl DocKind {
     fn build(self, public: &str) -> Vec<u8> {
         match self {
             DocKind::ServerCard => server_card_text(public).into_bytes(),
-            DocKind::ServerJson => statics::server_json(public).to_string().into_bytes(),
-            DocKind::Manifest => statics::manifest(public, &statics::server_card(public))
-                .to_string()
-                .into_bytes(),
+            DocKind::ServerJson => crate::json::to_vec(&statics::server_json(public)),
+            DocKind::Manifest => {
+                crate::json::to_vec(&statics::manifest(public, &statics::server_card(public)))
+            }
             DocKind::Landing => landing::page(public).into_bytes(),
             DocKind::Embedded(doc) => crate::docs::render(doc.template, public).into_bytes(),
         }
@@ -112,7 +112,7 @@ impl StaticDoc {
 
 /// The server card as served and as the MCP resource: pretty JSON.
 fn server_card_text(public: &str) -> String {
-    serde_json::to_string_pretty(&statics::server_card(public)).unwrap_or_default()
+    crate::json::to_string_pretty(&statics::server_card(public))
 }
 
 /// Route indexes into [`crate::metrics::ROUTES`].
@@ -182,7 +182,13 @@ impl App {
             0 => metered,
             per_sec => Arc::new(limits::Budgeted::new(metered, per_sec)),
         };
-        let mut tools = Tools::with_cache_bytes(upstream, config.cache_bytes);
+        let mut tools = Tools::with_cache_bytes(upstream, config.cache_bytes).with_settings(
+            crate::x::budget::Settings {
+                max_chars: config.max_result_chars,
+                public_url: public.clone(),
+                call_timeout: config.call_timeout,
+            },
+        );
         if let Some(fallback) = fallback {
             tools = tools.with_fallback(Arc::new(metered::MeteredFallback(fallback)));
         }
@@ -354,7 +360,18 @@ struct DeferredCall {
 impl Work for DeferredCall {
     fn run(self: Box<Self>) -> Response {
         metered::take_cause();
+        let cancel = std::sync::Arc::clone(&self.call.call().cancel);
+        let gone = || cancel.load(std::sync::atomic::Ordering::Relaxed);
+        if gone() {
+            // The client left while the call waited for a worker: nothing
+            // is computed for it.
+            METRICS.cancelled();
+            return Response::new(204);
+        }
         let (reply, stats) = self.call.run_traced();
+        if gone() {
+            METRICS.cancelled();
+        }
         METRICS.rpc(Some("tools/call"), reply.status);
         METRICS.tool(stats.tool, stats.outcome as usize);
         if let Some(c) = stats.cache {
@@ -368,6 +385,10 @@ impl Work for DeferredCall {
         response.trace.cache = stats.cache;
         response.trace.error = stats.error_code.map(metered::failure_note);
         response
+    }
+
+    fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        Some(Arc::clone(&self.call.call().cancel))
     }
 
     /// The queue-full `503` as a JSON-RPC error carrying this request's id,
@@ -397,6 +418,10 @@ impl Work for Finished {
 
     fn busy(self: Box<Self>) -> Response {
         finish(self.inner.busy(), self.origin, self.client)
+    }
+
+    fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        self.inner.cancel_flag()
     }
 }
 

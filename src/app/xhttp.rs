@@ -100,7 +100,7 @@ pub fn problem(status: u16, code: &str, detail: &str, retry_after: Option<u64>) 
     if let Some(n) = known {
         body.insert("retry_after".into(), json!(n));
     }
-    let bytes = serde_json::to_vec(&Value::Object(body)).unwrap_or_default();
+    let bytes = crate::json::to_vec(&Value::Object(body));
     let mut r = Response::with_body(status, PROBLEM_MEDIA_TYPE, Body::Owned(bytes))
         .header("Cache-Control", "no-store");
     if let Some(n) = header {

@@ -55,7 +55,9 @@ pub const ROUTE_TEMPLATES: [&str; 7] = [
 pub const MARKDOWN_MEDIA_TYPE: &str = "text/markdown; charset=utf-8";
 
 /// Query parameters of the post routes besides the path's handle and id.
-const POST_PARAMS: [&str; 7] = [
+const POST_PARAMS: [&str; 9] = [
+    "cursor",
+    "max_chars",
     "thread",
     "replies",
     "max_posts",
@@ -65,8 +67,10 @@ const POST_PARAMS: [&str; 7] = [
     "format",
 ];
 /// Query parameters of `/api/convert`.
-const CONVERT_PARAMS: [&str; 8] = [
+const CONVERT_PARAMS: [&str; 10] = [
     "url",
+    "cursor",
+    "max_chars",
     "thread",
     "replies",
     "max_posts",
@@ -76,9 +80,18 @@ const CONVERT_PARAMS: [&str; 8] = [
     "format",
 ];
 /// Query parameters of the profile and connections routes.
-const BROWSE_PARAMS: [&str; 5] = ["page", "limit", "cursor", "full", "format"];
+const BROWSE_PARAMS: [&str; 6] = ["page", "limit", "cursor", "full", "format", "max_chars"];
 /// Query parameters of `/search`.
-const SEARCH_PARAMS: [&str; 7] = ["q", "feed", "page", "limit", "cursor", "full", "format"];
+const SEARCH_PARAMS: [&str; 8] = [
+    "q",
+    "feed",
+    "page",
+    "limit",
+    "cursor",
+    "full",
+    "format",
+    "max_chars",
+];
 /// `format` values of the list routes (HTTP only: the tools have none).
 const LIST_FORMATS: [&str; 2] = ["markdown", "json"];
 
@@ -320,9 +333,15 @@ impl XRoutes {
         let repr = negotiate(rc.format.as_deref(), joined(head, "accept").as_deref());
         let if_none_match = joined(head, "if-none-match").map(std::borrow::Cow::into_owned);
         let tools = Arc::clone(&self.tools);
-        Some(Handled::Later(Box::new(Queued(move || {
+        let cancel = Arc::clone(&call.cancel);
+        Some(Handled::Later(Box::new(Queued(cancel, move || {
             let started = std::time::Instant::now();
             super::metered::take_cause();
+            if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                // The client left while the call waited for a worker.
+                METRICS.cancelled();
+                return Response::new(204);
+            }
             let run =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tools.run_http(&call)));
             let error_code = match &run {
@@ -359,6 +378,9 @@ impl XRoutes {
             response.trace.tool_ms = Some(started.elapsed().as_millis() as u64);
             response.trace.cache = cache;
             response.trace.error = error_code.map(super::metered::failure_note);
+            if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                METRICS.cancelled();
+            }
             response
         }))))
     }
@@ -366,11 +388,15 @@ impl XRoutes {
 
 /// A route's tool call waiting for a worker; when none can take it the
 /// answer is a problem document like every other error of these routes.
-struct Queued<F>(F);
+struct Queued<F>(Arc<std::sync::atomic::AtomicBool>, F);
 
 impl<F: FnOnce() -> Response + Send + 'static> Work for Queued<F> {
     fn run(self: Box<Self>) -> Response {
-        (self.0)()
+        (self.1)()
+    }
+
+    fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        Some(Arc::clone(&self.0))
     }
 
     /// `503` `server_busy` with `Retry-After: 1`.
@@ -415,10 +441,7 @@ fn cache_label(served: &Served) -> Option<&'static str> {
 fn answer(served: &Served, repr: Representation, if_none_match: Option<&[u8]>) -> Response {
     let (content_type, bytes) = match repr {
         Representation::Markdown => (MARKDOWN_MEDIA_TYPE, served.text.as_bytes().to_vec()),
-        Representation::Json => (
-            "application/json",
-            serde_json::to_vec(&served.structured).unwrap_or_default(),
-        ),
+        Representation::Json => ("application/json", crate::json::to_vec(&served.structured)),
     };
     let tag = etag(&bytes);
     let cache_control = format!("public, max-age={}", served.fresh_for.as_secs());
@@ -540,7 +563,7 @@ mod tests {
             route_call(XRoute::Profile("a"), Some("handle=b")).unwrap_err(),
             (
                 CODE_INVALID_QUERY,
-                "unknown query parameter `handle`; this route takes: page, limit, cursor, full, format".into()
+                "unknown query parameter `handle`; this route takes: page, limit, cursor, full, format, max_chars".into()
             )
         );
         assert_eq!(

@@ -75,9 +75,9 @@ impl SerializedOutput {
     /// Serializes `out`.
     pub(crate) fn new(out: &ToolOutput) -> SerializedOutput {
         // Writing strings and Values into a Vec cannot fail.
-        let text = serde_json::to_vec(&out.text).unwrap_or_default();
+        let text = crate::json::to_vec(&out.text);
         let structured = out.structured.as_ref().map(|sc| {
-            let bytes = serde_json::to_vec(sc).unwrap_or_default();
+            let bytes = crate::json::to_vec(sc);
             (bytes.into_boxed_slice(), sc.is_object())
         });
         SerializedOutput {

@@ -40,7 +40,7 @@ impl Id {
             }
             Id::Str(s) => {
                 // Writing a &str into a Vec cannot fail.
-                let _ = serde_json::to_writer(&mut *out, s);
+                crate::json::write(out, s);
             }
         }
     }
@@ -139,6 +139,17 @@ pub fn classify(v: &Value) -> Result<Message<'_>, Invalid> {
             why: "\"id\" must be a string or an integer",
         });
     }
+    if let Some(Id::Str(s)) = &id {
+        // Every reply echoes the id: a longer one could not fit a message.
+        if s.len() * 6 > crate::x::budget::MAX_ECHOED_ID_BYTES
+            && crate::json::to_vec(s).len() > crate::x::budget::MAX_ECHOED_ID_BYTES
+        {
+            return Err(Invalid {
+                id: None,
+                why: "\"id\" is too long: at most 32768 bytes of JSON",
+            });
+        }
+    }
     let method = match obj.get("method") {
         Some(Value::String(m)) => m.as_str(),
         Some(_) => {
@@ -178,7 +189,7 @@ pub const REPLY_PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 pub fn result_suffix(result: &Value) -> Vec<u8> {
     let mut out = br#","result":"#.to_vec();
     // Serializing a Value into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut out, result);
+    crate::json::write(&mut out, result);
     out.push(b'}');
     out
 }
@@ -201,7 +212,7 @@ pub fn error_message(id: Option<&Id>, err: &RpcError) -> Vec<u8> {
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(br#","error":"#);
-    let _ = serde_json::to_writer(&mut out, &err.to_value());
+    crate::json::write(&mut out, &err.to_value());
     out.push(b'}');
     out
 }

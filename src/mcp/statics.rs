@@ -314,7 +314,7 @@ impl Statics {
             resources: LazyLock::new(resources),
         });
         let mut modern_tail = br#","resultType":"complete","_meta":"#.to_vec();
-        let _ = serde_json::to_writer(&mut modern_tail, &src.meta());
+        crate::json::write(&mut modern_tail, &src.meta());
         Statics {
             discover: Once::new(&src, discover),
             initialize: PerVersion::new(&src, initialize),

@@ -153,6 +153,15 @@ pub struct Conn {
     /// Method, path and completion time of the request being answered
     /// (kept only while the access log is on).
     current: Option<(Method, String, Instant)>,
+    /// The waiting job's cancel flag, raised when the client goes first.
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Drop for Conn {
+    /// A connection closed while its job runs: the job stops early.
+    fn drop(&mut self) {
+        self.cancel_waiting();
+    }
 }
 
 impl Conn {
@@ -171,6 +180,17 @@ impl Conn {
             read_pending: false,
             paused_for_output: false,
             current: None,
+            cancel: None,
+        }
+    }
+
+    /// Raises the waiting job's cancel flag: its client has gone, and no
+    /// answer can reach it (no resumption is offered).
+    fn cancel_waiting(&mut self) {
+        if let Some(flag) = self.cancel.take() {
+            if self.is_waiting() {
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         }
     }
 
@@ -245,6 +265,7 @@ impl Conn {
             match src.read(&mut scratch[..want]) {
                 Ok(0) => {
                     self.read_eof = true;
+                    self.cancel_waiting();
                     return Ok(());
                 }
                 Ok(n) => {
@@ -425,6 +446,7 @@ impl Conn {
                 None
             }
             Handled::Later(job) => {
+                self.cancel = job.cancel_flag();
                 self.state = State::Waiting {
                     head_only,
                     keep_alive,
@@ -444,6 +466,7 @@ impl Conn {
             http10,
         } = self.state
         {
+            self.cancel = None;
             self.state = State::Head;
             self.queue(
                 &response,

@@ -1,6 +1,9 @@
 //! Work handed from the event loop to a worker thread, and what the client
 //! is answered instead when no worker can take it.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
 use crate::http::{Body, Response};
 
 /// A blocking piece of work that produces a response (runs on a worker),
@@ -14,6 +17,13 @@ pub trait Work: Send + 'static {
     /// [`queue_full`], a generic JSON `503`.
     fn busy(self: Box<Self>) -> Response {
         queue_full()
+    }
+
+    /// A flag the connection raises when its client goes before the
+    /// answer (the connection closed, or the peer ended its side), so the
+    /// work can stop early. Default: none.
+    fn cancel_flag(&self) -> Option<Arc<AtomicBool>> {
+        None
     }
 }
 

@@ -116,8 +116,19 @@ pub const FULL: Prop = Prop {
     description: "true adds counts and details to the Markdown (default false: compact; dates are always shown).",
 };
 
+/// `max_chars` of every tool: lowers this call's result budget.
+pub const MAX_CHARS: Prop = Prop {
+    name: "max_chars",
+    kind: Kind::Int {
+        min: crate::x::budget::MIN_RESULT_CHARS as i64,
+        max: crate::x::budget::MAX_RESULT_CHARS_LIMIT as i64,
+        default: crate::x::budget::DEFAULT_MAX_RESULT_CHARS as i64,
+    },
+    description: "Most characters of text in this result, 2,000 to 160,000. It can only lower the server's budget (default 60,000); a longer result stops at a post or row boundary with a note and `next_cursor` to continue.",
+};
+
 /// `x_md_get_post` arguments.
-pub const POST_PROPS: [Prop; 10] = [
+pub const POST_PROPS: [Prop; 12] = [
     Prop {
         name: "url",
         kind: Kind::Str { min: 1, max: MAX_URL_CHARS, pattern: None, check: None, what: "an X post permalink" },
@@ -164,14 +175,20 @@ pub const POST_PROPS: [Prop; 10] = [
         kind: Kind::Enum(&["full", "thread"]),
         description: "full (default): every post of the thread; thread: only the focal post and posts by its author (no replies).",
     },
+    Prop {
+        name: "cursor",
+        kind: Kind::Str { min: 1, max: MAX_CURSOR_CHARS, pattern: None, check: None, what: "the `next_cursor` string of a previous result for this post" },
+        description: "Continuation of a thread cut by the result budget: pass the previous result's `next_cursor` (with the same other arguments) to get the posts after the last one shown.",
+    },
+    MAX_CHARS,
 ];
 
 /// `x_md_get_profile` arguments.
-pub const PROFILE_PROPS: [Prop; 5] = [HANDLE, PAGE, LIMIT, CURSOR, FULL];
+pub const PROFILE_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
 /// `x_md_get_followers` / `x_md_get_following` arguments.
-pub const CONNECTION_PROPS: [Prop; 5] = [HANDLE, PAGE, LIMIT, CURSOR, FULL];
+pub const CONNECTION_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
 /// `x_md_search_posts` arguments.
-pub const SEARCH_PROPS: [Prop; 6] = [
+pub const SEARCH_PROPS: [Prop; 7] = [
     Prop {
         name: "q",
         kind: Kind::Str { min: 1, max: MAX_QUERY_CHARS, pattern: Some("\\S"), check: Some(has_non_space), what: "a search query of 1 to 500 characters with at least one non-space character" },
@@ -186,6 +203,7 @@ pub const SEARCH_PROPS: [Prop; 6] = [
     LIMIT,
     CURSOR,
     FULL,
+    MAX_CHARS,
 ];
 
 /// Common misspellings that get a "did you mean" hint.
@@ -320,6 +338,8 @@ pub struct PostArgs {
     pub userinfo: &'static str,
     /// `context=thread`.
     pub context_thread: bool,
+    /// `cursor`: where a thread cut by the result budget continues.
+    pub cursor: Option<String>,
 }
 
 fn enum_arg(
@@ -368,6 +388,10 @@ pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
         full: obj.get("full").and_then(Value::as_bool).unwrap_or(false),
         userinfo: enum_arg(&obj, "userinfo", &["off", "author", "all"], "off"),
         context_thread: enum_arg(&obj, "context", &["full", "thread"], "full") == "thread",
+        cursor: obj
+            .get("cursor")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     })
 }
 
@@ -430,6 +454,7 @@ mod tests {
                 full: false,
                 userinfo: "off",
                 context_thread: false,
+                cursor: None,
             }
         );
         let a = post(
@@ -460,7 +485,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            "unknown property `query` (did you mean `q`?); allowed: q, feed, page, limit, cursor, full; \
+            "unknown property `query` (did you mean `q`?); allowed: q, feed, page, limit, cursor, full, max_chars; \
              `limit` must be an integer from 1 to 20; missing required property `q`"
         );
         let e = validate(
@@ -471,7 +496,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            "unknown property `unknown_flag`; allowed: handle, page, limit, cursor, full"
+            "unknown property `unknown_flag`; allowed: handle, page, limit, cursor, full, max_chars"
         );
         let e = validate(
             Some(&json!("handle=example_user")),

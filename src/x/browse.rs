@@ -6,6 +6,8 @@
 use serde_json::{json, Map, Value};
 
 use super::args::{as_int, MAX_LIMIT, MAX_PAGE};
+use super::budget::fit_rows;
+use super::budget::Run;
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind, Position};
 use super::error::{check_transport, clip_message, code, parse_object, XError};
@@ -40,6 +42,8 @@ pub struct BrowseArgs {
     pub cursor: Option<String>,
     /// `full`.
     pub full: bool,
+    /// `max_chars`, when given (kept in continuation links).
+    pub max_chars: Option<usize>,
 }
 
 /// Reads browse arguments from a validated argument object.
@@ -60,6 +64,10 @@ pub fn parse_browse(args: &Value) -> BrowseArgs {
             .and_then(Value::as_str)
             .map(str::to_string),
         full: args.get("full").and_then(Value::as_bool).unwrap_or(false),
+        max_chars: args
+            .get("max_chars")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize),
     }
 }
 
@@ -104,15 +112,74 @@ pub struct Walk {
     pub next: Option<Position>,
     /// Notes for the agent (e.g. the page budget was reached).
     pub notes: Vec<String>,
+    /// Where each kept item was read (parallel to `items`): a result cut
+    /// before item k continues at `positions[k]`.
+    pub positions: Vec<Position>,
+    /// Marks of the rows served before this result's items (from the
+    /// cursor), oldest first.
+    pub seen_before: Vec<u32>,
+}
+
+impl Walk {
+    /// Where a result cut before item `k` continues (after item `k - 1`),
+    /// remembering the rows served up to there.
+    pub fn cut_at(&self, k: usize) -> Position {
+        let mut p = self.positions.get(k).cloned().unwrap_or_default();
+        p.seen = self.marks_through(k);
+        p
+    }
+
+    /// The last [`cursor::MAX_ROW_MARKS`] marks of the rows served before
+    /// this result and of its first `k` items.
+    fn marks_through(&self, k: usize) -> Vec<u32> {
+        let mut marks = self.seen_before.clone();
+        marks.extend(
+            self.items[..k.min(self.items.len())]
+                .iter()
+                .filter_map(row_id)
+                .map(|id| cursor::row_mark(&id)),
+        );
+        let drop = marks.len().saturating_sub(cursor::MAX_ROW_MARKS);
+        marks.drain(..drop);
+        marks
+    }
+}
+
+/// The note when the upstream repeats rows or a cursor that does not
+/// advance: the walk ends there.
+pub const REPEAT_NOTE: &str = "The upstream repeated rows already shown (or a cursor that does not advance); the list ends here.";
+
+fn row_id(v: &Value) -> Option<String> {
+    match v.get("id") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 /// Collects up to `limit` kept items from `start` (one block).
+/// Rows already served: in this walk (by id), and before it (by the
+/// marks the cursor carries).
+#[derive(Default)]
+struct Seen {
+    ids: std::collections::HashSet<String>,
+    marks: std::collections::HashSet<u32>,
+}
+
+impl Seen {
+    /// Records `id` as served; false when it was served before.
+    fn insert(&mut self, id: String) -> bool {
+        !self.marks.contains(&cursor::row_mark(&id)) && self.ids.insert(id)
+    }
+}
+
 fn collect_block(
     fetch: &mut dyn FnMut(&str) -> Result<ListPage, XError>,
     keep: &dyn Fn(&Value) -> bool,
     start: Position,
     limit: usize,
     budget: &mut usize,
+    seen: &mut Seen,
 ) -> Result<(Walk, bool), XError> {
     let mut w = Walk::default();
     let mut pos = start;
@@ -125,16 +192,41 @@ fn collect_block(
         let mut page = fetch(&pos.upstream)?;
         let n = page.items.len();
         let mut i = pos.offset;
+        // The rows of a resumed page before the offset were served.
+        for item in &page.items[..i.min(n)] {
+            if let Some(id) = row_id(item) {
+                seen.ids.insert(id);
+            }
+        }
+        let mut repeated = false;
         while i < n && w.items.len() < limit {
-            if keep(&page.items[i]) {
-                w.items.push(page.items[i].take());
+            let item = &mut page.items[i];
+            if let Some(id) = row_id(item) {
+                if !seen.insert(id) {
+                    repeated = true;
+                    i += 1;
+                    continue;
+                }
+            }
+            if keep(item) {
+                w.items.push(item.take());
+                w.positions.push(Position {
+                    upstream: pos.upstream.clone(),
+                    offset: i,
+                    seen: Vec::new(),
+                });
             }
             i += 1;
+        }
+        if repeated {
+            w.notes.push(REPEAT_NOTE.into());
+            return Ok((w, false));
         }
         if w.items.len() >= limit && i < n {
             w.next = Some(Position {
                 upstream: pos.upstream,
                 offset: i,
+                seen: Vec::new(),
             });
             return Ok((w, false));
         }
@@ -143,7 +235,12 @@ fn collect_block(
                 pos = Position {
                     upstream: b,
                     offset: 0,
+                    seen: Vec::new(),
                 }
+            }
+            Some(_) if n > 0 => {
+                w.notes.push(REPEAT_NOTE.into());
+                return Ok((w, false));
             }
             _ => return Ok((w, false)),
         }
@@ -167,8 +264,13 @@ pub fn walk_list(
     let blocks = if start.is_some() { 1 } else { page.max(1) };
     let mut budget = LIST_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
     let mut pos = start.unwrap_or_default();
+    let seen_before = std::mem::take(&mut pos.seen);
+    let mut seen = Seen {
+        marks: seen_before.iter().copied().collect(),
+        ..Seen::default()
+    };
     for b in 1..=blocks {
-        let (mut w, budget_hit) = collect_block(fetch, keep, pos, limit, &mut budget)?;
+        let (mut w, budget_hit) = collect_block(fetch, keep, pos, limit, &mut budget, &mut seen)?;
         if budget_hit {
             w.notes.push(format!(
                 "Stopped after reading {} upstream pages{}; pass next_cursor to continue.",
@@ -179,14 +281,24 @@ pub fn walk_list(
                     String::new()
                 }
             ));
-            return Ok(w);
         }
-        if b == blocks {
+        if budget_hit || b == blocks {
+            // The next call must know the rows this result served.
+            w.seen_before = seen_before;
+            if let Some(mut next) = w.next.take() {
+                next.seen = w.marks_through(w.items.len());
+                w.next = Some(next);
+            }
             return Ok(w);
         }
         match w.next {
             Some(p) => pos = p,
-            None => return Ok(Walk::default()),
+            None => {
+                return Ok(Walk {
+                    notes: w.notes,
+                    ..Walk::default()
+                })
+            }
         }
     }
     Ok(Walk::default())
@@ -272,6 +384,9 @@ pub fn continuation(
     if args.full {
         params.push(("full", "true".to_string()));
     }
+    if let Some(n) = args.max_chars {
+        params.push(("max_chars", n.to_string()));
+    }
     params.extend(extra);
     let next_page =
         (args.cursor.is_none() && args.page < MAX_PAGE as usize).then_some(args.page + 1);
@@ -284,15 +399,9 @@ pub fn continuation(
 }
 
 /// The fields every browse `structuredContent` starts with.
-pub fn base_structured(
-    resource: &str,
-    markdown: &str,
-    args: &BrowseArgs,
-    cache: &str,
-) -> Map<String, Value> {
+pub fn base_structured(resource: &str, args: &BrowseArgs, cache: &str) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("resource".into(), json!(resource));
-    m.insert("markdown".into(), json!(markdown));
     m.insert("page".into(), json!(args.page));
     m.insert("limit".into(), json!(args.limit));
     m.insert("source".into(), json!("fxtwitter"));
@@ -315,6 +424,7 @@ pub fn connections(
     f: &Fetcher,
     following: bool,
     args: &BrowseArgs,
+    run: &Run,
 ) -> Result<BrowseResult, XError> {
     let (kind, which) = if following {
         (CursorKind::Following, "following")
@@ -341,33 +451,37 @@ pub fn connections(
         }
     }
     let next_cursor = walk.next.as_ref().map(|p| cursor::encode(kind, &scope, p));
-    let cont = continuation(
-        format!("/{handle}/{which}"),
-        args,
-        vec![],
-        next_cursor.as_ref(),
-    );
-    let markdown = connections_markdown(
-        handle,
-        which,
-        &walk.items,
-        args.full,
+    let path = format!("/{handle}/{which}");
+    let cursor_at = |k: usize| cursor::encode(kind, &scope, &walk.cut_at(k));
+    let (text, structured) = fit_rows(
+        run,
+        walk.items.len(),
         &walk.notes,
-        cont.as_ref(),
+        next_cursor,
+        &cursor_at,
+        &mut |k, next, notes| {
+            let cont = continuation(run.settings.link(&path), args, vec![], next);
+            let markdown = connections_markdown(
+                handle,
+                which,
+                &walk.items[..k],
+                args.full,
+                notes,
+                cont.as_ref(),
+            );
+            let mut m = base_structured(which, args, f.outcome());
+            m.insert("handle".into(), json!(handle));
+            m.insert("users".into(), Value::Array(walk.items[..k].to_vec()));
+            if let Some(c) = next {
+                m.insert("next_cursor".into(), json!(c));
+            }
+            if !notes.is_empty() {
+                m.insert("warnings".into(), json!(notes));
+            }
+            (markdown, Value::Object(m))
+        },
     );
-    let mut m = base_structured(which, &markdown, args, f.outcome());
-    m.insert("handle".into(), json!(handle));
-    m.insert("users".into(), Value::Array(walk.items));
-    if let Some(c) = next_cursor {
-        m.insert("next_cursor".into(), json!(c));
-    }
-    if !walk.notes.is_empty() {
-        m.insert("warnings".into(), json!(walk.notes));
-    }
-    Ok(BrowseResult {
-        text: markdown,
-        structured: Value::Object(m),
-    })
+    Ok(BrowseResult { text, structured })
 }
 
 #[cfg(test)]
@@ -432,7 +546,8 @@ mod tests {
             w.next,
             Some(Position {
                 upstream: "c1".into(),
-                offset: 2
+                offset: 2,
+                seen: ["4", "5", "6"].map(cursor::row_mark).to_vec()
             })
         );
         let w = walk_list(&mut fetch, &|_| true, None, 4, 3).unwrap();
@@ -445,7 +560,8 @@ mod tests {
             w.next,
             Some(Position {
                 upstream: "c1".into(),
-                offset: 1
+                offset: 1,
+                seen: ["1", "3", "5"].map(cursor::row_mark).to_vec()
             })
         );
     }

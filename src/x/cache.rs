@@ -303,6 +303,8 @@ pub struct Fetcher<'a> {
     /// Shortest freshness (milliseconds) of any answer used so far;
     /// `u64::MAX` before the first request.
     fresh_ms: AtomicU64,
+    /// The call's deadline and cancel flag, checked before every request.
+    guard: Option<&'a super::budget::Guard>,
 }
 
 const SEEN_HIT: u8 = 1;
@@ -319,7 +321,17 @@ impl<'a> Fetcher<'a> {
             fallback: None,
             seen: AtomicU8::new(0),
             fresh_ms: AtomicU64::new(u64::MAX),
+            guard: None,
         }
+    }
+
+    /// This fetcher, stopping before any request once the call is
+    /// cancelled ([`FetchError::Cancelled`]) or past its deadline
+    /// ([`FetchError::Deadline`]): a call whose client has gone makes no
+    /// further upstream request.
+    pub fn guarded(mut self, guard: &'a super::budget::Guard) -> Fetcher<'a> {
+        self.guard = Some(guard);
+        self
     }
 
     /// A fetcher for one tool call whose [`Fetcher::beside`] jobs run on
@@ -437,7 +449,24 @@ where
 }
 
 impl Fetcher<'_> {
+    /// One fetch through the cache, from the primary upstream or the
+    /// fallback; refused before any request once the call's deadline has
+    /// passed or its client has left.
     fn through_cache(&self, up: &dyn Upstream, path_and_query: &str) -> Answer {
+        if let Some(g) = self.guard {
+            let stop = if g.cancelled() {
+                Some(FetchError::Cancelled)
+            } else if g.expired() {
+                Some(FetchError::Deadline(g.timeout.as_secs()))
+            } else {
+                None
+            };
+            if let Some(e) = stop {
+                // A result cut short is never replayed from the cache.
+                self.fresh_ms.store(0, Ordering::SeqCst);
+                return Err(e);
+            }
+        }
         let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
         let ms = u64::try_from(fresh.as_millis()).unwrap_or(u64::MAX - 1);
         self.fresh_ms.fetch_min(ms, Ordering::SeqCst);

@@ -26,6 +26,19 @@ pub const MAX_CURSOR_OFFSET: usize = 1000;
 /// argument); a longer one is refused as a forged cursor.
 pub const MAX_UPSTREAM_CURSOR_BYTES: usize = 900;
 
+/// Most row marks a list cursor carries. Default 40 (two upstream pages);
+/// fewer when a long upstream cursor leaves less room under
+/// [`crate::x::args::MAX_CURSOR_CHARS`]. A row whose mark is among them is
+/// not served again.
+pub const MAX_ROW_MARKS: usize = 40;
+
+/// The mark of a served row in a cursor: 24 bits of FNV-1a over its id
+/// (six hex digits; two different ids share a mark with probability
+/// 1 in 16.7 million).
+pub fn row_mark(id: &str) -> u32 {
+    fnv1a(id) & 0x00ff_ffff
+}
+
 /// The tool family a cursor belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CursorKind {
@@ -37,6 +50,10 @@ pub enum CursorKind {
     Following,
     /// `x_md_search_posts`.
     Search,
+    /// `x_md_get_post`: the rest of a thread cut by the result budget
+    /// (scope: the requested post id; payload: the last post shown and
+    /// how many were shown).
+    Thread,
 }
 
 impl CursorKind {
@@ -47,6 +64,7 @@ impl CursorKind {
             CursorKind::Followers => "followers",
             CursorKind::Following => "following",
             CursorKind::Search => "search",
+            CursorKind::Thread => "thread",
         }
     }
 
@@ -57,6 +75,7 @@ impl CursorKind {
             CursorKind::Followers => "x_md_get_followers",
             CursorKind::Following => "x_md_get_following",
             CursorKind::Search => "x_md_search_posts",
+            CursorKind::Thread => "x_md_get_post",
         }
     }
 
@@ -66,6 +85,7 @@ impl CursorKind {
             CursorKind::Followers,
             CursorKind::Following,
             CursorKind::Search,
+            CursorKind::Thread,
         ]
         .into_iter()
         .find(|k| k.tag() == t)
@@ -80,6 +100,10 @@ pub struct Position {
     pub upstream: String,
     /// Items of that upstream page already served.
     pub offset: usize,
+    /// Marks ([`row_mark`]) of the rows served last, oldest first (at
+    /// most [`MAX_ROW_MARKS`]): an upstream page that repeats one of them
+    /// repeats rows already shown.
+    pub seen: Vec<u32>,
 }
 
 /// FNV-1a, 32 bits.
@@ -114,6 +138,12 @@ pub fn encode(kind: CursorKind, scope: &str, pos: &Position) -> String {
     if pos.offset > 0 {
         let _ = write!(body, "@{}", pos.offset);
     }
+    // The newest marks that fit the cursor argument's length.
+    let room = crate::x::args::MAX_CURSOR_CHARS.saturating_sub(body.len() + 10) / 7;
+    let marks = &pos.seen[pos.seen.len().saturating_sub(room.min(MAX_ROW_MARKS))..];
+    for (i, m) in marks.iter().enumerate() {
+        let _ = write!(body, "{}{m:06x}", if i == 0 { '!' } else { '.' });
+    }
     let check = fnv1a(&body);
     format!("{body}:{check:08x}")
 }
@@ -121,6 +151,8 @@ pub fn encode(kind: CursorKind, scope: &str, pos: &Position) -> String {
 /// Reads an xmd cursor for `kind` and `scope`, or explains (for the
 /// agent) why it cannot be used. Never touches the upstream.
 pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, String> {
+    // A cursor copied out of a `[Continue →]` link arrives percent-encoded.
+    let cursor = &*crate::x::budget::unescape_cursor(cursor);
     const FIX: &str = "Pass the `next_cursor` of a previous result of this tool unchanged, or omit `cursor` to start at the first page.";
     let forged =
         || format!("The cursor is not one xmd issued (altered, truncated or made up). {FIX}");
@@ -144,10 +176,28 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
     if got_scope != scope {
         let what = match kind {
             CursorKind::Search => "a different search (query or feed)".to_string(),
+            CursorKind::Thread => format!("post {got_scope}, not post {scope}"),
             _ => format!("@{got_scope}, not @{scope}"),
         };
         return Err(format!("This cursor belongs to {what}. {FIX}"));
     }
+    let (payload, seen) = match payload.rsplit_once('!') {
+        Some((p, marks)) => {
+            let seen: Option<Vec<u32>> = marks
+                .split('.')
+                .map(|m| {
+                    (m.len() == 6)
+                        .then(|| u32::from_str_radix(m, 16).ok())
+                        .flatten()
+                })
+                .collect();
+            match seen {
+                Some(s) if s.len() <= MAX_ROW_MARKS => (p, s),
+                _ => return Err(forged()),
+            }
+        }
+        None => (payload, Vec::new()),
+    };
     let (upstream, offset) = match payload.rsplit_once('@') {
         Some((u, n)) if kind != CursorKind::Profile => {
             let n: usize = n
@@ -165,6 +215,7 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
     Ok(Position {
         upstream: upstream.to_string(),
         offset,
+        seen,
     })
 }
 
@@ -288,6 +339,7 @@ mod tests {
         let pos = Position {
             upstream: "2087026217579466752|2087478950753226753".into(),
             offset: 3,
+            seen: Vec::new(),
         };
         let c = encode(CursorKind::Followers, "demo_author", &pos);
         assert!(c.starts_with("followers:demo_author:2087026217579466752|2087478950753226753@3:"));
@@ -311,13 +363,15 @@ mod tests {
             &Position {
                 upstream: String::new(),
                 offset: 2,
+                seen: Vec::new(),
             },
         );
         assert_eq!(
             decode(&first, CursorKind::Search, &search_scope("latest", "q")).unwrap(),
             Position {
                 upstream: String::new(),
-                offset: 2
+                offset: 2,
+                seen: Vec::new()
             }
         );
         let e = decode(&first, CursorKind::Search, &search_scope("top", "q")).unwrap_err();

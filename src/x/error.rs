@@ -64,9 +64,25 @@ pub mod code {
     pub const UPSTREAM_BUDGET: &str = "upstream_budget";
     /// The upstream refused the request as invalid (HTTP 400).
     pub const BAD_REQUEST: &str = "upstream_bad_request";
+    /// The call reached its deadline (`--call-timeout`) with nothing to show.
+    pub const DEADLINE: &str = "deadline";
+    /// The client closed its connection; the call stopped (never sent).
+    pub const CANCELLED: &str = "cancelled";
 }
 
+/// The message of a call refused locally while FxTwitter's 429 cool-down
+/// runs (no request was sent).
+const COOLING_DOWN_MESSAGE: &str =
+    "FxTwitter asked xmd to slow down; no request is sent until its cool-down ends.";
+
 impl XError {
+    /// True when this error is the local refusal during a 429 cool-down,
+    /// not an answer of the upstream: of two concurrent requests that both
+    /// failed, the other one's error names the cause.
+    pub fn is_cooling_down(&self) -> bool {
+        self.code == code::RATE_LIMITED && self.message == COOLING_DOWN_MESSAGE
+    }
+
     /// Builds an error without a retry hint.
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> XError {
         XError {
@@ -83,15 +99,21 @@ impl XError {
             FetchError::Connect(_) | FetchError::Other(_) => {
                 XError::new(502, code::NETWORK, "Failed to reach FxTwitter API.")
             }
+            FetchError::Deadline(secs) => XError::new(
+                504,
+                code::DEADLINE,
+                format!("The call reached its deadline of {secs} s (--call-timeout) before the upstream answered; retry, or ask for less (thread=off, a smaller max_posts)."),
+            ),
+            FetchError::Cancelled => XError::new(
+                499,
+                code::CANCELLED,
+                "The client closed its connection; the call stopped.",
+            ),
             FetchError::Timeout => {
                 XError::new(504, code::TIMEOUT, "FxTwitter API did not answer in time.")
             }
             FetchError::CoolingDown(secs) => {
-                let mut e = XError::new(
-                    503,
-                    code::RATE_LIMITED,
-                    "FxTwitter asked xmd to slow down; no request is sent until its cool-down ends.",
-                );
+                let mut e = XError::new(503, code::RATE_LIMITED, COOLING_DOWN_MESSAGE);
                 e.retry_after = Some(*secs);
                 e
             }

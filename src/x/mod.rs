@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod browse;
+pub mod budget;
 pub mod cache;
 pub mod cursor;
 pub mod error;

@@ -6,9 +6,13 @@ use std::collections::HashSet;
 use serde_json::{json, Value};
 
 use super::args::PostArgs;
+use super::budget::{self, Cut, Run};
+use super::cursor::{self, CursorKind, Position};
 use super::error::{check_post_response, XError};
 use super::model::{self, id, is_status, parent_id};
-use super::render::{render_posts, RenderOptions};
+use super::render::escape::escape_inline;
+use super::render::post::{display_text, join_posts, post_blocks};
+use super::render::RenderOptions;
 use super::syndication;
 use super::upstream::Upstream;
 
@@ -128,6 +132,14 @@ fn fetch_thread(
                 next = parent_id(&p);
                 chain.push(p);
             }
+            Err(e) if e.code == super::error::code::DEADLINE => {
+                a.warnings.push(format!(
+                    "Stopped walking up the reply chain at the call deadline (--call-timeout); showing the {} posts loaded.",
+                    chain.len()
+                ));
+                a.complete = false;
+                break;
+            }
             Err(e) => {
                 a.warnings
                     .push(format!("Parent post {pid} could not be loaded: {e}"));
@@ -215,8 +227,15 @@ fn truncate(posts: &mut Vec<(Value, &'static str)>, cap: usize) -> bool {
 }
 
 /// Runs `x_md_get_post`.
-pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError> {
+pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostResult, XError> {
     let focal_id = args.target.id.as_str();
+    let resume = match &args.cursor {
+        Some(c) => Some(
+            cursor::decode(c, CursorKind::Thread, focal_id)
+                .map_err(|m| XError::new(400, super::error::code::INVALID_CURSOR, m))?,
+        ),
+        None => None,
+    };
     let mut a = Assembly {
         posts: Vec::new(),
         warnings: Vec::new(),
@@ -308,6 +327,9 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
             model::normalize(&mut p, 0);
             model::fill_url(&mut p, (role == "post").then_some(canonical.as_str()));
             p["context"] = json!(role);
+            if !args.full {
+                lean(&mut p);
+            }
             p
         })
         .collect();
@@ -318,42 +340,212 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs) -> Result<PostResult, XError
         .filter(|u| *u != model::MISSING_IDENTITY)
         .map(str::to_string)
         .unwrap_or(canonical);
+    // Where a continuation starts: after the last post shown before.
+    let start = resume.as_ref().map_or(0, |pos| {
+        posts
+            .iter()
+            .position(|p| id(p) == Some(pos.upstream.as_str()))
+            .map_or(pos.offset, |i| i + 1)
+            .min(posts.len())
+    });
     let opts = RenderOptions {
         format: args.format,
         full: args.full,
         userinfo: args.userinfo,
     };
-    let mut markdown = render_posts(&posts, &opts);
-    if !a.warnings.is_empty() {
-        markdown.push_str("\n\n");
-        let notes: Vec<String> = a
-            .warnings
-            .iter()
-            .map(|w| format!("> **Note:** {}", super::render::escape::escape_inline(w)))
-            .collect();
-        markdown.push_str(&notes.join("\n"));
-        if !a.complete {
-            markdown.push_str("\n> The thread may be incomplete.");
+    let total = posts.len();
+    if resume.is_some() && start >= total {
+        return Err(XError::new(
+            400,
+            super::error::code::INVALID_CURSOR,
+            format!("The cursor points past the end of this thread ({total} posts now); omit `cursor` to start at the first post."),
+        ));
+    }
+    let rest = &posts[start..];
+    let (head, blocks) = post_blocks(rest, &opts, start, total);
+    let first_len = rest.first().map_or(0, |p| display_text(p).chars().count());
+    let mut build = |cut: Cut| {
+        let mut shown: Vec<Value> = rest[..cut.items].to_vec();
+        let mut shown_blocks: Vec<String> = blocks[..cut.items].to_vec();
+        // The notes as data (structuredContent) and as Markdown: upstream
+        // warnings can echo upstream text, so they are escaped like user
+        // text; xmd's own continuation note is written as Markdown.
+        let mut notes = a.warnings.clone();
+        let mut md_notes: Vec<String> = a.warnings.iter().map(|w| escape_inline(w)).collect();
+        if let Some(chars) = cut.inside {
+            let whole = display_text(&shown[0]).chars().count();
+            cut_post(&mut shown[0], chars);
+            let (_, b) = post_blocks(&shown[..1], &opts, start, total);
+            let link = shown[0]["url"].as_str().unwrap_or("").to_string();
+            shown_blocks[0] = format!(
+                "{}\n\n**[Cut: this post alone exceeds the result budget; {} of {} characters of its text are shown. The whole post: {}]**",
+                b[0],
+                chars,
+                whole,
+                super::render::attached::url_text(&link)
+            );
+        }
+        let end = start + cut.items;
+        // After a post cut inside, the continuation starts at the next one.
+        let next = (end < total).then(|| {
+            let last = shown.last().and_then(id).unwrap_or("").to_string();
+            cursor::encode(
+                CursorKind::Thread,
+                focal_id,
+                &Position {
+                    upstream: last,
+                    offset: end,
+                    seen: Vec::new(),
+                },
+            )
+        });
+        if let Some(c) = &next {
+            let left_out = format!(
+                "Result budget of {} characters reached: this result shows posts {}–{end} of {total}; posts {}–{total} were left out.",
+                run.max_chars(),
+                start + 1,
+                end + 1
+            );
+            let mut link = format!("/{}/status/{focal_id}?", args.target.handle);
+            for k in [
+                "thread",
+                "replies",
+                "max_posts",
+                "context",
+                "userinfo",
+                "full",
+                "max_chars",
+            ] {
+                if let Some(v) = run.arguments.get(k) {
+                    let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                    link.push_str(&format!("{k}={}&", cursor::form_encode(&v)));
+                }
+            }
+            let mut call = run.args();
+            call.remove("url");
+            call.insert("handle".into(), json!(args.target.handle));
+            call.insert("id".into(), json!(focal_id));
+            let note = run.continue_note(&left_out, call, c, &link);
+            md_notes.push(note.clone());
+            notes.push(note);
+        }
+        let mut markdown = join_posts(&head, &shown_blocks);
+        if !md_notes.is_empty() {
+            markdown.push_str("\n\n");
+            let lines: Vec<String> = md_notes.iter().map(|w| format!("> **Note:** {w}")).collect();
+            markdown.push_str(&lines.join("\n"));
+            if !a.complete {
+                markdown.push_str("\n> The thread may be incomplete.");
+            }
+        }
+        let text = if args.format == "json" {
+            let mut t = fenced_json(&shown);
+            if next.is_some() {
+                t.push_str("\n\n");
+                t.push_str(&format!(
+                    "> **Note:** {}",
+                    md_notes.last().map_or("", String::as_str)
+                ));
+            }
+            t
+        } else {
+            markdown
+        };
+        let mut structured = json!({
+            "url": url,
+            "format": args.format,
+            "post_count": shown.len(),
+            "compact": !args.full && args.format != "obsidian",
+            "source": if fell_back.is_some() { syndication::SOURCE } else { "fxtwitter" },
+            "cache": "bypass",
+            "warnings": notes,
+            "thread_complete": a.complete,
+            "truncated": next.is_some() || cut.inside.is_some(),
+            "posts": shown,
+        });
+        if let Some(c) = next {
+            structured["next_cursor"] = json!(c);
+        }
+        (text, structured, ())
+    };
+    let (_, text, structured, ()) = budget::fit(rest.len(), first_len, run.max_chars(), &mut build);
+    Ok(PostResult { text, structured })
+}
+
+/// Drops the upstream's second copy of a post's text (`raw_text`, kept
+/// only with `full`), in the post and its quotes; the shown text stays in
+/// `text` (filled from `raw_text` when the upstream left it empty).
+fn lean(p: &mut Value) {
+    let mut cur = Some(p);
+    let mut depth = 0;
+    while let Some(v) = cur.take() {
+        let Some(o) = v.as_object_mut() else { break };
+        if let Some(Value::Object(a)) = o.get_mut("author") {
+            a.remove("raw_description");
+        }
+        if o.contains_key("raw_text") {
+            if o.get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.trim().is_empty())
+            {
+                let shown = display_text(&Value::Object(o.clone()));
+                o.insert("text".into(), json!(shown));
+            }
+            o.remove("raw_text");
+        }
+        depth += 1;
+        if depth > 8 {
+            break;
+        }
+        cur = o.get_mut("quote");
+    }
+}
+
+/// A post row of a list result: unless `full`, `raw_text` dropped and the
+/// author reduced to what identifies it (`id`, `screen_name`, `name`): the
+/// row shows no more, and a profile result carries the whole account once.
+pub fn lean_row(p: &mut Value, full: bool) {
+    if full {
+        return;
+    }
+    lean(p);
+    if let Some(Value::Object(a)) = p.get_mut("author") {
+        a.retain(|k, _| matches!(k.as_str(), "id" | "screen_name" | "name"));
+    }
+}
+
+/// An account without `raw_description` (the upstream's second copy of
+/// the bio) unless `full`.
+pub fn lean_user(mut u: Value, full: bool) -> Value {
+    if let (false, Some(o)) = (full, u.as_object_mut()) {
+        o.remove("raw_description");
+    }
+    u
+}
+
+/// Shortens a post that alone exceeds the budget: its text (and any
+/// quote's) to `chars` characters, article bodies to their preview; the
+/// post says so with `text_truncated: true`.
+fn cut_post(p: &mut Value, chars: usize) {
+    let text = display_text(p);
+    let cut = budget::cut_text(&text, chars).to_string();
+    if let Some(o) = p.as_object_mut() {
+        o.insert("text".into(), json!(format!("{cut}…")));
+        o.remove("raw_text");
+        o.insert("text_truncated".into(), json!(true));
+        if let Some(Value::Object(art)) = o.get_mut("article") {
+            art.remove("content");
+        }
+        if let Some(Value::Object(q)) = o.get_mut("quote") {
+            let qt = display_text(&Value::Object(q.clone()));
+            q.insert("text".into(), json!(budget::cut_text(&qt, chars / 4)));
+            q.remove("raw_text");
+            q.remove("quote");
+            if let Some(Value::Object(art)) = q.get_mut("article") {
+                art.remove("content");
+            }
         }
     }
-    let text = if args.format == "json" {
-        fenced_json(&posts)
-    } else {
-        markdown.clone()
-    };
-    let structured = json!({
-        "url": url,
-        "format": args.format,
-        "markdown": markdown,
-        "post_count": posts.len(),
-        "compact": !args.full && args.format != "obsidian",
-        "source": if fell_back.is_some() { syndication::SOURCE } else { "fxtwitter" },
-        "cache": "bypass",
-        "warnings": a.warnings,
-        "thread_complete": a.complete,
-        "posts": posts,
-    });
-    Ok(PostResult { text, structured })
 }
 
 /// Posts as a fenced `json` block whose fence is longer than any backtick

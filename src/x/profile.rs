@@ -11,6 +11,7 @@ use super::browse::{
     base_structured, check_account_list, continuation, cursor_error, other_errors, page_path,
     protected_error, BrowseArgs, BrowseResult, ListPage, PAGE_BUDGET_PER_BLOCK,
 };
+use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{check_transport, code, parse_object, XError};
@@ -160,7 +161,7 @@ fn collect(
 }
 
 /// Runs `x_md_get_profile`.
-pub fn profile(f: &Fetcher, args: &BrowseArgs) -> Result<BrowseResult, XError> {
+pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult, XError> {
     let handle = args.handle.as_str();
     let scope = cursor::handle_scope(handle);
     let start = match &args.cursor {
@@ -187,7 +188,12 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs) -> Result<BrowseResult, XError> {
             "The profile request failed.",
         ))
     });
-    let user = user?;
+    // Both fetches failed: when the profile was refused by the cool-down
+    // that the page's own 429 started, the page's error names the cause.
+    let user = match (user, &first_page) {
+        (Err(u), Err(p)) if u.is_cooling_down() && !p.is_cooling_down() => Err(p.clone()),
+        (user, _) => user,
+    }?;
     if user.get("protected").and_then(Value::as_bool) == Some(true) {
         return Err(protected_error(handle));
     }
@@ -239,35 +245,58 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs) -> Result<BrowseResult, XError> {
         .map(|mut p| {
             model::normalize(&mut p, 0);
             model::fill_url(&mut p, None);
+            super::post::lean_row(&mut p, args.full);
             p
         })
         .collect();
-    let next_cursor = block.next.map(|n| {
+    let encode = |upstream: String| {
         cursor::encode(
             CursorKind::Profile,
             &scope,
             &cursor::Position {
-                upstream: n,
+                upstream,
                 offset: 0,
+                seen: Vec::new(),
             },
         )
-    });
-    let cont = continuation(format!("/{handle}"), args, vec![], next_cursor.as_ref());
-    let markdown = profile_markdown(&user, &posts, args.full, &notes, cont.as_ref());
-    let mut m = base_structured("profile", &markdown, args, f.outcome());
-    m.insert("handle".into(), json!(handle));
-    m.insert("profile".into(), user);
-    m.insert("posts".into(), Value::Array(posts));
-    if let Some(c) = next_cursor {
-        m.insert("next_cursor".into(), json!(c));
-    }
-    if !notes.is_empty() {
-        m.insert("warnings".into(), json!(notes));
-    }
-    Ok(BrowseResult {
-        text: markdown,
-        structured: Value::Object(m),
-    })
+    };
+    let next_cursor = block.next.map(encode);
+    // A result cut before post k continues just below post k - 1.
+    let cursor_at = |k: usize| {
+        let last = k
+            .checked_sub(1)
+            .and_then(|i| posts.get(i))
+            .and_then(id)
+            .unwrap_or("");
+        encode(cursor::forge_profile_cursor(None, last, now_ms()))
+    };
+    let path = format!("/{handle}");
+    let (text, structured) = fit_rows(
+        run,
+        posts.len(),
+        &notes,
+        next_cursor,
+        &cursor_at,
+        &mut |k, next, notes| {
+            let cont = continuation(run.settings.link(&path), args, vec![], next);
+            let markdown = profile_markdown(&user, &posts[..k], args.full, notes, cont.as_ref());
+            let mut m = base_structured("profile", args, f.outcome());
+            m.insert("handle".into(), json!(handle));
+            m.insert(
+                "profile".into(),
+                super::post::lean_user(user.clone(), args.full),
+            );
+            m.insert("posts".into(), Value::Array(posts[..k].to_vec()));
+            if let Some(c) = next {
+                m.insert("next_cursor".into(), json!(c));
+            }
+            if !notes.is_empty() {
+                m.insert("warnings".into(), json!(notes));
+            }
+            (markdown, Value::Object(m))
+        },
+    );
+    Ok(BrowseResult { text, structured })
 }
 
 #[cfg(test)]

@@ -200,17 +200,18 @@ pub fn post_output_schema() -> Value {
         "$schema": DIALECT,
         "type": "object",
         "additionalProperties": false,
-        "required": ["url", "format", "markdown", "post_count", "compact", "source", "cache", "warnings", "thread_complete", "posts"],
+        "required": ["url", "format", "post_count", "compact", "source", "cache", "warnings", "thread_complete", "truncated", "posts"],
         "properties": {
             "url": {"type": "string", "description": "Link of the requested post."},
             "format": {"enum": ["markdown", "obsidian", "json"]},
-            "markdown": {"type": "string", "minLength": 1, "description": "The rendered Markdown (also for format=json)."},
-            "post_count": {"type": "integer", "minimum": 0},
+            "post_count": {"type": "integer", "minimum": 0, "description": "Posts in this result."},
             "compact": {"type": "boolean", "description": "false when full=true or format=obsidian."},
             "source": {"enum": ["fxtwitter", "syndication"], "description": "Where the posts came from: FxTwitter, or (when FxTwitter failed for the requested post) the fallback, X's syndication endpoint, which gives the post alone."},
             "cache": {"enum": ["hit", "miss", "bypass"]},
             "warnings": {"type": "array", "items": {"type": "string"}},
             "thread_complete": {"type": "boolean", "description": "false when part of the requested context (an ancestor, the thread, or the replies) could not be loaded or was cut by max_posts; the Markdown then ends with a note."},
+            "truncated": {"type": "boolean", "description": "true when the result budget cut the thread: posts were left out (then `next_cursor` continues after the last post shown), or one post alone over the budget was cut inside (its `text_truncated` is true)."},
+            "next_cursor": {"type": "string", "description": "Pass as `cursor` (with the same other arguments) for the posts after the last one shown; present only when posts were left out."},
             "posts": {"type": "array", "items": {"$ref": "#/$defs/post"}}
         }
     });
@@ -220,7 +221,7 @@ pub fn post_output_schema() -> Value {
 
 /// The `outputSchema` of a browse tool (`resource` is fixed per tool).
 pub fn browse_output_schema(resource: &str) -> Value {
-    let mut required = vec!["resource", "markdown", "page", "limit", "source", "cache"];
+    let mut required = vec!["resource", "page", "limit", "source", "cache", "truncated"];
     match resource {
         "profile" => required.extend(["handle", "profile", "posts"]),
         "search" => required.extend(["query", "feed"]),
@@ -233,7 +234,7 @@ pub fn browse_output_schema(resource: &str) -> Value {
         "required": required,
         "properties": {
             "resource": {"const": resource},
-            "markdown": {"type": "string", "minLength": 1},
+            "truncated": {"type": "boolean", "description": "true when the result budget cut the rows read: `next_cursor` continues at the first row left out."},
             "page": {"type": "integer", "minimum": 1, "maximum": 10},
             "limit": {"type": "integer", "minimum": 1, "maximum": 20},
             "source": {"enum": ["fxtwitter"]},

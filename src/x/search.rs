@@ -9,6 +9,7 @@ use super::browse::{
     base_structured, continuation, cursor_error, other_errors, page_path, walk_list, BrowseArgs,
     BrowseResult, ListPage,
 };
+use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, form_encode, CursorKind};
 use super::error::{check_transport, code, parse_object, XError};
@@ -103,7 +104,13 @@ fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<Value>, XError> {
 }
 
 /// Runs `x_md_search_posts` for `q` (trimmed here) and `feed`.
-pub fn search(f: &Fetcher, args: &BrowseArgs, q: &str, feed: &str) -> Result<BrowseResult, XError> {
+pub fn search(
+    f: &Fetcher,
+    args: &BrowseArgs,
+    q: &str,
+    feed: &str,
+    run: &Run,
+) -> Result<BrowseResult, XError> {
     let query = q.trim();
     let feed = effective_feed(feed);
     let scope = cursor::search_scope(feed, query);
@@ -147,47 +154,64 @@ pub fn search(f: &Fetcher, args: &BrowseArgs, q: &str, feed: &str) -> Result<Bro
         .map(|mut p| {
             model::normalize(&mut p, 0);
             model::fill_url(&mut p, None);
+            super::post::lean_row(&mut p, args.full);
             p
         })
         .collect();
+    walk.items = posts;
     let next_cursor = walk
         .next
         .as_ref()
         .map(|p| cursor::encode(CursorKind::Search, &scope, p));
     let extra = vec![("q", query.to_string()), ("feed", feed.to_string())];
-    let cont = continuation("/search".into(), args, extra, next_cursor.as_ref());
-    let markdown = search_markdown(
-        query,
-        &posts,
-        users.as_deref(),
-        args.full,
-        &notes_top,
+    let rows = users.as_ref().map_or(walk.items.len(), Vec::len);
+    let cursor_at = |k: usize| cursor::encode(CursorKind::Search, &scope, &walk.cut_at(k));
+    let (text, structured) = fit_rows(
+        run,
+        rows,
         &walk.notes,
-        cont.as_ref(),
+        next_cursor,
+        &cursor_at,
+        &mut |k, next, walk_notes| {
+            let cont = continuation(run.settings.link("/search"), args, extra.clone(), next);
+            let shown_users = users.as_ref().map(|u| &u[..k]);
+            let shown_posts = if users.is_some() {
+                &walk.items[..0]
+            } else {
+                &walk.items[..k]
+            };
+            let markdown = search_markdown(
+                query,
+                shown_posts,
+                shown_users,
+                args.full,
+                &notes_top,
+                walk_notes,
+                cont.as_ref(),
+            );
+            let mut m = base_structured("search", args, f.outcome());
+            m.insert("query".into(), json!(query));
+            m.insert("feed".into(), json!(feed));
+            match shown_users {
+                Some(u) => {
+                    m.insert("users".into(), Value::Array(u.to_vec()));
+                }
+                None => {
+                    m.insert("posts".into(), Value::Array(shown_posts.to_vec()));
+                }
+            }
+            if let Some(c) = next {
+                m.insert("next_cursor".into(), json!(c));
+            }
+            let mut warnings = notes_top.clone();
+            warnings.extend(walk_notes.iter().cloned());
+            if !warnings.is_empty() {
+                m.insert("warnings".into(), json!(warnings));
+            }
+            (markdown, Value::Object(m))
+        },
     );
-    let mut m = base_structured("search", &markdown, args, f.outcome());
-    m.insert("query".into(), json!(query));
-    m.insert("feed".into(), json!(feed));
-    match users {
-        Some(u) => {
-            m.insert("users".into(), Value::Array(u));
-        }
-        None => {
-            m.insert("posts".into(), Value::Array(posts));
-        }
-    }
-    if let Some(c) = next_cursor {
-        m.insert("next_cursor".into(), json!(c));
-    }
-    let mut warnings = notes_top;
-    warnings.extend(walk.notes);
-    if !warnings.is_empty() {
-        m.insert("warnings".into(), json!(warnings));
-    }
-    Ok(BrowseResult {
-        text: markdown,
-        structured: Value::Object(m),
-    })
+    Ok(BrowseResult { text, structured })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! meant for a worker thread. Every upstream request of a run goes through
 //! the shared cache (see `cache.rs`).
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use serde_json::Value;
 
 use super::args;
 use super::browse::{self, BrowseResult};
+use super::budget::{Guard, Run, Settings};
 use super::cache::{Cache, Fetcher, DEFAULT_CACHE_BYTES};
 use super::error::XError;
 use super::post;
@@ -69,6 +71,9 @@ pub struct ToolCall {
     pub name: &'static str,
     /// The validated arguments (an object; `{}` when none were sent).
     pub arguments: Value,
+    /// Raised by the server when the client's connection closed before
+    /// the answer: the run makes no further upstream request.
+    pub cancel: Arc<AtomicBool>,
 }
 
 /// The tool runner: holds the upstream and the response cache.
@@ -79,6 +84,7 @@ pub struct Tools {
     fallback: Option<Arc<dyn Upstream>>,
     cache: Arc<Cache>,
     side: SidePool,
+    settings: Settings,
 }
 
 impl Tools {
@@ -96,6 +102,7 @@ impl Tools {
             fallback: None,
             cache: Arc::new(Cache::new(cache_bytes)),
             side: SidePool::default(),
+            settings: Settings::default(),
         }
     }
 
@@ -105,6 +112,18 @@ impl Tools {
     pub fn with_fallback(mut self, fallback: Arc<dyn Upstream>) -> Tools {
         self.fallback = Some(fallback);
         self
+    }
+
+    /// The same runner with `settings` (result budget, public URL, call
+    /// deadline).
+    pub fn with_settings(mut self, settings: Settings) -> Tools {
+        self.settings = settings;
+        self
+    }
+
+    /// The settings results are shaped with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// The JSON array of the five tool definitions for `tools/list`.
@@ -136,6 +155,7 @@ impl Tools {
         Ok(ToolCall {
             name: spec.name,
             arguments: Value::Object(obj),
+            cancel: Arc::default(),
         })
     }
 
@@ -155,9 +175,18 @@ impl Tools {
     /// renderer) but keeps the failure structured and reports how long the
     /// result stays fresh, for the plain HTTP routes.
     pub fn run_http(&self, call: &ToolCall) -> Result<Served, XError> {
+        let guard = Guard::new(self.settings.call_timeout, Arc::clone(&call.cancel));
         let f = Fetcher::with_side(&self.cache, &self.upstream, &self.side)
-            .with_fallback(self.fallback.as_deref());
-        let (text, structured) = self.run_with(&f, call)?;
+            .with_fallback(self.fallback.as_deref())
+            .guarded(&guard);
+        let run = Run {
+            settings: &self.settings,
+            guard: Some(&guard),
+            tool: call.name,
+            arguments: &call.arguments,
+        };
+        let (mut text, mut structured) = self.run_with(&f, call, &run)?;
+        super::budget::enforce(&mut text, &mut structured, run.max_chars());
         Ok(Served {
             text,
             structured,
@@ -165,19 +194,19 @@ impl Tools {
         })
     }
 
-    fn run_with(&self, f: &Fetcher, call: &ToolCall) -> Result<(String, Value), XError> {
+    fn run_with(&self, f: &Fetcher, call: &ToolCall, run: &Run) -> Result<(String, Value), XError> {
         let browse_args = || browse::parse_browse(&call.arguments);
         let result: BrowseResult = match call.name {
             "x_md_get_post" => {
                 let a = args::parse_post(Some(&call.arguments))
                     .map_err(|m| XError::new(400, "invalid_arguments", m))?;
-                let mut r = post::get_post(f, &a)?;
+                let mut r = post::get_post(f, &a, run)?;
                 r.structured["cache"] = Value::from(f.outcome());
                 return Ok((r.text, r.structured));
             }
-            "x_md_get_profile" => profile::profile(f, &browse_args())?,
-            "x_md_get_followers" => browse::connections(f, false, &browse_args())?,
-            "x_md_get_following" => browse::connections(f, true, &browse_args())?,
+            "x_md_get_profile" => profile::profile(f, &browse_args(), run)?,
+            "x_md_get_followers" => browse::connections(f, false, &browse_args(), run)?,
+            "x_md_get_following" => browse::connections(f, true, &browse_args(), run)?,
             _ => {
                 let q = call
                     .arguments
@@ -189,7 +218,7 @@ impl Tools {
                     .get("feed")
                     .and_then(Value::as_str)
                     .unwrap_or("latest");
-                search::search(f, &browse_args(), q, feed)?
+                search::search(f, &browse_args(), q, feed, run)?
             }
         };
         Ok((result.text, result.structured))

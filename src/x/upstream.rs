@@ -34,6 +34,11 @@ pub enum FetchError {
     /// no request was sent. Whole seconds until a request may go out again
     /// (at least 1).
     BudgetExhausted(u64),
+    /// The tool call's deadline (`--call-timeout`, whole seconds) passed;
+    /// no request was sent.
+    Deadline(u64),
+    /// The client of the tool call has gone; no request was sent.
+    Cancelled,
 }
 
 /// A source of FxTwitter v2 answers. `path_and_query` starts with `/2/`.

@@ -12,6 +12,8 @@ upstream and is only range-checked (1-100, else 400 like FxTwitter).
   GET /2/thread/2085826244871471104        200 built from conversation-reply.json
   GET /2/conversation/2085826244871471104  200 conversation-reply.json
         (?ranking_mode=likes or recency; with a cursor: an empty reply page)
+  GET /2/thread/1900000000000000000        200 the largest thread: 64 posts of 25,000
+        characters each by demo_author (issue 14), built in memory
   GET /2/status|thread/2086600000000000001 401 status-401-private.json
   GET /2/status|thread/<other digits>      404 status-404-not-found.json
   GET /2/status|thread/<non-digits>        400 id: tweet ID must be a numeric snowflake
@@ -52,6 +54,11 @@ from urllib.parse import parse_qsl, urlsplit
 HANDLE = "demo_author"
 PRIVATE_ID = "2086600000000000001"
 RATE_LIMITED_ID = "2086000000000000429"
+# The largest thread the fake serves (issue 14): posts of 25,000 characters,
+# the longest an X post can be, and 64 of them (the upstream thread cap).
+LONG_THREAD_ID = "1900000000000000000"
+LONG_THREAD_POSTS = 64
+LONG_POST_CHARS = 25000
 RETRY_AFTER = "30"
 TRUTHY = {"1", "true", "yes", "on", ""}
 NOT_FOUND = {"code": 404, "message": "Not found"}
@@ -84,6 +91,7 @@ class Fixtures:
                 "code": 200,
             },
         }
+        self.thread[LONG_THREAD_ID] = long_thread()
         self.not_found = load("status-404-not-found.json")
         self.private = load("status-401-private.json")
         self.rate_limited = load("error-429-rate-limited.json")
@@ -97,6 +105,29 @@ class Fixtures:
         self.search = load("search-latest.json")
         self.search_outage = load("search-404-outage.json")
         self.typeahead = load("search-users-typeahead.json")
+
+
+def long_thread():
+    """The 64-post thread of 25,000-character posts (each a reply to the one
+    before it), as /2/thread answers it."""
+    author = {"id": "1625427172309102593", "screen_name": HANDLE, "name": "Demo Author"}
+    rows = []
+    for i in range(LONG_THREAD_POSTS):
+        pid = str(int(LONG_THREAD_ID) + i)
+        head = f"{i + 1:02d}/{LONG_THREAD_POSTS} "
+        body = (head + "A long note about caches, quotes \"like this\", and é ✓ 🦀. " * 500)[:LONG_POST_CHARS]
+        rows.append({
+            "type": "status",
+            "id": pid,
+            "url": f"https://x.com/{HANDLE}/status/{pid}",
+            "text": body,
+            "created_at": "Tue Aug 11 16:05:42 +0000 2026",
+            "created_timestamp": 1786464342 + i,
+            "likes": i, "reposts": 0, "replies": 1,
+            "author": author,
+            "replying_to": {"screen_name": HANDLE, "status": str(int(pid) - 1)} if i else None,
+        })
+    return {"code": 200, "status": rows[0], "thread": rows, "author": author}
 
 
 def timeline_cursor_sort_index(cursor):

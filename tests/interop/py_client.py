@@ -14,7 +14,7 @@ fixture files (tests/interop/fixtures). Each tools/call check asserts exact
 values in structuredContent and the Markdown, and validates structuredContent
 against the tool's advertised outputSchema with the `jsonschema` package
 (Draft 2020-12). So that a permissive schema cannot pass vacuously, a copy of
-the result with `markdown` removed, and one whose first post's `id` or first
+the result with `truncated` removed, and one whose first post's `id` or first
 user's `screen_name` is a number, must each be rejected by the same schema.
 
 Prints one line per check, "PASS <label> <check>: ..." or "FAIL <label>
@@ -62,8 +62,15 @@ UPSTREAM_PATHS = [
     f"/2/profile/{HANDLE}/followers?count={UPSTREAM_COUNT}",
     f"/2/profile/{HANDLE}/following?count={UPSTREAM_COUNT}",
 ]
+# The largest thread the fake upstream serves (tests/interop/fake_upstream.py):
+# 64 posts of 25,000 characters. Read whole through next_cursor, every result
+# within xmd's default budget of 60,000 characters (issue 14).
+LONG_THREAD_ID = "1900000000000000000"
+LONG_THREAD_POSTS = 64
+RESULT_BUDGET_CHARS = 60000
 CALLS = [
     "call x_md_get_post",
+    "call x_md_get_post largest thread",
     "call x_md_get_profile",
     "call x_md_search_posts latest",
     "call x_md_search_posts users",
@@ -123,9 +130,9 @@ def schema_problems(schema, sc):
             for e in errors[:3]
         ]
     problems = []
-    no_markdown = {k: v for k, v in sc.items() if k != "markdown"}
-    if validator.is_valid(no_markdown):
-        problems.append("outputSchema accepts a result without `markdown` (schema does not constrain)")
+    no_required = {k: v for k, v in sc.items() if k != "truncated"}
+    if validator.is_valid(no_required):
+        problems.append("outputSchema accepts a result without `truncated` (schema does not constrain)")
     # A list item whose identifying field has the wrong type must be refused
     # (the item schemas of users require no field: FxTwitter sends partial
     # users, so a type error is the mutation every item schema must catch).
@@ -167,8 +174,8 @@ async def run(url, mode, report):
             if not isinstance(sc, dict):
                 problems.append(f"structuredContent is {type(sc).__name__}, want an object")
             else:
-                if sc.get("markdown") != text:
-                    problems.append("structuredContent.markdown differs from the text content")
+                if "markdown" in sc:
+                    problems.append("structuredContent carries a second copy of the Markdown")
                 problems += verify(sc, text)
                 problems += schema_problems(schemas.get(tool), sc)
             if problems:
@@ -179,6 +186,42 @@ async def run(url, mode, report):
 
         def ids(items):
             return [str(p.get("id")) for p in items or []]
+
+        async def long_thread(check):
+            """Reads the largest thread through next_cursor: no SDK error
+            (every SSE event under its 1 MiB limit), every result within
+            the budget and valid, each post once and in order."""
+            args = {"handle": HANDLE, "id": LONG_THREAD_ID, "replies": "off"}
+            seen, calls, largest = [], 0, 0
+            while True:
+                result = await client.call_tool("x_md_get_post", args)
+                calls += 1
+                text = text_of(result)
+                sc = result.structured_content
+                largest = max(largest, len(text))
+                problems = []
+                if result.is_error or not isinstance(sc, dict):
+                    problems.append(f"call {calls}: isError {result.is_error}: {text[:200]!r}")
+                elif len(text) > RESULT_BUDGET_CHARS:
+                    problems.append(f"call {calls}: {len(text)} characters, over the budget")
+                else:
+                    problems += schema_problems(schemas.get("x_md_get_post"), sc)
+                if problems:
+                    report(check, False, "; ".join(problems))
+                    return
+                seen += ids(sc.get("posts"))
+                if not sc.get("truncated"):
+                    break
+                cursor = sc.get("next_cursor")
+                if f'cursor="{cursor}"' not in text:
+                    report(check, False, f"call {calls}: the note lacks cursor=\"{cursor}\"")
+                    return
+                args = dict(args, cursor=cursor)
+            want = [str(int(LONG_THREAD_ID) + i) for i in range(LONG_THREAD_POSTS)]
+            if seen != want:
+                report(check, False, f"posts read {len(seen)} ({seen[:3]}...), want the {len(want)} thread posts once, in order")
+            else:
+                report(check, True, f"{LONG_THREAD_POSTS} posts of 25,000 characters in {calls} results, the largest {largest} characters; each post once, in order")
 
         def handles(items):
             return [u.get("screen_name") for u in items or []]
@@ -240,11 +283,12 @@ async def run(url, mode, report):
             return check
 
         await call(CALLS[0], "x_md_get_post", {"url": POST_URL, "thread": "off"}, post_ok)
-        await call(CALLS[1], "x_md_get_profile", {"handle": HANDLE}, profile_ok)
-        await call(CALLS[2], "x_md_search_posts", {"q": SEARCH_Q}, search_ok)
-        await call(CALLS[3], "x_md_search_posts", {"q": USERS_Q, "feed": "users"}, users_ok)
-        await call(CALLS[4], "x_md_get_followers", {"handle": HANDLE}, list_ok("followers"))
-        await call(CALLS[5], "x_md_get_following", {"handle": "@" + HANDLE}, list_ok("following"))
+        await long_thread(CALLS[1])
+        await call(CALLS[2], "x_md_get_profile", {"handle": HANDLE}, profile_ok)
+        await call(CALLS[3], "x_md_search_posts", {"q": SEARCH_Q}, search_ok)
+        await call(CALLS[4], "x_md_search_posts", {"q": USERS_Q, "feed": "users"}, users_ok)
+        await call(CALLS[5], "x_md_get_followers", {"handle": HANDLE}, list_ok("followers"))
+        await call(CALLS[6], "x_md_get_following", {"handle": "@" + HANDLE}, list_ok("following"))
 
         resources = await client.list_resources()
         uris = [str(r.uri) for r in resources.resources]

@@ -433,27 +433,51 @@ fn post_lines(
 /// Markdown document: trimmed, no trailing newline, never empty for a
 /// non-empty list.
 pub fn render_posts(posts: &[Value], opts: &RenderOptions<'_>) -> String {
-    let mut lines = Vec::new();
-    if opts.format == "obsidian" {
-        if let Some(first) = posts.first() {
-            lines.extend(front_matter(first, posts.len()));
-            lines.push(String::new());
+    let (head, blocks) = post_blocks(posts, opts, 0, posts.len());
+    join_posts(&head, &blocks)
+}
+
+/// The pieces [`render_posts`] joins, for the result budget: the head (the
+/// obsidian front matter when `first` is 0, else empty) and one block per
+/// post, numbered from `first + 1` of `total`. Joined by [`join_posts`],
+/// any prefix of the pieces is the document of that prefix of `posts`: a
+/// post's "Replying to" line is written when its parent is not among the
+/// posts before it (posts come in reading order, so a parent is never
+/// after its reply).
+pub fn post_blocks(
+    posts: &[Value],
+    opts: &RenderOptions<'_>,
+    first: usize,
+    total: usize,
+) -> (String, Vec<String>) {
+    let mut head = String::new();
+    if opts.format == "obsidian" && first == 0 {
+        if let Some(p) = posts.first() {
+            head = front_matter(p, total).join("\n");
+            head.push_str("\n\n");
         }
     }
     let shown_ids: HashSet<&str> = posts.iter().filter_map(model::id).collect();
     let mut seen = HashSet::new();
-    for (i, post) in posts.iter().enumerate() {
-        let meta = match opts.userinfo {
-            "author" => i == 0,
-            "all" => handle(post).is_some_and(|h| seen.insert(h.to_ascii_lowercase())),
-            _ => false,
-        };
-        lines.extend(post_lines(post, i, posts.len(), opts, meta, &shown_ids));
-        if i + 1 < posts.len() {
-            lines.push(String::new());
-            lines.push("---".into());
-            lines.push(String::new());
-        }
-    }
-    lines.join("\n").trim().to_string()
+    let blocks = posts
+        .iter()
+        .enumerate()
+        .map(|(i, post)| {
+            let meta = match opts.userinfo {
+                "author" => first + i == 0,
+                "all" => handle(post).is_some_and(|h| seen.insert(h.to_ascii_lowercase())),
+                _ => false,
+            };
+            post_lines(post, first + i, total, opts, meta, &shown_ids).join("\n")
+        })
+        .collect();
+    (head, blocks)
+}
+
+/// Joins [`post_blocks`] pieces into one document (trimmed): posts are
+/// separated by a blank line, `---` and a blank line.
+pub fn join_posts(head: &str, blocks: &[String]) -> String {
+    format!("{head}{}", blocks.join("\n\n---\n\n"))
+        .trim()
+        .to_string()
 }

@@ -34,11 +34,15 @@ pub fn path(id: &str) -> String {
 /// the truth about the post: no answer (refused, unreachable, timed out,
 /// cooling down after a 429), 429, 5xx, or a body that is not a JSON
 /// object (an HTML error page), also a JSON body whose own `code` is 5xx.
-/// False for 401/403/404 and other JSON answers, and when xmd's own
-/// upstream budget is spent (the fallback would only spend more).
+/// False for 401/403/404 and other JSON answers, when xmd's own upstream
+/// budget is spent (the fallback would only spend more), and when the call
+/// reached its deadline or its client left.
 pub fn is_outage(answer: &Result<UpstreamResponse, FetchError>) -> bool {
     match answer {
-        Err(FetchError::BudgetExhausted(_)) => false,
+        // Not outages: xmd's own budget, or the call's own end.
+        Err(FetchError::BudgetExhausted(_))
+        | Err(FetchError::Deadline(_))
+        | Err(FetchError::Cancelled) => false,
         Err(_) => true,
         Ok(r) if r.status == 429 || r.status >= 500 => true,
         Ok(r) if r.status == 401 || r.status == 403 => false,
@@ -91,6 +95,8 @@ fn failure_of(answer: &Result<UpstreamResponse, FetchError>) -> Result<Value, Fa
                     format!("xmd's upstream budget is spent (retry after {n}s)")
                 }
                 FetchError::Connect(_) | FetchError::Other(_) => "it could not be reached".into(),
+                FetchError::Deadline(_) => "the call reached its deadline first".into(),
+                FetchError::Cancelled => "the client left first".into(),
             }))
         }
     };

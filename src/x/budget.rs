@@ -1,0 +1,533 @@
+//! The result budget: every tool result fits the agent's context and every
+//! JSON-RPC message fits the SDKs' 1 MiB event limit.
+//!
+//! A tool builds its result from leading items (posts or rows) with a
+//! closure; [`fit`] finds the most leading items whose *built* result
+//! (the Markdown with its continuation note, and the `structuredContent`)
+//! stays within [`Settings::max_chars`] characters of text and
+//! [`MAX_PAYLOAD_BYTES`] bytes of serialized JSON (measured with the same
+//! writer that serializes replies, escapes included). Only when the first
+//! item alone does not fit is it cut inside, and the tool marks the cut.
+//! What is measured is what is sent, so the bound holds for any input.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Default budget of a result's text content, in characters (Unicode
+/// scalar values): 60,000, about 15k tokens, under Claude Code's 25,000
+/// token limit for a tool result. Setting: `--max-result-chars` /
+/// `XMD_MAX_RESULT_CHARS`. Past it the result stops at a post or row
+/// boundary with a note naming the call that continues.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 60_000;
+
+/// The largest JSON-RPC message xmd sends, in bytes, in either framing:
+/// 1,048,576, the SSE event limit of the official Python SDK.
+pub const MAX_MESSAGE_BYTES: usize = 1_048_576;
+
+/// Bytes of a message kept for everything around the text and the
+/// `structuredContent`: the JSON-RPC envelope, the request id (at most
+/// [`MAX_ECHOED_ID_BYTES`]), `_meta`, the legacy `{"result":…}` wrap and
+/// the SSE framing (`event: message\ndata: ` … `\n\n`). Default 64 KiB.
+pub const ENVELOPE_RESERVE_BYTES: usize = 64 * 1024;
+
+/// Longest request id a tool reply can echo within the reserve, in bytes
+/// of JSON. Default 32 KiB (a request body is capped well below what a
+/// longer id would need to matter; see the README limits table).
+pub const MAX_ECHOED_ID_BYTES: usize = 32 * 1024;
+
+/// Serialized text plus `structuredContent` of one result, in bytes:
+/// [`MAX_MESSAGE_BYTES`] less [`ENVELOPE_RESERVE_BYTES`].
+pub const MAX_PAYLOAD_BYTES: usize = MAX_MESSAGE_BYTES - ENVELOPE_RESERVE_BYTES;
+
+/// Bytes one character can take in a JSON string (a control character or
+/// U+2028 written as `\uXXXX`).
+pub const MAX_ESCAPED_BYTES_PER_CHAR: usize = 6;
+
+/// Largest accepted `--max-result-chars`: 160,000. Even text made only of
+/// characters that escape to six bytes then fits a message (960,000 bytes
+/// plus the reserve); `structuredContent` is measured on top.
+pub const MAX_RESULT_CHARS_LIMIT: usize = 160_000;
+
+/// Smallest accepted `--max-result-chars`: 2,000, room for a post's head,
+/// a cut marker and the continuation note.
+pub const MIN_RESULT_CHARS: usize = 2_000;
+
+/// Default deadline of one tool call: 30 s, under the TypeScript SDKs'
+/// 60 s request timeout. Setting: `--call-timeout` / `XMD_CALL_TIMEOUT`.
+/// A thread walk that reaches it returns what it has with a note; with
+/// nothing to show the result is `isError` with code `deadline`.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How tool results are shaped, server-wide.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Text budget in characters ([`DEFAULT_MAX_RESULT_CHARS`]).
+    pub max_chars: usize,
+    /// Public base URL without a trailing slash; links in results are
+    /// absolute under it (root-relative when empty).
+    pub public_url: String,
+    /// Deadline of one call ([`DEFAULT_CALL_TIMEOUT`]).
+    pub call_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            max_chars: DEFAULT_MAX_RESULT_CHARS,
+            public_url: String::new(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
+    }
+}
+
+impl Settings {
+    /// `path` (starting with `/`) under the public URL.
+    pub fn link(&self, path: &str) -> String {
+        format!("{}{path}", self.public_url)
+    }
+}
+
+/// A call's stop signals: its deadline, and the flag the server raises
+/// when the client's connection closed before the answer.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    /// When the call must answer with what it has.
+    pub deadline: Instant,
+    /// Raised when the client has gone.
+    pub cancel: Arc<AtomicBool>,
+    /// The configured timeout, for notes.
+    pub timeout: Duration,
+}
+
+impl Guard {
+    /// A guard for a call starting now.
+    pub fn new(timeout: Duration, cancel: Arc<AtomicBool>) -> Guard {
+        Guard {
+            deadline: Instant::now() + timeout,
+            cancel,
+            timeout,
+        }
+    }
+
+    /// Whether the client has gone.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Whether the deadline passed.
+    pub fn expired(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+}
+
+/// One call's view of the settings: the budget, the public URL, its
+/// guard, and its own arguments (to print the call that continues).
+#[derive(Clone, Copy)]
+pub struct Run<'a> {
+    /// Server-wide settings.
+    pub settings: &'a Settings,
+    /// The call's deadline and cancel flag.
+    pub guard: Option<&'a Guard>,
+    /// The tool.
+    pub tool: &'static str,
+    /// The call's validated arguments (an object).
+    pub arguments: &'a Value,
+}
+
+impl Run<'_> {
+    /// The text budget of this call: the server's, or the call's
+    /// `max_chars` when lower (it can never raise it).
+    pub fn max_chars(&self) -> usize {
+        let asked = self
+            .arguments
+            .get("max_chars")
+            .and_then(Value::as_u64)
+            .map_or(usize::MAX, |n| n as usize);
+        self.settings.max_chars.min(asked)
+    }
+
+    /// The call that continues, as `tool {arguments}`: `args` with `page`
+    /// removed and `cursor` set.
+    fn continue_call(&self, mut args: serde_json::Map<String, Value>, cursor: &str) -> String {
+        args.remove("page");
+        args.insert("cursor".into(), Value::from(cursor));
+        format!("{} {}", self.tool, Value::Object(args))
+    }
+
+    /// [`Run::continue_note`] as plain text, for list results: their
+    /// notes are rendered inert and their `[Continue →]` line follows.
+    pub fn continue_note_plain(&self, left_out: &str, cursor: &str) -> String {
+        format!(
+            "{left_out} Continue with {} (the raw cursor: cursor=\"{cursor}\"), or follow the Continue link below.",
+            self.continue_call(self.args(), cursor)
+        )
+    }
+
+    /// A copy of the call's arguments.
+    pub fn args(&self) -> serde_json::Map<String, Value> {
+        match self.arguments {
+            Value::Object(m) => m.clone(),
+            _ => serde_json::Map::new(),
+        }
+    }
+
+    /// The note that ends a result cut by the budget: what was left out,
+    /// the exact call that continues (this call's arguments with `cursor`
+    /// set, `page` removed; `args` starts from [`Run::args`]), the raw
+    /// cursor, and an absolute link to the same continuation over HTTP
+    /// (`link_path` starts with `/` and ends with `?…&` or `?`).
+    pub fn continue_note(
+        &self,
+        left_out: &str,
+        args: serde_json::Map<String, Value>,
+        cursor: &str,
+        link_path: &str,
+    ) -> String {
+        let call = self.continue_call(args, cursor);
+        let link = self.settings.link(&format!(
+            "{link_path}cursor={}",
+            super::cursor::form_encode(cursor)
+        ));
+        format!(
+            "{left_out} Continue with {} (the raw cursor: {}), or open [Continue →]({link}).",
+            code_span(&call),
+            code_span(&format!("cursor=\"{cursor}\""))
+        )
+    }
+}
+
+/// `s` as a Markdown code span whose backtick fence outgrows any run in
+/// it, so user text inside cannot close it.
+pub fn code_span(s: &str) -> String {
+    let (mut longest, mut run) = (0, 0);
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    if longest > 0 || s.starts_with('`') || s.ends_with('`') {
+        format!("{fence} {s} {fence}")
+    } else {
+        format!("{fence}{s}{fence}")
+    }
+}
+
+/// Serialized size of a result: its text as a JSON string plus its
+/// `structuredContent`, as the reply writer writes them.
+pub fn wire_bytes(text: &str, structured: &Value) -> usize {
+    crate::json::to_vec(text).len() + crate::json::to_vec(structured).len()
+}
+
+/// Whether a built result is within the budget.
+pub fn fits(max_chars: usize, text: &str, structured: &Value) -> bool {
+    text.chars().count() <= max_chars && wire_bytes(text, structured) <= MAX_PAYLOAD_BYTES
+}
+
+/// How many leading items a result holds, and whether the only one was
+/// cut inside (then: how many of its characters are kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// Leading items kept.
+    pub items: usize,
+    /// `Some(chars)` when the first item alone exceeded the budget and
+    /// only its first `chars` characters are kept.
+    pub inside: Option<usize>,
+}
+
+/// Finds the largest [`Cut`] whose built result fits, building with
+/// `build(cut)`; returns the cut and what it built. `n` items exist and
+/// `first_len` is the character length of the first one (what an inside
+/// cut shortens). With `n == 0` the result is built once as it is.
+pub fn fit<T>(
+    n: usize,
+    first_len: usize,
+    max_chars: usize,
+    build: &mut dyn FnMut(Cut) -> (String, Value, T),
+) -> (Cut, String, Value, T) {
+    let whole = Cut {
+        items: n,
+        inside: None,
+    };
+    let built = build(whole);
+    if n == 0 || fits(max_chars, &built.0, &built.1) {
+        return (whole, built.0, built.1, built.2);
+    }
+    // Largest k in 1..n that fits (k = n does not).
+    let (mut lo, mut hi) = (0usize, n);
+    let mut best = None;
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        let cut = Cut {
+            items: mid,
+            inside: None,
+        };
+        let b = build(cut);
+        if fits(max_chars, &b.0, &b.1) {
+            lo = mid;
+            best = Some((cut, b));
+        } else {
+            hi = mid;
+        }
+    }
+    if lo == 0 {
+        let one = Cut {
+            items: 1,
+            inside: None,
+        };
+        let b = build(one);
+        if fits(max_chars, &b.0, &b.1) {
+            best = Some((one, b));
+        }
+    }
+    if let Some((cut, b)) = best {
+        return (cut, b.0, b.1, b.2);
+    }
+    // The first item alone is over the budget: keep as much of it as fits.
+    let (mut lo, mut hi) = (0usize, first_len);
+    let mut best = None;
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        let cut = Cut {
+            items: 1,
+            inside: Some(mid),
+        };
+        let b = build(cut);
+        if fits(max_chars, &b.0, &b.1) {
+            lo = mid;
+            best = Some((cut, b));
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let (cut, b) = best.unwrap_or_else(|| {
+        let cut = Cut {
+            items: 1,
+            inside: Some(0),
+        };
+        (cut, build(cut))
+    });
+    (cut, b.0, b.1, b.2)
+}
+
+/// Renders the first rows of a list result with its continuation cursor
+/// and notes: `(rows, next_cursor, notes) -> (Markdown, structuredContent)`.
+pub type RowBuilder<'a> = dyn FnMut(usize, Option<&String>, &[String]) -> (String, Value) + 'a;
+
+/// Fits a list result into the call's budget: `build(rows, next_cursor,
+/// notes)` renders the first `rows` of `n` rows with the continuation
+/// and notes given; `cursor_at(k)` is the cursor continuing at row `k`
+/// (for a result cut there), and `next_cursor` the walk's own. A result
+/// cut by the budget ends with a note naming the exact call that
+/// continues, and says `truncated: true`.
+pub fn fit_rows(
+    run: &Run,
+    n: usize,
+    notes: &[String],
+    next_cursor: Option<String>,
+    cursor_at: &dyn Fn(usize) -> String,
+    build: &mut RowBuilder<'_>,
+) -> (String, Value) {
+    let mut shape = |cut: Cut| {
+        let k = cut.items;
+        let mut notes = notes.to_vec();
+        let next = if k < n {
+            let c = cursor_at(k);
+            let left_out = format!(
+                "Result budget of {} characters reached: this result shows {k} of the {n} rows read; the rest were left out.",
+                run.max_chars()
+            );
+            notes.push(run.continue_note_plain(&left_out, &c));
+            Some(c)
+        } else {
+            next_cursor.clone()
+        };
+        let (text, mut structured) = build(k, next.as_ref(), &notes);
+        structured["truncated"] = Value::Bool(k < n);
+        (text, structured, ())
+    };
+    let (_, text, structured, ()) = fit(n, 0, run.max_chars(), &mut shape);
+    (text, structured)
+}
+
+/// The marker that ends a result's text cut by [`enforce`].
+pub const HARD_CUT_MARK: &str =
+    "\n\n**[Cut: this result alone exceeds the result budget; the rest is not shown.]**";
+
+/// The last guard of the budget, for results a tool could not cut at a
+/// boundary (a single upstream field larger than the budget, such as a
+/// bio of megabytes from a misbehaving upstream): cuts the text at the
+/// budget with [`HARD_CUT_MARK`], and empties the bulky members of
+/// `structuredContent` (`posts`, `users`, the `profile` down to its
+/// identity, `warnings`) with `truncated: true`, so any result fits.
+pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) {
+    if fits(max_chars, text, structured) {
+        return;
+    }
+    if text.chars().count() > max_chars {
+        let keep = max_chars.saturating_sub(HARD_CUT_MARK.chars().count());
+        let head = cut_text(text, keep).to_string();
+        *text = head + HARD_CUT_MARK;
+    }
+    if let Value::Object(m) = structured {
+        if wire_bytes(text, &Value::Object(m.clone())) > MAX_PAYLOAD_BYTES {
+            for key in ["posts", "users", "warnings"] {
+                if let Some(v) = m.get_mut(key) {
+                    *v = Value::Array(Vec::new());
+                }
+            }
+            if let Some(Value::Object(p)) = m.get_mut("profile") {
+                p.retain(|k, v| {
+                    matches!(k.as_str(), "id" | "screen_name" | "name")
+                        && v.as_str().is_some_and(|s| s.len() <= 64)
+                });
+            }
+            if m.contains_key("post_count") {
+                m.insert("post_count".into(), Value::from(0));
+            }
+            m.insert("truncated".into(), Value::Bool(true));
+        }
+    }
+}
+
+/// The first `chars` characters of `s`, ending at a line break when one
+/// falls in the last fifth (so a cut rarely splits a line).
+pub fn cut_text(s: &str, chars: usize) -> &str {
+    let end = s.char_indices().nth(chars).map_or(s.len(), |(i, _)| i);
+    let head = &s[..end];
+    if end == s.len() {
+        return head;
+    }
+    match head.rfind('\n') {
+        Some(nl) if head[..nl].chars().count() * 5 >= chars * 4 => &head[..nl],
+        _ => head,
+    }
+}
+
+/// Percent-decodes a cursor that arrived URL-encoded (as copied from a
+/// `[Continue →]` link); any other string is returned as it is.
+pub fn unescape_cursor(c: &str) -> std::borrow::Cow<'_, str> {
+    if !c.contains('%') {
+        return c.into();
+    }
+    let b = c.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |x: u8| (x as char).to_digit(16);
+        match (b[i], b.get(i + 1).copied(), b.get(i + 2).copied()) {
+            (b'%', Some(h), Some(l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (x, _, _) => {
+                out.push(x);
+                i += 1;
+            }
+        }
+    }
+    match String::from_utf8(out) {
+        Ok(s) => s.into(),
+        Err(_) => c.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_cap_keeps_worst_case_text_inside_a_message() {
+        const _: () = assert!(
+            MAX_RESULT_CHARS_LIMIT * MAX_ESCAPED_BYTES_PER_CHAR + ENVELOPE_RESERVE_BYTES
+                <= MAX_MESSAGE_BYTES
+        );
+        const _: () = assert!(MAX_ECHOED_ID_BYTES * 2 <= ENVELOPE_RESERVE_BYTES);
+        assert_eq!(MAX_PAYLOAD_BYTES, 983_040);
+    }
+
+    fn build_items(items: &[String], cut: Cut) -> (String, Value, ()) {
+        let mut shown: Vec<String> = items[..cut.items].to_vec();
+        if let Some(c) = cut.inside {
+            shown[0] = format!("{} [cut]", cut_text(&shown[0], c));
+        }
+        let mut text = shown.join("\n\n");
+        if cut.items < items.len() || cut.inside.is_some() {
+            text.push_str("\n\n> Note: continues.");
+        }
+        (text, json!({"items": shown}), ())
+    }
+
+    #[test]
+    fn fit_keeps_whole_items_then_cuts_inside_the_first() {
+        let items: Vec<String> = (0..10).map(|i| format!("{i}").repeat(100)).collect();
+        let (cut, text, _, ()) = fit(10, 100, 450, &mut |c| build_items(&items, c));
+        assert_eq!(
+            cut,
+            Cut {
+                items: 4,
+                inside: None
+            }
+        );
+        assert!(text.chars().count() <= 450);
+        let (cut, text, _, ()) = fit(10, 100, 80, &mut |c| build_items(&items, c));
+        assert_eq!(
+            cut,
+            Cut {
+                items: 1,
+                inside: Some(54)
+            }
+        );
+        assert_eq!(text.chars().count(), 80);
+        let (cut, _, _, ()) = fit(10, 100, 10_000, &mut |c| build_items(&items, c));
+        assert_eq!(
+            cut,
+            Cut {
+                items: 10,
+                inside: None
+            }
+        );
+    }
+
+    #[test]
+    fn cursors_from_links_decode() {
+        assert_eq!(
+            unescape_cursor("thread%3A1%3A2%402%3Aab"),
+            "thread:1:2@2:ab"
+        );
+        assert_eq!(unescape_cursor("a:b"), "a:b");
+        assert_eq!(unescape_cursor("100%"), "100%");
+        assert_eq!(unescape_cursor("%ff"), "%ff");
+    }
+
+    proptest! {
+        /// Hostile text (quotes, backslashes, controls, line separators,
+        /// four-byte characters) at any budget up to the cap: the message
+        /// built around the fitted payload, SSE-framed, stays under 1 MiB.
+        #[test]
+        fn any_text_at_any_budget_fits_one_message(
+            unit in prop::sample::select(vec!["\u{2028}", "\u{0}", "\"", "\\", "🦀", "é", "a\n"]),
+            repeat in 1usize..40_000,
+            n in 1usize..12,
+            max_chars in MIN_RESULT_CHARS..=MAX_RESULT_CHARS_LIMIT,
+        ) {
+            let items: Vec<String> = (0..n).map(|_| unit.repeat(repeat)).collect();
+            let first = items[0].chars().count();
+            let (_, text, sc, ()) = fit(n, first, max_chars, &mut |c| build_items(&items, c));
+            prop_assert!(text.chars().count() <= max_chars);
+            let id = "x".repeat(MAX_ECHOED_ID_BYTES - 2);
+            let mut msg = format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"content":[{{"type":"text","text":"#).into_bytes();
+            msg.extend(crate::json::to_vec(&text));
+            msg.extend_from_slice(br#"}],"structuredContent":{"result":"#);
+            msg.extend(crate::json::to_vec(&sc));
+            msg.extend_from_slice(br#"},"isError":false,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"xmd","version":"0.0.0"}}}}"#);
+            let sse = [b"event: message\ndata: ".as_slice(), &msg, b"\n\n"].concat();
+            prop_assert!(sse.len() <= MAX_MESSAGE_BYTES, "{}", sse.len());
+            prop_assert!(serde_json::from_slice::<Value>(&msg).is_ok());
+        }
+    }
+}

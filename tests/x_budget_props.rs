@@ -1,0 +1,288 @@
+//! Issue 14, the classes behind items 1, 2 and 8, with generated inputs:
+//!
+//! - any thread (post count, post lengths, hostile characters) under any
+//!   budget: every result's text is within the budget, its serialized
+//!   payload within the message cap, and following `next_cursor` reads
+//!   every post exactly once, in order (oracle: the thread itself);
+//! - any thread of hostile text (line separators, NULs, quotes,
+//!   backslashes, four-byte characters) at any budget the setting allows,
+//!   through the real dispatcher and framing, in every revision: the
+//!   JSON-RPC message, SSE-framed too, is at most 1,048,576 bytes and
+//!   its `data:` line holds no line break of Python's `str.splitlines`;
+//! - any sequence of upstream list pages, repeating rows and cursors at
+//!   will, any `limit`: following `next_cursor` never yields a row twice
+//!   (oracle: a set of the ids seen).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use xmd::x::budget::{wire_bytes, Settings, MAX_PAYLOAD_BYTES};
+use xmd::x::tools::Tools;
+use xmd::x::upstream::{FetchError, Upstream, UpstreamResponse};
+
+/// An in-memory upstream: exact path and query to a JSON body.
+struct Pages(HashMap<String, String>);
+
+impl Upstream for Pages {
+    fn get(&self, path: &str) -> Result<UpstreamResponse, FetchError> {
+        let (status, body) = match self.0.get(path) {
+            Some(b) => (200, b.clone()),
+            None => (404, r#"{"code":404,"message":"Not found"}"#.to_string()),
+        };
+        Ok(UpstreamResponse {
+            status,
+            retry_after: None,
+            content_type: Some("application/json".into()),
+            body: body.into_bytes().into(),
+        })
+    }
+}
+
+/// The message a `tools/call` gets on the wire: the real dispatcher's
+/// reply for `version`, framed as JSON or SSE by the real framing.
+fn wire_message(tools: Tools, version: &str, sse: bool, args: &Value) -> Vec<u8> {
+    use xmd::http::accept::Framing;
+    use xmd::mcp::{Mcp, Outcome, ServerInfo};
+    let info = ServerInfo {
+        name: "xmd".into(),
+        version: "0.1.0".into(),
+        public_url: "https://tools.example.org/xmd".into(),
+    };
+    let mcp = Mcp::new(info, Vec::new(), Arc::new(tools));
+    let modern = version == "2026-07-28";
+    let mut params = json!({"name": "x_md_get_post", "arguments": args});
+    if modern {
+        params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}});
+    }
+    // The longest id a client may send (32 KiB of JSON), made of escapes.
+    let id = "\u{2028}".repeat(5_000);
+    let body =
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string();
+    let headers: Vec<(&str, &str)> = if modern {
+        vec![
+            ("mcp-protocol-version", version),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "x_md_get_post"),
+        ]
+    } else {
+        vec![("mcp-protocol-version", version)]
+    };
+    let lookup = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_bytes())
+    };
+    let reply = match mcp.handle(&lookup, body.as_bytes()) {
+        Outcome::Call(call) => call.run(),
+        Outcome::Reply(r) => r,
+    };
+    let framing = if sse { Framing::Sse } else { Framing::Json };
+    xmd::app::frame(reply, framing).body.to_vec()
+}
+
+fn python_line_break(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\u{b}'
+            | '\u{c}'
+            | '\r'
+            | '\u{1c}'
+            | '\u{1d}'
+            | '\u{1e}'
+            | '\u{85}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
+}
+
+fn tools(pages: HashMap<String, String>, max_chars: usize) -> Tools {
+    Tools::with_cache_bytes(Arc::new(Pages(pages)), 0).with_settings(Settings {
+        max_chars,
+        public_url: "https://tools.example.org/xmd".into(),
+        ..Settings::default()
+    })
+}
+
+const FIRST: u64 = 1_900_000_000_000_000_000;
+
+fn text_strategy() -> impl Strategy<Value = String> {
+    let unit = prop::sample::select(vec![
+        "word ", "\u{2028}", "\u{0}", "\"", "\\", "🦀", "é", "*", "[x](y)", "\n\n", "`",
+    ]);
+    (prop::collection::vec(unit, 1..8), 1usize..9000)
+        .prop_map(|(units, len)| units.concat().chars().cycle().take(len).collect::<String>())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_thread_is_read_whole_once_within_every_budget(
+        texts in prop::collection::vec(text_strategy(), 1..24),
+        max_chars in 2_000usize..30_000,
+        format in prop::sample::select(vec!["markdown", "obsidian", "json"]),
+    ) {
+        let rows: Vec<Value> = texts.iter().enumerate().map(|(i, t)| json!({
+            "type": "status", "id": (FIRST + i as u64).to_string(), "text": t,
+            "author": {"id": "1", "screen_name": "demo_author", "name": "Demo"},
+            "replying_to": (i > 0).then(|| json!({"status": (FIRST + i as u64 - 1).to_string()})),
+        })).collect();
+        let pages = HashMap::from([(
+            format!("/2/thread/{FIRST}"),
+            json!({"code": 200, "status": rows[0], "thread": rows}).to_string(),
+        )]);
+        let t = tools(pages, max_chars);
+        let mut args = json!({"handle": "demo_author", "id": FIRST.to_string(), "replies": "off", "format": format});
+        let mut seen: Vec<String> = Vec::new();
+        for _ in 0..=texts.len() {
+            let call = Tools::prepare("x_md_get_post", Some(&args)).unwrap();
+            let out = t.run(&call);
+            prop_assert!(!out.is_error, "{}", out.text);
+            let sc = out.structured.unwrap();
+            prop_assert!(out.text.chars().count() <= max_chars, "{} > {max_chars}", out.text.chars().count());
+            prop_assert!(wire_bytes(&out.text, &sc) <= MAX_PAYLOAD_BYTES);
+            let ids: Vec<String> = sc["posts"].as_array().unwrap().iter()
+                .map(|p| p["id"].as_str().unwrap().to_string()).collect();
+            prop_assert!(!ids.is_empty(), "every result makes progress");
+            seen.extend(ids);
+            let Some(c) = sc.get("next_cursor").and_then(Value::as_str) else {
+                break;
+            };
+            prop_assert_eq!(&sc["truncated"], &json!(true));
+            let raw = format!("`cursor=\"{c}\"`");
+            prop_assert!(out.text.contains(&raw), "{}", raw);
+            args["cursor"] = json!(c);
+        }
+        let want: Vec<String> = (0..texts.len()).map(|i| (FIRST + i as u64).to_string()).collect();
+        prop_assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn every_message_fits_one_mebibyte_in_both_framings(
+        unit in prop::sample::select(vec!["\u{2028}", "\u{0}", "\"", "\\", "🦀", "\u{85}", "a\r\n"]),
+        n in 1usize..40,
+        len in 1usize..25_000,
+        max_chars in 2_000usize..=160_000,
+        version in prop::sample::select(vec!["2026-07-28", "2025-11-25", "2025-06-18"]),
+    ) {
+        let text: String = unit.chars().cycle().take(len).collect();
+        let rows: Vec<Value> = (0..n).map(|i| json!({
+            "type": "status", "id": (FIRST + i as u64).to_string(), "text": text,
+            "raw_text": {"text": text},
+            "author": {"id": "1", "screen_name": "demo_author", "name": text.chars().take(50).collect::<String>()},
+            "quote": {"type": "status", "id": "1", "text": text.chars().take(5000).collect::<String>()},
+        })).collect();
+        let pages = HashMap::from([(
+            format!("/2/thread/{FIRST}"),
+            json!({"code": 200, "status": rows[0], "thread": rows}).to_string(),
+        )]);
+        let args = json!({"handle": "demo_author", "id": FIRST.to_string(), "replies": "off", "full": true});
+        for sse in [false, true] {
+            let msg = wire_message(tools(pages.clone(), max_chars), version, sse, &args);
+            prop_assert!(msg.len() <= 1_048_576, "{} bytes", msg.len());
+            let s = String::from_utf8(msg).unwrap();
+            let data = if sse {
+                s.strip_prefix("event: message\ndata: ").and_then(|d| d.strip_suffix("\n\n")).unwrap()
+            } else {
+                &s
+            };
+            prop_assert!(!data.chars().any(python_line_break));
+            let v: Value = serde_json::from_str(data).unwrap();
+            prop_assert_eq!(&v["result"]["isError"], &json!(false));
+            let t = v["result"]["content"][0]["text"].as_str().unwrap();
+            prop_assert!(t.chars().count() <= max_chars);
+        }
+    }
+
+    #[test]
+    fn list_cursors_never_yield_a_row_twice(
+        // Page k: its rows (ids drawn from a small range, so repeats are
+        // common) and the index of its bottom cursor (may point back).
+        pages in prop::collection::vec((prop::collection::vec(0u32..12, 0..6), 0usize..6), 1..6),
+        limit in 1u32..8,
+    ) {
+        let base = "/2/profile/demo_author/followers";
+        let cursor_name = |k: usize| if k == 0 { String::new() } else { format!("c{k}") };
+        let mut map = HashMap::new();
+        for (k, (rows, bottom)) in pages.iter().enumerate() {
+            let users: Vec<Value> = rows.iter().map(|i| json!({"id": i.to_string(), "screen_name": format!("u{i}")})).collect();
+            let path = if k == 0 {
+                format!("{base}?count=20")
+            } else {
+                format!("{base}?cursor=c{k}&count=20")
+            };
+            // Index 0 is the empty cursor: the end of the list.
+            let b = cursor_name(*bottom % pages.len());
+            map.insert(path, json!({"code": 200, "results": users, "cursor": {"bottom": b}}).to_string());
+        }
+        map.insert("/2/profile/demo_author".into(), json!({"code": 200, "user": {"screen_name": "demo_author"}}).to_string());
+        let t = tools(map, 60_000);
+        let mut args = json!({"handle": "demo_author", "limit": limit});
+        let mut seen = HashSet::new();
+        for _ in 0..64 {
+            let call = Tools::prepare("x_md_get_followers", Some(&args)).unwrap();
+            let out = t.run(&call);
+            prop_assert!(!out.is_error, "{}", out.text);
+            let sc = out.structured.unwrap();
+            for u in sc["users"].as_array().unwrap() {
+                let id = u["id"].as_str().unwrap().to_string();
+                prop_assert!(seen.insert(id.clone()), "row {id} twice");
+            }
+            match sc.get("next_cursor").and_then(Value::as_str) {
+                Some(c) => args["cursor"] = json!(c),
+                None => break,
+            }
+        }
+    }
+}
+
+/// The budget renders a thread post by post (`post_blocks`); joined whole
+/// those pieces are exactly the document `render_posts` writes, for every
+/// format and option (so the two cannot drift apart).
+#[test]
+fn post_blocks_join_to_render_posts() {
+    use xmd::x::render::post::{join_posts, post_blocks};
+    use xmd::x::render::{render_posts, RenderOptions};
+    let mut posts = Vec::new();
+    for name in ["thread-self.json", "conversation-reply.json"] {
+        let path = format!(
+            "{}/tests/fixtures/fxtwitter/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let body: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for key in ["thread", "replies"] {
+            for p in body[key].as_array().into_iter().flatten() {
+                posts.push(p.clone());
+            }
+        }
+    }
+    let roles = ["parent", "post", "thread", "reply"];
+    for (i, p) in posts.iter_mut().enumerate() {
+        xmd::x::model::normalize(p, 0);
+        xmd::x::model::fill_url(p, None);
+        p["context"] = json!(roles[i % 4]);
+    }
+    assert!(posts.len() >= 6, "{}", posts.len());
+    for format in ["markdown", "obsidian", "json"] {
+        for full in [false, true] {
+            for userinfo in ["off", "author", "all"] {
+                let opts = RenderOptions {
+                    format,
+                    full,
+                    userinfo,
+                };
+                let (head, blocks) = post_blocks(&posts, &opts, 0, posts.len());
+                assert_eq!(
+                    join_posts(&head, &blocks),
+                    render_posts(&posts, &opts),
+                    "{format} {full} {userinfo}"
+                );
+            }
+        }
+    }
+}
