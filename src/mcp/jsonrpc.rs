@@ -102,7 +102,8 @@ pub struct Invalid {
 ///
 /// [`Invalid`] when the value is an array (batch: removed in 2025-06-18 and
 /// refused in every era, nothing executed), not an object, has `jsonrpc` other
-/// than `"2.0"`, an id that is null/bool/float/array/object, a non-string
+/// than `"2.0"`, an id that is null/bool/float/array/object or a string
+/// longer than [`MAX_ID_BYTES`], a non-string
 /// `method`, non-object `params`, or neither `method` nor `result`/`error`.
 pub fn classify(v: &Value) -> Result<Message<'_>, Invalid> {
     let obj = match v {
@@ -122,6 +123,12 @@ pub fn classify(v: &Value) -> Result<Message<'_>, Invalid> {
     };
     let raw_id = obj.get("id");
     let id = raw_id.and_then(Id::from_value);
+    if matches!(&id, Some(Id::Str(s)) if s.len() > MAX_ID_BYTES) {
+        return Err(Invalid {
+            id: None,
+            why: "\"id\" is longer than 1024 bytes",
+        });
+    }
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(Invalid {
             id,
@@ -192,8 +199,35 @@ pub fn splice(id: &Id, suffix: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A full error message; `id: null` when the id is unknown.
+/// Largest error reply body, in bytes.
+///
+/// Default is 64 KiB. Every error this server builds is far smaller (client
+/// input is echoed clipped to [`super::error::MAX_ECHO_CHARS`] characters,
+/// and a `-32602` names at most [`crate::x::args::MAX_NAMED_UNKNOWN_KEYS`]
+/// keys); should one still pass the cap, it is sent without `data` and with
+/// its message clipped, so no request can make the server build or send a
+/// large error.
+pub const MAX_ERROR_REPLY_BYTES: usize = 64 * 1024;
+
+/// Longest string request id, in bytes.
+///
+/// Default is 1024 (a UUID is 36). A longer id is refused as `-32600
+/// Invalid Request` with `id: null`: echoing it would let a request make
+/// any reply as large as itself.
+pub const MAX_ID_BYTES: usize = 1024;
+
+/// A full error message; `id: null` when the id is unknown. At most
+/// [`MAX_ERROR_REPLY_BYTES`].
 pub fn error_message(id: Option<&Id>, err: &RpcError) -> Vec<u8> {
+    let out = write_error(id, err);
+    if out.len() <= MAX_ERROR_REPLY_BYTES {
+        return out;
+    }
+    let bare = RpcError::new(err.code, super::error::clip(&err.message));
+    write_error(id, &bare)
+}
+
+fn write_error(id: Option<&Id>, err: &RpcError) -> Vec<u8> {
     let mut out = Vec::with_capacity(128 + err.message.len());
     out.extend_from_slice(REPLY_PREFIX);
     match id {
@@ -316,5 +350,26 @@ mod tests {
             parse(&e),
             json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error: the body is not valid JSON"}})
         );
+    }
+
+    #[test]
+    fn long_ids_are_refused_and_error_replies_are_capped() {
+        let ok = "i".repeat(MAX_ID_BYTES);
+        let v = json!({"jsonrpc": "2.0", "id": ok, "method": "ping"});
+        assert!(matches!(classify(&v), Ok(Message::Request { .. })));
+        let v = json!({"jsonrpc": "1.0", "id": "i".repeat(MAX_ID_BYTES + 1), "method": "ping"});
+        assert_eq!(
+            classify(&v),
+            Err(Invalid {
+                id: None,
+                why: "\"id\" is longer than 1024 bytes"
+            })
+        );
+        let huge = RpcError::new(-32602, "m".repeat(200_000)).with_data(json!("d".repeat(200_000)));
+        let out = error_message(Some(&Id::Str(ok)), &huge);
+        assert!(out.len() <= MAX_ERROR_REPLY_BYTES, "{}", out.len());
+        let v = parse(&out);
+        assert_eq!(v["error"]["message"].as_str().unwrap().chars().count(), 201);
+        assert!(v["error"].get("data").is_none());
     }
 }
