@@ -266,6 +266,19 @@ pub fn route_call(
     })
 }
 
+/// The `405` of an X route, for a method other than GET, HEAD, OPTIONS.
+pub fn method_not_allowed() -> Response {
+    let mut r = problem(
+        405,
+        "method_not_allowed",
+        "this route is read-only: use GET or HEAD",
+        None,
+    )
+    .header("Allow", READ_ALLOW);
+    r.trace.route = ROUTE_X;
+    r
+}
+
 /// The X routes, sharing the MCP endpoint's [`Tools`] (one cache).
 pub struct XRoutes {
     tools: Arc<Tools>,
@@ -294,15 +307,7 @@ impl XRoutes {
                     head.header("access-control-request-headers"),
                 ))
             }
-            _ => {
-                return now(problem(
-                    405,
-                    "method_not_allowed",
-                    "this route is read-only: use GET or HEAD",
-                    None,
-                )
-                .header("Allow", READ_ALLOW))
-            }
+            _ => return Some(Handled::Now(method_not_allowed())),
         }
         let rc = match route_call(route, head.query()) {
             Ok(rc) => rc,

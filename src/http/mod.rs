@@ -230,6 +230,39 @@ impl Head {
         &t[..end]
     }
 
+    /// The host every check uses (RFC 9112 §3.2): an absolute-form
+    /// target's authority, else the `Host` field; `Ok(None)` without either.
+    /// With an absolute-form target the `Host` field is ignored (§3.2.2).
+    ///
+    /// # Errors
+    /// More than one `Host` field line (§3.2 requires a 400), or an
+    /// absolute-form target whose authority is empty or carries userinfo.
+    pub fn authority(&self) -> Result<Option<&[u8]>, &'static str> {
+        let mut hosts = self.headers_named("host");
+        let host = hosts.next();
+        if hosts.next().is_some() {
+            return Err("more than one Host header");
+        }
+        let t = self.target();
+        for scheme in ["http://", "https://"] {
+            if t.len() >= scheme.len() && t[..scheme.len()].eq_ignore_ascii_case(scheme) {
+                let rest = &t[scheme.len()..];
+                let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+                let authority = &rest[..end];
+                if authority.is_empty() || authority.contains('@') {
+                    return Err("the request target's authority is not a host[:port]");
+                }
+                return Ok(Some(authority.as_bytes()));
+            }
+        }
+        Ok(host)
+    }
+
+    /// How many field lines named `name` (case-insensitive) the head has.
+    pub fn count(&self, name: &str) -> usize {
+        self.headers_named(name).count()
+    }
+
     /// The query string of the target (after `?`, before `#`), if any.
     pub fn query(&self) -> Option<&str> {
         let t = self.target();
@@ -280,6 +313,34 @@ mod tests {
         assert_eq!(head("HTTPS://example.org", 1, &[]).path(), "/");
         assert_eq!(head("/mcp?client=x#y", 1, &[]).query(), Some("client=x"));
         assert_eq!(head("/mcp", 1, &[]).query(), None);
+    }
+
+    #[test]
+    fn authority_is_the_absolute_target_else_the_single_host() {
+        let h = |target: &str, hosts: &[&str]| {
+            let fields: Vec<(&str, &str)> = hosts.iter().map(|v| ("Host", *v)).collect();
+            head(target, 1, &fields)
+                .authority()
+                .map(|a| a.map(<[u8]>::to_vec))
+        };
+        assert_eq!(
+            h("/mcp", &["127.0.0.1:8080"]),
+            Ok(Some(b"127.0.0.1:8080".to_vec()))
+        );
+        assert_eq!(h("/mcp", &[]), Ok(None));
+        assert_eq!(
+            h("http://evil.example/mcp", &["127.0.0.1"]),
+            Ok(Some(b"evil.example".to_vec()))
+        );
+        assert_eq!(h("HTTPS://[::1]:9?x", &[]), Ok(Some(b"[::1]:9".to_vec())));
+        assert_eq!(h("/mcp", &["a", "a"]), Err("more than one Host header"));
+        assert_eq!(
+            h("http://evil.example/mcp", &["a", "b"]),
+            Err("more than one Host header")
+        );
+        for bad in ["http:///mcp", "http://u@127.0.0.1/mcp", "https://"] {
+            assert!(h(bad, &["127.0.0.1"]).is_err(), "{bad}");
+        }
     }
 
     #[test]

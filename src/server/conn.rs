@@ -45,6 +45,14 @@ pub enum Handled {
 pub trait Handler: Send + Sync + 'static {
     /// Handles one complete request. Must not block.
     fn handle(&self, request: Request) -> Handled;
+
+    /// Judges a request head before its body is read: the refusal it gets
+    /// whatever the body, if any. Asked when the client waits for
+    /// `100 Continue`, which is sent only when this returns `None`; a
+    /// refusal is sent instead, with `Connection: close`. Must not block.
+    fn check_head(&self, _head: &Head) -> Option<Response> {
+        None
+    }
 }
 
 /// Bytes read from a socket per `read` call.
@@ -328,6 +336,10 @@ impl Conn {
                                 }
                                 Ok(framing) => {
                                     if parse::expects_continue(&head) && self.rbuf.is_empty() {
+                                        if let Some(refusal) = handler.check_head(&head) {
+                                            self.refuse_head(&head, &refusal, ctx);
+                                            return None;
+                                        }
                                         self.out.push_bytes(b"HTTP/1.1 100 Continue\r\n\r\n");
                                     }
                                     let body = match framing {
@@ -487,6 +499,19 @@ impl Conn {
             self.state = State::Closing(reason);
             self.rbuf = Vec::new();
         }
+    }
+
+    /// Answers a head refused before its body was read (instead of
+    /// `100 Continue`) and closes: the body is never read.
+    fn refuse_head(&mut self, head: &Head, refusal: &Response, ctx: &Ctx) {
+        if ctx.log.enabled() {
+            self.current = Some((head.method.clone(), head.path().to_string(), ctx.now));
+        }
+        let head_only = head.method == Method::Head;
+        self.queue(refusal, head_only, false, head.minor_version == 0, ctx);
+        self.state = State::Closing(CloseReason::Rejected(refusal.status));
+        self.head_started = None;
+        self.body_started = None;
     }
 
     /// Queues the error response for a refused request and stops parsing.

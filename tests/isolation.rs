@@ -1,0 +1,210 @@
+//! Issue 19, "no client can hurt another", on the wire: bounded error
+//! replies, one allowance per client on every route, one log line per
+//! request, the server-wide memory budget and per-address connection cap,
+//! strict routing headers, `100 Continue` only after the checks, canonical
+//! cache keys, lingering close and signals. Raw bytes over `TcpStream` to
+//! the real `xmd` on 127.0.0.1:0.
+
+mod common;
+mod util;
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use util::*;
+
+const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+const LEGACY: [&str; 3] = [
+    "Content-Type: application/json",
+    "Accept: application/json, text/event-stream",
+    "MCP-Protocol-Version: 2025-11-25",
+];
+
+/// A legacy `tools/call` body.
+fn call(id: u32, name: &str, arguments: &Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": arguments}})
+    .to_string()
+}
+
+// Item 1 -------------------------------------------------------------------
+
+#[test]
+fn item1_a_hundred_thousand_unknown_keys_get_a_short_error() {
+    let x = Xmd::start(&[]);
+    let args: serde_json::Map<String, Value> =
+        (0..100_000).map(|i| (format!("{i:x}"), json!(1))).collect();
+    let body = call(7, "x_md_get_post", &Value::Object(args));
+    assert!(body.len() > 900_000, "{}", body.len());
+    let (r, took) = timed(|| roundtrip(&x, &post(&x.host(), &LEGACY, &body)));
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["error"]["code"], -32602);
+    assert_eq!(
+        v["error"]["message"],
+        "Invalid arguments for tool x_md_get_post: `arguments` has 100000 properties; this tool \
+         takes at most 10: url, handle, id, thread, replies, max_posts, format, full, userinfo, context"
+    );
+    assert_eq!(v["error"]["data"].as_object().unwrap().len(), 1);
+    assert_eq!(v["error"]["data"]["inputSchema"]["type"], "object");
+    assert!(r.body.len() <= 64 * 1024, "{}", r.body.len());
+    // Before: 11,232,530 bytes. After: the schema and one sentence.
+    assert!(r.body.len() < 8 * 1024, "{}", r.body.len());
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // Ten keys, all unknown: each named once, the allowed list once.
+    let args: serde_json::Map<String, Value> =
+        (0..10).map(|i| (format!("bad{i}"), json!(1))).collect();
+    let r = roundtrip(
+        &x,
+        &post(
+            &x.host(),
+            &LEGACY,
+            &call(8, "x_md_get_post", &Value::Object(args)),
+        ),
+    );
+    let m = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert_eq!(m.matches("`bad").count(), 10, "{m}");
+    assert_eq!(m.matches("allowed:").count(), 1, "{m}");
+    // A long string id is refused, never echoed.
+    let body = json!({"jsonrpc": "2.0", "id": "i".repeat(500_000), "method": "ping"}).to_string();
+    let r = roundtrip(&x, &post(&x.host(), &LEGACY, &body));
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["id"], Value::Null);
+    assert!(r.body.len() < 1024, "{}", r.body.len());
+}
+
+// Item 3 -------------------------------------------------------------------
+
+#[test]
+fn item3_a_request_can_never_write_a_second_log_line() {
+    let x = Xmd::start(&[]);
+    let forged =
+        "ping\n2026-01-01T00:00:00.000Z 10.9.9.9:1 GET /admin 200 0B 0.00ms\u{1b}[2J\u{0}\r";
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": forged}).to_string();
+    let r = roundtrip(&x, &post(&x.host(), &LEGACY, &body));
+    assert_eq!(r.status, 200);
+    let r = roundtrip(
+        &x,
+        format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", x.host()).as_bytes(),
+    );
+    assert_eq!(r.status, 200);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    // Each event loop writes its lines once per turn: wait for both.
+    while x.log.lock().unwrap().len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The start line, one line for the POST, one for the GET.
+    std::thread::sleep(Duration::from_millis(100));
+    let lines: Vec<String> = x.log.lock().unwrap().clone();
+    let mut access: Vec<&String> = lines.iter().skip(1).collect();
+    assert_eq!(access.len(), 2, "{lines:#?}");
+    access.sort_by_key(|l| !l.contains(" POST /mcp "));
+    assert!(
+        !lines.iter().any(|l| l.contains("10.9.9.9:1 GET")),
+        "{lines:#?}"
+    );
+    assert!(
+        access[0].ends_with(" rpc=ping\\x0A2026-01-01T00:00:00.000Z\\x2010.9.9.9:1\\x20GET\\x20/admin\\x20200\\x200B\\x200.00ms\\x1B[2J\\x00\\x0D"),
+        "{}",
+        access[0]
+    );
+    assert!(access
+        .iter()
+        .all(|l| l.bytes().all(|b| (0x20..0x7f).contains(&b))));
+}
+
+// Item 5 -------------------------------------------------------------------
+
+#[test]
+fn item5_repeated_routing_headers_and_absolute_targets() {
+    let x = Xmd::start(&[]);
+    let h = x.host();
+    // Two Host lines: 400 and close, whichever comes first.
+    for (a, b) in [
+        (h.as_str(), "evil.example"),
+        ("evil.example", h.as_str()),
+        (h.as_str(), h.as_str()),
+    ] {
+        let raw = format!("GET /healthz HTTP/1.1\r\nHost: {a}\r\nHost: {b}\r\n\r\n");
+        let mut s = x.connect();
+        s.write_all(raw.as_bytes()).unwrap();
+        let r = read_reply(&mut s, false);
+        assert_eq!(r.status, 400, "{raw}");
+        assert_eq!(
+            r.json()["error"]["message"],
+            "Bad Request: more than one Host header"
+        );
+        assert_eq!(r.header("connection").as_deref(), Some("close"));
+    }
+    // Two Mcp-Method, Mcp-Name or MCP-Protocol-Version lines: 400.
+    for dup in [
+        "Mcp-Method: tools/list\r\nMcp-Method: tools/list",
+        "Mcp-Name: x_md_get_post\r\nmcp-name: x_md_get_post",
+        "MCP-Protocol-Version: 2025-11-25\r\nMCP-Protocol-Version: 2025-06-18",
+    ] {
+        let mut hs = vec!["Content-Type: application/json", "Accept: application/json"];
+        hs.push(dup);
+        let r = roundtrip(&x, &post(&h, &hs, LIST));
+        assert_eq!(r.status, 400, "{dup}");
+        let name = dup.split(':').next().unwrap();
+        let m = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(
+            m.eq_ignore_ascii_case(&format!("Bad Request: more than one {name} header")),
+            "{m}"
+        );
+    }
+    // An absolute-form target's authority is the host: a foreign one is
+    // refused on loopback even with a loopback Host; a loopback one is
+    // served whatever Host says.
+    let body = LIST;
+    let raw = |target: &str, host: &str| {
+        format!("POST {target} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+    };
+    let r = roundtrip(&x, raw("http://evil.example/mcp", &h).as_bytes());
+    assert_eq!(r.status, 403);
+    let r = roundtrip(
+        &x,
+        raw(&format!("http://{h}/mcp"), "evil.example").as_bytes(),
+    );
+    assert_eq!(r.status, 200);
+    let r = roundtrip(&x, raw("http://user@127.0.0.1/mcp", &h).as_bytes());
+    assert_eq!(r.status, 400);
+}
+
+// Item 6 -------------------------------------------------------------------
+
+#[test]
+fn item6_continue_only_after_the_head_passed_every_check() {
+    let x = Xmd::start(&[]);
+    let h = x.host();
+    let head = |target: &str, host: &str, ctype: &str, method: &str| {
+        format!("{method} {target} HTTP/1.1\r\nHost: {host}\r\nContent-Type: {ctype}\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n", LIST.len())
+    };
+    for (raw, status) in [
+        (
+            head("/mcp", "evil.example", "application/json", "POST"),
+            403,
+        ),
+        (head("/mcp", &h, "text/plain", "POST"), 415),
+        (head("/no/such/route", &h, "application/json", "POST"), 404),
+        (head("/mcp", &h, "application/json", "PUT"), 405),
+        (head("/healthz", &h, "application/json", "POST"), 405),
+        (head("/example_user", &h, "application/json", "POST"), 405),
+    ] {
+        let mut s = x.connect();
+        s.write_all(raw.as_bytes()).unwrap();
+        let r = read_reply(&mut s, false);
+        assert_eq!(r.status, status, "{raw}");
+        assert_eq!(r.header("connection").as_deref(), Some("close"), "{raw}");
+        assert!(closed_within(&mut s, Duration::from_secs(3)), "{raw}");
+    }
+    // A head that passes gets 100 Continue, then its answer.
+    let mut s = x.connect();
+    s.write_all(head("/mcp", &h, "application/json", "POST").as_bytes())
+        .unwrap();
+    assert_eq!(read_reply(&mut s, false).status, 100);
+    s.write_all(LIST.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut s, false).status, 200);
+}
