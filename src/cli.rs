@@ -69,7 +69,7 @@ pub fn help() -> String {
         let left = format!("  {} {}", s.flag, s.value);
         out.push_str(&format!("{left:<32}{}\n{:<32}env: {}\n", s.help, "", s.env));
     }
-    out.push_str("  -h, --help                    print this help\n  -V, --version                 print the version\n\nExit codes: 0 clean shutdown (SIGTERM/SIGINT), 1 runtime failure (e.g. address in use), 2 usage error.\n");
+    out.push_str("  -h, --help                    print this help\n  -V, --version                 print the version\n\nExit codes: 0 clean shutdown (SIGTERM/SIGINT), 1 runtime failure (e.g. address in use), 2 usage error, 131 SIGQUIT (immediate exit, no drain). SIGHUP is ignored.\n");
     out
 }
 

@@ -208,3 +208,51 @@ fn item6_continue_only_after_the_head_passed_every_check() {
     s.write_all(LIST.as_bytes()).unwrap();
     assert_eq!(read_reply(&mut s, false).status, 200);
 }
+
+// Item 9 -------------------------------------------------------------------
+
+fn kill(x: &Xmd, signal: &str) {
+    let pid = x.child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args([signal, &pid])
+        .status()
+        .unwrap()
+        .success());
+}
+
+#[test]
+fn item9_sighup_is_ignored_sigquit_exits_at_once_sigterm_drains() {
+    let mut x = Xmd::start(&[]);
+    let get = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", x.host());
+    kill(&x, "-HUP");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        x.child.try_wait().unwrap().is_none(),
+        "SIGHUP ended the server"
+    );
+    assert_eq!(roundtrip(&x, get.as_bytes()).status, 200);
+    // SIGQUIT: exit 131 at once, even with a connection open mid-request.
+    let mut busy = x.connect();
+    busy.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let (status, took) = timed(|| {
+        kill(&x, "-QUIT");
+        x.child.wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(131));
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    // SIGTERM: a request in flight is still answered, then exit 0.
+    let mut x = Xmd::start(&[]);
+    let mut s = x.connect();
+    s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: 58\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    kill(&x, "-TERM");
+    std::thread::sleep(Duration::from_millis(50));
+    s.write_all(LIST.as_bytes()).unwrap();
+    let r = read_reply(&mut s, false);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("connection").as_deref(), Some("close"));
+    assert_eq!(x.child.wait().unwrap().code(), Some(0));
+}

@@ -13,7 +13,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::conn::{Conn, Ctx, Handler, ReadUntil, READ_CHUNK_BYTES};
 use super::workers::{Pool, Ticket};
-use super::{log, slab, ServerOptions, ShutdownHandle};
+use super::{log, slab, ServerOptions, ShutdownHandle, SignalAction};
 use crate::http::date::DateCache;
 use crate::http::{Body, Response};
 
@@ -135,9 +135,18 @@ impl Loop {
                     LISTENER => lp.accept(poll),
                     WAKER => {}
                     SIGNALS => {
-                        if let Some(s) = signals.as_mut() {
-                            if s.pending().next().is_some() {
-                                stop.shutdown();
+                        let pending: Vec<i32> = signals
+                            .as_mut()
+                            .map_or_else(Vec::new, |s| s.pending().collect());
+                        for signal in pending {
+                            match SignalAction::of(signal) {
+                                SignalAction::Ignore => {}
+                                SignalAction::Drain => stop.shutdown(),
+                                SignalAction::Exit => {
+                                    lp.log.flush();
+                                    eprintln!("xmd: SIGQUIT, exiting at once");
+                                    std::process::exit(super::SIGQUIT_EXIT_STATUS);
+                                }
                             }
                         }
                     }

@@ -29,6 +29,45 @@ use conn::Handler;
 use event_loop::{run_loop, Loop, LISTENER, SIGNALS, WAKER};
 use workers::Pool;
 
+/// The signals the server handles (with [`ServerOptions::handle_signals`]):
+///
+/// | Signal | Effect |
+/// | --- | --- |
+/// | SIGTERM, SIGINT | graceful shutdown: stop accepting, finish in-flight requests (answered with `Connection: close`) within `--shutdown-grace`, exit 0 |
+/// | SIGHUP | ignored (a closed terminal or a stray reload never stops the server) |
+/// | SIGQUIT | immediate exit, status [`SIGQUIT_EXIT_STATUS`], no drain and no core dump |
+pub const HANDLED_SIGNALS: [i32; 4] = [
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGQUIT,
+];
+
+/// Exit status after SIGQUIT: 128 + 3, as a shell reports a process that
+/// a SIGQUIT ended.
+pub const SIGQUIT_EXIT_STATUS: i32 = 131;
+
+/// What a received signal asks the server to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SignalAction {
+    /// Nothing (SIGHUP).
+    Ignore,
+    /// Graceful shutdown (SIGTERM, SIGINT).
+    Drain,
+    /// Exit at once (SIGQUIT).
+    Exit,
+}
+
+impl SignalAction {
+    pub(crate) fn of(signal: i32) -> SignalAction {
+        match signal {
+            signal_hook::consts::SIGQUIT => SignalAction::Exit,
+            signal_hook::consts::SIGHUP => SignalAction::Ignore,
+            _ => SignalAction::Drain,
+        }
+    }
+}
+
 /// Event-loop settings.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
@@ -45,7 +84,8 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// Graceful shutdown deadline.
     pub shutdown_grace: Duration,
-    /// Stop gracefully on SIGTERM and SIGINT.
+    /// Handle [`HANDLED_SIGNALS`] (SIGTERM and SIGINT drain, SIGHUP is
+    /// ignored, SIGQUIT exits at once).
     pub handle_signals: bool,
     /// Access-log format.
     pub log_format: log::LogFormat,
@@ -121,10 +161,7 @@ impl Server {
         // Registered here, before anyone learns the address, so a SIGTERM
         // that races start-up still shuts down gracefully.
         let signals = if options.handle_signals {
-            let mut s = signal_hook_mio::v1_0::Signals::new([
-                signal_hook::consts::SIGTERM,
-                signal_hook::consts::SIGINT,
-            ])?;
+            let mut s = signal_hook_mio::v1_0::Signals::new(HANDLED_SIGNALS)?;
             loops[0]
                 .poll
                 .registry()
