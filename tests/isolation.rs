@@ -11,6 +11,7 @@ mod util;
 use std::io::Write;
 use std::time::Duration;
 
+use common::fake_upstream::{Answer, FakeUpstream};
 use serde_json::{json, Value};
 use util::*;
 
@@ -255,4 +256,123 @@ fn item9_sighup_is_ignored_sigquit_exits_at_once_sigterm_drains() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("connection").as_deref(), Some("close"));
     assert_eq!(x.child.wait().unwrap().code(), Some(0));
+}
+
+// Items 2 and 7 -----------------------------------------------------------
+
+const POST_ID: &str = "2087208847298015232";
+const META_HEADERS: [&str; 3] = [
+    "Content-Type: application/json",
+    "Accept: application/json",
+    "MCP-Protocol-Version: 2025-11-25",
+];
+
+fn posts_upstream() -> FakeUpstream {
+    let up = FakeUpstream::start();
+    up.handler(|target| {
+        target
+            .starts_with("/2/status/")
+            .then(|| Answer::fixture(200, "status-plain.json"))
+    });
+    up
+}
+
+fn get(x: &Xmd, target: &str) -> Reply {
+    roundtrip(
+        x,
+        format!("GET {target} HTTP/1.1\r\nHost: {}\r\n\r\n", x.host()).as_bytes(),
+    )
+}
+
+#[test]
+fn item2_the_x_routes_spend_the_same_allowance_as_tool_calls() {
+    let up = posts_upstream();
+    let x = Xmd::start(&[
+        "--upstream",
+        &up.base_url(),
+        "--rate-limit",
+        "1",
+        "--rate-burst",
+        "3",
+    ]);
+    // Three distinct posts over REST on one keep-alive connection: the
+    // burst. The fourth is refused before any upstream work.
+    let mut s = x.connect();
+    for i in 0..4u64 {
+        let id = POST_ID.parse::<u64>().unwrap() + i;
+        let raw = format!(
+            "GET /i/status/{id}?thread=off HTTP/1.1\r\nHost: {}\r\n\r\n",
+            x.host()
+        );
+        s.write_all(raw.as_bytes()).unwrap();
+        let r = read_reply(&mut s, false);
+        if i < 3 {
+            assert_eq!(r.status, 200, "{}", r.text());
+        } else {
+            assert_eq!(r.status, 429, "{}", r.text());
+            assert_eq!(
+                r.header("content-type").as_deref(),
+                Some("application/problem+json")
+            );
+            assert_eq!(r.header("retry-after").as_deref(), Some("1"));
+            let v = r.json();
+            assert_eq!(v["code"], "rate_limited");
+            assert_eq!(v["retry_after"], 1);
+        }
+    }
+    assert_eq!(up.count_prefix("/2/status/"), 3);
+    // The same client's next tool call over MCP finds the allowance spent.
+    let args = json!({"handle": "demo_author", "id": "2087208847298015299", "thread": "off"});
+    let r = roundtrip(
+        &x,
+        &post(&x.host(), &META_HEADERS, &call(1, "x_md_get_post", &args)),
+    );
+    let v = r.json();
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert!(v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("(HTTP 429, code rate_limited, retry after 1s)"));
+    assert_eq!(up.count_prefix("/2/status/"), 3);
+}
+
+#[test]
+fn item7_every_spelling_of_a_handle_or_id_is_one_upstream_request() {
+    let up = FakeUpstream::start();
+    common::timeline::serve_profile_timeline(&up);
+    up.on(
+        &format!("/2/status/{POST_ID}"),
+        Answer::fixture(200, "status-plain.json"),
+    );
+    let x = Xmd::start(&["--upstream", &up.base_url()]);
+    // One profile, three spellings, MCP and REST.
+    let r = roundtrip(
+        &x,
+        &post(
+            &x.host(),
+            &META_HEADERS,
+            &call(1, "x_md_get_profile", &json!({"handle": "@Demo_AUTHOR"})),
+        ),
+    );
+    assert_eq!(r.json()["result"]["isError"], false, "{}", r.text());
+    let first = up.request_count();
+    assert!(first >= 2, "{first}");
+    for target in ["/demo_author", "/DEMO_author", "/Demo_Author"] {
+        assert_eq!(get(&x, target).status, 200, "{target}");
+    }
+    assert_eq!(up.request_count(), first, "{:#?}", up.targets());
+    assert!(up
+        .targets()
+        .iter()
+        .all(|t| t.starts_with("/2/profile/demo_author")));
+    // One post, four spellings (case, leading zeros, URL forms).
+    for target in [
+        format!("/demo_author/status/{POST_ID}?thread=off"),
+        format!("/DEMO_AUTHOR/status/0{POST_ID}?thread=off"),
+        format!("/api/convert?url=https://twitter.com/Demo_Author/status/{POST_ID}&thread=off"),
+    ] {
+        assert_eq!(get(&x, &target).status, 200, "{target}");
+    }
+    assert_eq!(up.count_prefix("/2/status/"), 1);
+    assert_eq!(up.count_prefix("/2/status/0"), 0);
 }

@@ -145,8 +145,9 @@ fn metrics_route(method: &Method) -> Response {
 /// The handler for the event loop.
 pub struct App {
     mcp: Arc<Mcp>,
-    /// Per-client `tools/call` limit; `None` when `--rate-limit 0`.
-    limiter: Option<limits::ClientLimiter>,
+    /// Per-client allowance for tool runs, on `/mcp` and the X routes
+    /// alike; `None` when `--rate-limit 0`.
+    limiter: Option<Arc<limits::ClientLimiter>>,
     /// Public base URL (no trailing slash) the documents are built for.
     public: String,
     /// Path to an index into `docs`.
@@ -168,14 +169,18 @@ impl App {
             per_sec => Arc::new(limits::Budgeted::new(metered, per_sec)),
         };
         let tools = Arc::new(Tools::with_cache_bytes(upstream, config.cache_bytes));
-        let limiter = (config.rate_limit > 0)
-            .then(|| limits::ClientLimiter::new(config.rate_limit, config.rate_burst));
+        let limiter = (config.rate_limit > 0).then(|| {
+            Arc::new(limits::ClientLimiter::new(
+                config.rate_limit,
+                config.rate_burst,
+            ))
+        });
         let info = ServerInfo {
             name: statics::SERVER_NAME.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             public_url: public.clone(),
         };
-        let xroutes = xroutes::XRoutes::new(Arc::clone(&tools));
+        let xroutes = xroutes::XRoutes::new(Arc::clone(&tools), limiter.clone());
         // The tool-result cache shares the cache setting: half the upstream
         // budget, off when the upstream cache is off.
         let resources_url = public.clone();
@@ -483,7 +488,7 @@ impl Handler for App {
             Handled::Now(routed(self.static_route(&head.method, doc), doc.route))
         } else if path == "/metrics" {
             Handled::Now(routed(metrics_route(&head.method), ROUTE_METRICS))
-        } else if let Some(handled) = self.xroutes.handle(head) {
+        } else if let Some(handled) = self.xroutes.handle(head, request.peer) {
             handled
         } else {
             Handled::Now(routed(not_found(), crate::metrics::ROUTE_NOT_FOUND))

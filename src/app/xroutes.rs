@@ -18,10 +18,12 @@
 //! with the tools' status, code and message. Every run goes to the worker
 //! pool; `HEAD` runs too (for the `ETag` and length) and sends no body.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::limits::{rate_limited_text, retry_secs, ClientLimiter, RATE_LIMITED_CODE};
 use super::xhttp::{
     etag, none_match, parse_query, problem, CODE_INVALID_ARGUMENTS, CODE_INVALID_QUERY,
 };
@@ -279,20 +281,25 @@ pub fn method_not_allowed() -> Response {
     r
 }
 
-/// The X routes, sharing the MCP endpoint's [`Tools`] (one cache).
+/// The X routes, sharing the MCP endpoint's [`Tools`] (one cache, one
+/// upstream budget) and its per-client allowance.
 pub struct XRoutes {
     tools: Arc<Tools>,
+    limiter: Option<Arc<ClientLimiter>>,
 }
 
 impl XRoutes {
-    /// The routes over the tool runner the MCP endpoint uses.
-    pub fn new(tools: Arc<Tools>) -> XRoutes {
-        XRoutes { tools }
+    /// The routes over the tool runner and the per-client limiter the MCP
+    /// endpoint uses.
+    pub fn new(tools: Arc<Tools>, limiter: Option<Arc<ClientLimiter>>) -> XRoutes {
+        XRoutes { tools, limiter }
     }
 
-    /// Answers `head` when its path is an X route (`None` otherwise):
-    /// refusals now, tool runs later on a worker thread.
-    pub fn handle(&self, head: &Head) -> Option<Handled> {
+    /// Answers `head` from `peer` when its path is an X route (`None`
+    /// otherwise): refusals now, tool runs later on a worker thread. A
+    /// valid request spends one call of the client's allowance, as a
+    /// `tools/call` does; past it the answer is `429` with `Retry-After`.
+    pub fn handle(&self, head: &Head, peer: SocketAddr) -> Option<Handled> {
         let route = match_path(head.path())?;
         let now = |r: Response| {
             let mut r = r;
@@ -322,6 +329,16 @@ impl XRoutes {
                 return now(problem(500, "internal_error", "route names no tool", None))
             }
         };
+        if let Some(limiter) = &self.limiter {
+            if let Err(wait) = limiter.check(peer.ip(), std::time::Instant::now()) {
+                return now(problem(
+                    429,
+                    RATE_LIMITED_CODE,
+                    &rate_limited_text(wait),
+                    Some(retry_secs(wait)),
+                ));
+            }
+        }
         let repr = negotiate(rc.format.as_deref(), joined(head, "accept").as_deref());
         let if_none_match = joined(head, "if-none-match").map(std::borrow::Cow::into_owned);
         let tools = Arc::clone(&self.tools);

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::args;
 use super::browse::{self, BrowseResult};
@@ -19,6 +19,7 @@ use super::schema;
 use super::search;
 use super::side::SidePool;
 use super::upstream::Upstream;
+use super::url;
 
 /// Tool names, in `tools/list` order.
 pub const TOOL_NAMES: [&str; 5] = [
@@ -123,7 +124,7 @@ impl Tools {
         .map_err(PrepareError::InvalidArguments)?;
         Ok(ToolCall {
             name: spec.name,
-            arguments: Value::Object(obj),
+            arguments: Value::Object(canonical_arguments(obj)),
         })
     }
 
@@ -181,6 +182,28 @@ impl Tools {
         };
         Ok((result.text, result.structured))
     }
+}
+
+/// Validated arguments in their one spelling, so every spelling of one
+/// request shares one result-cache key and one upstream path: `handle`
+/// without `@` and lowercased, `id` without leading zeros, and a post
+/// `url` replaced by the `handle` and `id` it names (the URL forms all
+/// name the same post).
+fn canonical_arguments(mut obj: Map<String, Value>) -> Map<String, Value> {
+    if let Some(Value::String(u)) = obj.get("url") {
+        if let Ok(target) = url::parse_status_url(u) {
+            obj.remove("url");
+            obj.insert("handle".into(), Value::from(target.handle));
+            obj.insert("id".into(), Value::from(target.id));
+        }
+    }
+    if let Some(Value::String(h)) = obj.get_mut("handle") {
+        *h = url::canonical_handle(h);
+    }
+    if let Some(Value::String(id)) = obj.get_mut("id") {
+        *id = url::canonical_id(id);
+    }
+    obj
 }
 
 /// A successful run for the HTTP routes.
@@ -245,10 +268,56 @@ mod tests {
         assert!(matches!(e, PrepareError::InvalidArguments(m) if m.starts_with("supply `url`")));
         let ok = Tools::prepare("x_md_get_profile", Some(&json!({"handle": "@a"}))).unwrap();
         assert_eq!(ok.name, "x_md_get_profile");
-        assert_eq!(ok.arguments, json!({"handle": "@a"}));
+        assert_eq!(ok.arguments, json!({"handle": "a"}));
         assert_eq!(
             Tools::prepare("x_md_get_following", None).unwrap_err(),
             PrepareError::InvalidArguments("missing required property `handle`".into())
         );
+    }
+
+    proptest::proptest! {
+        /// Any spelling of a handle (case, `@`) and of a post id (leading
+        /// zeros), in any argument form of any tool, gives one call: the
+        /// oracle is the spelling built from scratch in lowercase.
+        #[test]
+        fn every_spelling_of_a_target_is_one_call(
+            handle in "[A-Za-z0-9_]{1,15}",
+            flips in proptest::collection::vec(proptest::bool::ANY, 15),
+            at in proptest::bool::ANY,
+            zeros in 0usize..4,
+            id in "[1-9][0-9]{0,15}",
+            host in proptest::sample::select(vec!["x.com", "twitter.com", "mobile.twitter.com", "fxtwitter.com"]),
+        ) {
+            use proptest::prop_assert_eq;
+            let spelled: String = handle
+                .chars()
+                .zip(flips.iter().cycle())
+                .map(|(c, f)| if *f { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
+                .collect();
+            let spelled = if at { format!("@{spelled}") } else { spelled };
+            let padded = format!("{}{id}", "0".repeat(zeros));
+            let want_handle = handle.to_ascii_lowercase();
+            for tool in ["x_md_get_profile", "x_md_get_followers", "x_md_get_following"] {
+                let a = Tools::prepare(tool, Some(&json!({"handle": spelled}))).unwrap();
+                let b = Tools::prepare(tool, Some(&json!({"handle": want_handle}))).unwrap();
+                prop_assert_eq!(crate::mcp::results::key(&a), crate::mcp::results::key(&b));
+            }
+            let want = Tools::prepare(
+                "x_md_get_post",
+                Some(&json!({"handle": want_handle, "id": id})),
+            )
+            .unwrap();
+            if padded.len() <= 20 {
+                let by_args = Tools::prepare(
+                    "x_md_get_post",
+                    Some(&json!({"handle": spelled, "id": padded})),
+                )
+                .unwrap();
+                prop_assert_eq!(crate::mcp::results::key(&by_args), crate::mcp::results::key(&want));
+            }
+            let link = format!("https://{host}/{}/status/{id}", spelled.trim_start_matches('@'));
+            let by_url = Tools::prepare("x_md_get_post", Some(&json!({"url": link}))).unwrap();
+            prop_assert_eq!(crate::mcp::results::key(&by_url), crate::mcp::results::key(&want));
+        }
     }
 }
