@@ -39,6 +39,8 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--workers", env: "XMD_WORKERS", value: "N", help: format!("worker threads for tool calls [default: {}]", config::DEFAULT_WORKERS) },
         Setting { flag: "--queue", env: "XMD_QUEUE", value: "N", help: format!("tool calls that may wait for a worker; past it: 503 [default: {}]", config::DEFAULT_QUEUE) },
         Setting { flag: "--max-connections", env: "XMD_MAX_CONNECTIONS", value: "N", help: format!("open connections; past it: 503 and close [default: {}]", config::DEFAULT_MAX_CONNECTIONS) },
+        Setting { flag: "--max-connections-per-ip", env: "XMD_MAX_CONNECTIONS_PER_IP", value: "N", help: format!("open connections per client address (IPv6: per /64); past it: 429 and close; 0 turns it off [default: {}]", crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP) },
+        Setting { flag: "--max-buffered-bytes", env: "XMD_MAX_BUFFERED_BYTES", value: "BYTES", help: format!("server-wide budget for request bodies being read and responses not yet sent; a body (over 16 KiB) that does not fit: 503 and close before it is read; 0 turns it off [default: {}]", crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES) },
         Setting { flag: "--max-body-bytes", env: "XMD_MAX_BODY_BYTES", value: "BYTES", help: format!("largest request body; past it: 413 [default: {}]", config::DEFAULT_MAX_BODY_BYTES) },
         Setting { flag: "--header-timeout", env: "XMD_HEADER_TIMEOUT", value: "SECS", help: format!("time to receive a request head; past it: 408 [default: {}]", secs(config::DEFAULT_HEADER_TIMEOUT)) },
         Setting { flag: "--body-timeout", env: "XMD_BODY_TIMEOUT", value: "SECS", help: format!("time to receive a request body; past it: 408 [default: {}]", secs(config::DEFAULT_BODY_TIMEOUT)) },
@@ -200,6 +202,12 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     }
     if let Some(n) = number("--max-connections", 1)? {
         config.max_connections = n;
+    }
+    if let Some(n) = number("--max-connections-per-ip", 0)? {
+        config.max_connections_per_ip = n;
+    }
+    if let Some(n) = number("--max-buffered-bytes", 0)? {
+        config.max_buffered_bytes = n;
     }
     if let Some(n) = number("--max-body-bytes", 1)? {
         config.limits.max_body_bytes = n;

@@ -122,17 +122,9 @@ pub fn retry_secs(wait: Duration) -> u64 {
     secs.max(1)
 }
 
-/// The key a client is counted under: the IPv4 address, or the /64 of an
-/// IPv6 address (IPv4-mapped IPv6 counts as the IPv4 address).
-pub fn client_key(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
-        },
-    }
-}
+/// The key a client is counted under (one rule for the rate limiter and
+/// the connection cap): the IPv4 address, or the /64 of an IPv6 address.
+pub use crate::server::admission::client_key;
 
 /// Per-client token buckets for `tools/call`, bounded to `capacity` entries.
 pub struct ClientLimiter {

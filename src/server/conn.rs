@@ -23,13 +23,16 @@
 use std::io::{self, Read, Write};
 use std::mem;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::config::Limits;
 use crate::http::chunked::ChunkedDecoder;
 use crate::http::outgoing::Outgoing;
 use crate::http::parse::{self, BodyFraming, Rejection};
 use crate::http::{Body, Head, Method, Request, Response};
+
+use super::admission::{MemoryBudget, UNBUDGETED_BODY_BYTES};
 
 pub use super::work::{queue_full, Job, Work, QUEUE_FULL_BODY};
 
@@ -63,6 +66,24 @@ pub const READ_CHUNK_BYTES: usize = 16 * 1024;
 ///
 /// Default is 256 KiB.
 pub const MAX_PENDING_WRITE_BYTES: usize = 256 * 1024;
+
+/// How long a connection that is closing after its answer (a refusal, or
+/// `Connection: close`) keeps reading and discarding what its peer still
+/// sends, after the answer is written and the write side shut down. Closing
+/// with unread input makes the kernel send a reset, which can destroy the
+/// answer before the peer reads it (a 503 for a client still sending its
+/// body was lost 3 times in 30). Default 2 s (checked once a second, so at
+/// most 3 s); then the connection closes.
+pub const LINGER_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Most bytes a closing connection discards before it closes anyway.
+///
+/// Default is 2 MiB (more than the largest body, 1 MiB by default).
+pub const LINGER_MAX_BYTES: usize = 2 * 1024 * 1024;
+
+/// Bytes a chunked body reserves from the memory budget at a time, as it
+/// grows past [`UNBUDGETED_BODY_BYTES`]. Default 64 KiB.
+const CHUNKED_RESERVE_STEP: usize = 64 * 1024;
 
 /// Why a connection closed (for logs and tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,11 +182,42 @@ pub struct Conn {
     /// Method, path and completion time of the request being answered
     /// (kept only while the access log is on).
     current: Option<(Method, String, Instant)>,
+    /// The server-wide budget of buffered bytes.
+    budget: Arc<MemoryBudget>,
+    /// Bytes of `budget` reserved for the body being read.
+    reserved: usize,
+    /// Bytes of `budget` charged for unsent output.
+    charged_out: usize,
+    /// The answer was written and the write side shut down at; input is
+    /// being discarded until EOF, [`LINGER_TIMEOUT`] or [`LINGER_MAX_BYTES`].
+    linger_since: Option<Instant>,
+    /// Input bytes discarded since nothing more would be parsed.
+    discarded: usize,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.budget.give(self.reserved + self.charged_out);
+    }
+}
+
+/// Whether a connection closing for `reason` lingers (reads and discards
+/// its peer's input for a while) rather than closing at once.
+fn lingers(reason: CloseReason) -> bool {
+    matches!(
+        reason,
+        CloseReason::Rejected(_) | CloseReason::ConnectionClose | CloseReason::Shutdown
+    )
 }
 
 impl Conn {
-    /// A fresh connection from `peer`.
+    /// A fresh connection from `peer`, with no memory budget.
     pub fn new(peer: SocketAddr, now: Instant) -> Conn {
+        Conn::with_budget(peer, now, Arc::new(MemoryBudget::new(0)))
+    }
+
+    /// A fresh connection from `peer` buffering within `budget`.
+    pub fn with_budget(peer: SocketAddr, now: Instant, budget: Arc<MemoryBudget>) -> Conn {
         Conn {
             peer,
             rbuf: Vec::new(),
@@ -179,7 +231,70 @@ impl Conn {
             read_pending: false,
             paused_for_output: false,
             current: None,
+            budget,
+            reserved: 0,
+            charged_out: 0,
+            linger_since: None,
+            discarded: 0,
         }
+    }
+
+    /// A connection refused at accept (too many connections): `response`
+    /// is queued with `Connection: close`, and the connection lingers once
+    /// it is written, so the answer is not lost to a reset.
+    pub fn refused(
+        peer: SocketAddr,
+        response: Response,
+        budget: Arc<MemoryBudget>,
+        ctx: &Ctx,
+    ) -> Conn {
+        let mut conn = Conn::with_budget(peer, ctx.now, budget);
+        conn.refuse(response, Method::Other("-".into()), "-", ctx);
+        conn
+    }
+
+    /// Brings the budget's charge for unsent output in line with it.
+    fn sync_output_charge(&mut self) {
+        let now = self.out.len();
+        if now > self.charged_out {
+            self.budget.force_take(now - self.charged_out);
+        } else {
+            self.budget.give(self.charged_out - now);
+        }
+        self.charged_out = now;
+    }
+
+    /// Makes sure `total` body bytes are reserved (bodies up to
+    /// [`UNBUDGETED_BODY_BYTES`] need none); false when the budget cannot
+    /// hold them.
+    fn reserve_body(&mut self, total: usize) -> bool {
+        if total <= UNBUDGETED_BODY_BYTES || total <= self.reserved {
+            return true;
+        }
+        if !self.budget.try_take(total - self.reserved) {
+            return false;
+        }
+        self.reserved = total;
+        true
+    }
+
+    fn release_body(&mut self) {
+        self.budget.give(self.reserved);
+        self.reserved = 0;
+    }
+
+    /// Whether the answer is written and the connection should now shut
+    /// down its write side and linger (see [`LINGER_TIMEOUT`]).
+    pub fn wants_linger(&self) -> bool {
+        matches!(self.state, State::Closing(r) if lingers(r))
+            && !self.read_eof
+            && self.linger_since.is_none()
+            && self.out.is_empty()
+    }
+
+    /// Notes that the write side was shut down at `now`.
+    pub fn begin_linger(&mut self, now: Instant) {
+        self.linger_since = Some(now);
     }
 
     /// Bytes held in buffers (for memory tests).
@@ -204,14 +319,39 @@ impl Conn {
             return None;
         }
         match self.state {
-            State::Closing(reason) => Some(reason),
+            State::Closing(reason) => {
+                let done = self.read_eof
+                    || !lingers(reason)
+                    || (self.linger_since.is_some() && self.discarded > LINGER_MAX_BYTES);
+                done.then_some(reason)
+            }
             _ if self.read_eof => Some(CloseReason::PeerClosed),
             _ => None,
         }
     }
 
-    fn read_cap(limits: &Limits) -> usize {
-        limits.max_head_bytes + limits.max_body_bytes + READ_CHUNK_BYTES
+    /// Why the connection is closing, once nothing more will be parsed
+    /// (its answer may still be written, or it may linger).
+    pub fn closing(&self) -> Option<CloseReason> {
+        match self.state {
+            State::Closing(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// Most bytes the read buffer takes: a head, plus the body being read
+    /// when it is reserved in the budget (or small), plus one read. Bytes
+    /// past it wait in the socket, so a connection holds no more than this
+    /// outside the budget, whatever it pipelines.
+    fn read_cap(&self, limits: &Limits) -> usize {
+        let body = match &self.state {
+            State::Body(reading) => match reading.body {
+                BodyState::Length(n) => n.max(UNBUDGETED_BODY_BYTES),
+                BodyState::Chunked(_) => UNBUDGETED_BODY_BYTES,
+            },
+            _ => UNBUDGETED_BODY_BYTES,
+        };
+        limits.max_head_bytes + body + READ_CHUNK_BYTES
     }
 
     /// Reads what is available (until `WouldBlock`, EOF, the buffer cap,
@@ -231,19 +371,22 @@ impl Conn {
         if self.read_eof || matches!(self.state, State::Closing(_)) {
             // Drain and discard: nothing more will be parsed.
             loop {
+                if self.discarded > LINGER_MAX_BYTES {
+                    return Ok(());
+                }
                 match src.read(scratch) {
                     Ok(0) => {
                         self.read_eof = true;
                         return Ok(());
                     }
-                    Ok(_) => continue,
+                    Ok(n) => self.discarded += n,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(e),
                 }
             }
         }
-        let cap = Self::read_cap(ctx.limits);
+        let cap = self.read_cap(ctx.limits);
         loop {
             if self.rbuf.len() >= cap {
                 self.read_pending = true;
@@ -279,7 +422,9 @@ impl Conn {
     /// below the cap: call `process` again (buffered requests are waiting,
     /// and no readiness event will announce them).
     pub fn resume_pending(&self) -> bool {
-        self.paused_for_output && self.out.len() <= MAX_PENDING_WRITE_BYTES
+        self.paused_for_output
+            && (self.out.is_empty()
+                || (self.out.len() <= MAX_PENDING_WRITE_BYTES && !self.budget.spent()))
     }
 
     /// Whether reading stopped at the buffer cap and the buffer has room
@@ -288,14 +433,20 @@ impl Conn {
     /// parsing waits for a client that does not read its replies: reading
     /// then would make no progress.
     pub fn read_pending(&self, limits: &Limits) -> bool {
-        self.read_pending && self.rbuf.len() < Self::read_cap(limits)
+        self.read_pending && self.rbuf.len() < self.read_cap(limits)
     }
 
     /// Parses and dispatches buffered requests until one must wait for a
     /// worker (returned as a job) or no complete request remains.
     pub fn process(&mut self, handler: &dyn Handler, ctx: &Ctx) -> Option<Job> {
         loop {
-            if self.out.len() > MAX_PENDING_WRITE_BYTES {
+            // Past the pending-output cap, or with output unsent while the
+            // memory budget is spent, parse nothing more until the peer
+            // reads.
+            let spent = !self.out.is_empty() && self.budget.spent();
+            if self.out.len() > MAX_PENDING_WRITE_BYTES
+                || (spent && matches!(self.state, State::Head))
+            {
                 self.paused_for_output = true;
                 return None;
             }
@@ -335,11 +486,20 @@ impl Conn {
                                     }
                                 }
                                 Ok(framing) => {
-                                    if parse::expects_continue(&head) && self.rbuf.is_empty() {
+                                    let expects = parse::expects_continue(&head);
+                                    if expects && self.rbuf.is_empty() {
                                         if let Some(refusal) = handler.check_head(&head) {
-                                            self.refuse_head(&head, &refusal, ctx);
+                                            self.refuse_head(&head, refusal, ctx);
                                             return None;
                                         }
+                                    }
+                                    if let BodyFraming::Length(n) = framing {
+                                        if !self.reserve_body(n) {
+                                            self.reject(BUDGET_SPENT, ctx);
+                                            return None;
+                                        }
+                                    }
+                                    if expects && self.rbuf.is_empty() {
                                         self.out.push_bytes(b"HTTP/1.1 100 Continue\r\n\r\n");
                                     }
                                     let body = match framing {
@@ -382,6 +542,12 @@ impl Conn {
                         }
                         Ok(used) => {
                             self.rbuf.drain(..used);
+                            let len = decoder.body_len();
+                            let step = len.div_ceil(CHUNKED_RESERVE_STEP) * CHUNKED_RESERVE_STEP;
+                            if len > UNBUDGETED_BODY_BYTES && !self.reserve_body(step) {
+                                self.reject(BUDGET_SPENT, ctx);
+                                return None;
+                            }
                             if !decoder.is_done() {
                                 self.state = if self.read_eof {
                                     State::Closing(CloseReason::PeerClosed)
@@ -430,7 +596,11 @@ impl Conn {
             body,
             peer: self.peer,
         };
-        match handler.handle(request) {
+        let handled = handler.handle(request);
+        // The body has been handed over (and, for every handler of this
+        // server, parsed and dropped).
+        self.release_body();
+        match handled {
             Handled::Now(response) => {
                 self.state = State::Head;
                 self.queue(&response, head_only, keep_alive, http10, ctx);
@@ -476,6 +646,7 @@ impl Conn {
         ctx: &Ctx,
     ) {
         response.encode(head_only, keep_alive, http10, ctx.date, &mut self.out);
+        self.sync_output_charge();
         let bytes = response.body.len();
         crate::metrics::METRICS.http(response.trace.route, response.status, bytes);
         if let Some((method, path, started)) = self.current.take() {
@@ -498,18 +669,20 @@ impl Conn {
             };
             self.state = State::Closing(reason);
             self.rbuf = Vec::new();
+            self.release_body();
         }
     }
 
     /// Answers a head refused before its body was read (instead of
     /// `100 Continue`) and closes: the body is never read.
-    fn refuse_head(&mut self, head: &Head, refusal: &Response, ctx: &Ctx) {
+    fn refuse_head(&mut self, head: &Head, refusal: Response, ctx: &Ctx) {
         if ctx.log.enabled() {
             self.current = Some((head.method.clone(), head.path().to_string(), ctx.now));
         }
         let head_only = head.method == Method::Head;
-        self.queue(refusal, head_only, false, head.minor_version == 0, ctx);
-        self.state = State::Closing(CloseReason::Rejected(refusal.status));
+        let status = refusal.status;
+        self.queue(&refusal, head_only, false, head.minor_version == 0, ctx);
+        self.state = State::Closing(CloseReason::Rejected(status));
         self.head_started = None;
         self.body_started = None;
     }
@@ -525,27 +698,37 @@ impl Conn {
             "application/json",
             Body::Owned(body.into_bytes()),
         );
+        if rejection.status == 503 {
+            response = response.header("Retry-After", "1");
+        }
         response.trace.route = crate::metrics::ROUTE_REJECTED;
-        response.encode(false, false, false, ctx.date, &mut self.out);
-        let bytes = response.body.len();
-        let metrics = &crate::metrics::METRICS;
-        metrics.rejected(crate::metrics::rejection_reason(rejection.status));
-        metrics.http(response.trace.route, rejection.status, bytes);
+        crate::metrics::METRICS.rejected(crate::metrics::rejection_reason(rejection.status));
         let method = self
             .current
             .take()
             .map_or(Method::Other("-".into()), |c| c.0);
+        self.refuse(response, method, "-", ctx);
+    }
+
+    /// Queues `response` with `Connection: close` (logged as `method`
+    /// `path`), stops parsing and drops what is buffered.
+    fn refuse(&mut self, response: Response, method: Method, path: &str, ctx: &Ctx) {
+        response.encode(false, false, false, ctx.date, &mut self.out);
+        self.sync_output_charge();
+        let bytes = response.body.len();
+        crate::metrics::METRICS.http(response.trace.route, response.status, bytes);
         ctx.log.record(&super::log::Entry {
             peer: self.peer,
             method: &method,
-            path: "-",
-            status: rejection.status,
+            path,
+            status: response.status,
             bytes,
             duration: std::time::Duration::ZERO,
             trace: &response.trace,
         });
-        self.state = State::Closing(CloseReason::Rejected(rejection.status));
+        self.state = State::Closing(CloseReason::Rejected(response.status));
         self.rbuf = Vec::new();
+        self.release_body();
     }
 
     /// Releases buffers while idle, so an idle keep-alive connection holds
@@ -578,6 +761,7 @@ impl Conn {
             }
         }
         self.write_blocked_since = None;
+        self.sync_output_charge();
         Ok(())
     }
 
@@ -622,7 +806,11 @@ impl Conn {
                 false
             }
             State::Waiting { .. } => false,
-            State::Closing(_) => !self.wants_write(),
+            State::Closing(reason) => match self.linger_since {
+                Some(since) => ctx.now.duration_since(since) >= LINGER_TIMEOUT,
+                // Still writing, or about to linger.
+                None => !self.wants_write() && (self.read_eof || !lingers(*reason)),
+            },
         }
     }
 
@@ -640,6 +828,12 @@ impl Conn {
         }
     }
 }
+
+/// The refusal of a body the memory budget cannot hold.
+const BUDGET_SPENT: Rejection = Rejection {
+    status: 503,
+    reason: "server busy: request bodies fill the memory budget; retry shortly",
+};
 
 /// Makes room for `extra` more bytes in `buf`: doubling (amortised) while
 /// under `soft_cap`, exactly what is needed past it, so the capacity never

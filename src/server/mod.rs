@@ -7,6 +7,7 @@
 //! This module knows HTTP framing only through `crate::http` and never
 //! names MCP.
 
+pub mod admission;
 pub mod conn;
 mod event_loop;
 pub mod log;
@@ -26,7 +27,7 @@ use mio::{Interest, Poll, Waker};
 
 use crate::config::Limits;
 use conn::Handler;
-use event_loop::{run_loop, Loop, LISTENER, SIGNALS, WAKER};
+use event_loop::{run_loop, Loop, Shared, LISTENER, SIGNALS, WAKER};
 use workers::Pool;
 
 /// The signals the server handles (with [`ServerOptions::handle_signals`]):
@@ -82,6 +83,12 @@ pub struct ServerOptions {
     pub queue: usize,
     /// Most open connections.
     pub max_connections: usize,
+    /// Most open connections per client address (0: no cap); see
+    /// [`admission::DEFAULT_MAX_CONNECTIONS_PER_IP`].
+    pub max_connections_per_ip: usize,
+    /// Server-wide budget of buffered bytes (0: none); see
+    /// [`admission::DEFAULT_MAX_BUFFERED_BYTES`].
+    pub max_buffered_bytes: usize,
     /// Graceful shutdown deadline.
     pub shutdown_grace: Duration,
     /// Handle [`HANDLED_SIGNALS`] (SIGTERM and SIGINT drain, SIGHUP is
@@ -208,14 +215,18 @@ impl Server {
             ..
         } = self;
         let pool = Pool::start(options.workers, options.queue, stop.wakers.clone())?;
-        let open_total = Arc::new(AtomicUsize::new(0));
+        let shared = Shared {
+            open_total: Arc::new(AtomicUsize::new(0)),
+            per_address: Arc::new(admission::PerAddress::new(options.max_connections_per_ip)),
+            budget: Arc::new(admission::MemoryBudget::new(options.max_buffered_bytes)),
+        };
         let new_loop = |listener: TcpListener, pool: Pool| {
             Loop::new(
                 listener,
                 pool,
                 Arc::clone(&handler),
                 options.clone(),
-                Arc::clone(&open_total),
+                &shared,
             )
         };
         let mut loops = loops.into_iter();
