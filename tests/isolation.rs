@@ -376,3 +376,199 @@ fn item7_every_spelling_of_a_handle_or_id_is_one_upstream_request() {
     assert_eq!(up.count_prefix("/2/status/"), 1);
     assert_eq!(up.count_prefix("/2/status/0"), 0);
 }
+
+// Item 4 -------------------------------------------------------------------
+
+/// Resident set size of `pid` in bytes (Linux).
+fn rss(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .map(|v| v.trim().parse().unwrap())
+        .unwrap();
+    kb * 1024
+}
+
+/// Reads one reply if its first byte arrives within `wait`; `None` on
+/// timeout, EOF or reset.
+fn reply_within(s: &mut std::net::TcpStream, wait: Duration) -> Option<Reply> {
+    use std::io::Read;
+    s.set_read_timeout(Some(wait)).unwrap();
+    let mut head = vec![0u8; 1];
+    if !matches!(s.read(&mut head), Ok(1)) {
+        return None;
+    }
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(s.read(&mut b).unwrap(), 1, "closed mid-head");
+        head.push(b[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let status = head[9..12].parse().unwrap();
+    let len: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).unwrap();
+    Some(Reply { status, head, body })
+}
+
+const MIB: usize = 1024 * 1024;
+
+#[test]
+fn item4_bodies_held_by_300_clients_stay_within_the_budget() {
+    // One event loop, so the budget is taken in accept order.
+    let x = Xmd::start(&["--event-loops", "1", "--max-connections-per-ip", "1000"]);
+    let pid = x.child.id();
+    assert_eq!(roundtrip(&x, &post(&x.host(), &LEGACY, LIST)).status, 200);
+    let before = rss(pid);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {MIB}\r\n\r\n",
+        x.host()
+    );
+    let body = vec![b' '; MIB - 1];
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..300 {
+        let mut s = x.connect();
+        s.write_all(head.as_bytes()).unwrap();
+        // A refused client may see its connection end while it sends.
+        let _ = s.write_all(&body);
+        held.push(s);
+    }
+    // Every client has sent all but the last byte of its body. The ones
+    // the budget could not hold were answered 503 before their body was
+    // read; the others wait for their last byte.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut kept = Vec::new();
+    for mut s in held {
+        s.set_nonblocking(true).unwrap();
+        let mut b = [0u8; 1];
+        let answered =
+            !matches!(s.peek(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+        s.set_nonblocking(false).unwrap();
+        if !answered {
+            kept.push(s);
+            continue;
+        }
+        match reply_within(&mut s, Duration::from_secs(5)) {
+            Some(r) => {
+                assert_eq!(r.status, 503, "{}", r.head);
+                assert_eq!(r.header("retry-after").as_deref(), Some("1"));
+                assert_eq!(r.header("connection").as_deref(), Some("close"));
+                refused += 1;
+            }
+            None => kept.push(s),
+        }
+    }
+    // 64 MiB of budget holds exactly 64 bodies of 1 MiB.
+    assert_eq!(kept.len(), 64, "refused {refused}");
+    assert_eq!(refused, 236);
+    let grown = rss(pid).saturating_sub(before);
+    assert!(grown <= 64 * MIB + 32 * MIB, "RSS grew {} MiB", grown / MIB);
+    // Meanwhile a normal request is answered within 100 ms.
+    let (r, took) = timed(|| roundtrip(&x, &post(&x.host(), &LEGACY, LIST)));
+    assert_eq!(r.status, 200);
+    assert!(took < Duration::from_millis(100), "{took:?}");
+    // The held bodies complete and are answered (400: a JSON body of
+    // spaces is not a JSON-RPC message); the budget is free again.
+    for s in &mut kept {
+        s.write_all(b"0").unwrap();
+    }
+    for mut s in kept {
+        assert_eq!(read_reply(&mut s, false).status, 400);
+    }
+    let mut s = x.connect();
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(&body).unwrap();
+    s.write_all(b"0").unwrap();
+    assert_eq!(read_reply(&mut s, false).status, 400);
+}
+
+#[test]
+fn item4_connections_per_address_are_capped() {
+    let x = Xmd::start(&["--max-connections-per-ip", "2"]);
+    let get = format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", x.host());
+    let mut a = x.connect();
+    let b = x.connect();
+    a.write_all(get.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut a, false).status, 200);
+    let mut c = x.connect();
+    let r = read_reply(&mut c, false);
+    assert_eq!(r.status, 429);
+    assert_eq!(r.header("retry-after").as_deref(), Some("1"));
+    assert_eq!(r.header("connection").as_deref(), Some("close"));
+    assert_eq!(
+        r.json()["error"]["message"],
+        "too many open connections from this address"
+    );
+    assert!(closed_within(&mut c, Duration::from_secs(4)));
+    drop(b);
+    std::thread::sleep(Duration::from_millis(100));
+    let mut d = x.connect();
+    d.write_all(get.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut d, false).status, 200);
+}
+
+// Item 8 -------------------------------------------------------------------
+
+/// Reads one refusal, then the end of the stream (a FIN, never a reset),
+/// then keeps sending: the server discards what it gets instead of
+/// resetting the connection (which could destroy an answer not yet read).
+fn assert_refused_then_lingering(s: &mut std::net::TcpStream, status: u16, chunk: &[u8]) {
+    use std::io::Read;
+    let r = reply_within(s, Duration::from_secs(5)).expect("an answer, not a reset");
+    assert_eq!(r.status, status);
+    assert_eq!(r.header("connection").as_deref(), Some("close"));
+    let mut b = [0u8; 16];
+    assert_eq!(s.read(&mut b).unwrap(), 0, "FIN after the answer");
+    for _ in 0..3 {
+        s.write_all(chunk)
+            .expect("still accepted while the server lingers");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+#[test]
+fn item8_a_refusal_reaches_a_client_that_is_still_sending() {
+    let x = Xmd::start(&[]);
+    let h = x.host();
+    let chunk = vec![b'x'; 300 * 1024];
+    // 413 for an announced body past the cap, its first 300 KB already sent.
+    for _ in 0..5 {
+        let mut s = x.connect();
+        let head = format!("POST /mcp HTTP/1.1\r\nHost: {h}\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n");
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(&chunk).unwrap();
+        assert_refused_then_lingering(&mut s, 413, &chunk);
+    }
+    // Past LINGER_MAX_BYTES (2 MiB) the server closes anyway.
+    let mut s = x.connect();
+    let head = format!("POST /mcp HTTP/1.1\r\nHost: {h}\r\nContent-Length: 5000000\r\n\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    let sent = (0..40).take_while(|_| {
+        std::thread::sleep(Duration::from_millis(5));
+        s.write_all(&chunk).is_ok()
+    });
+    assert!(sent.count() < 40, "the server lingers for at most 2 MiB");
+    // 503 past --max-connections, to a client that sent 300 KB at once.
+    let x = Xmd::start(&["--max-connections", "1"]);
+    let h = x.host();
+    let _holder = x.connect();
+    std::thread::sleep(Duration::from_millis(100));
+    for _ in 0..5 {
+        let mut s = x.connect();
+        let head = format!("POST /mcp HTTP/1.1\r\nHost: {h}\r\nContent-Length: 307200\r\n\r\n");
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(&chunk).unwrap();
+        assert_refused_then_lingering(&mut s, 503, &chunk);
+    }
+}
