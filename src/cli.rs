@@ -345,6 +345,31 @@ mod tests {
     }
 
     #[test]
+    fn connection_cap_and_memory_budget() {
+        let none = |_: &str| None;
+        let c = serve(&[], &none);
+        assert_eq!(c.max_connections_per_ip, 256);
+        assert_eq!(c.max_buffered_bytes, 64 * 1024 * 1024);
+        let c = serve(
+            &[
+                "--max-connections-per-ip",
+                "0",
+                "--max-buffered-bytes",
+                "1048576",
+            ],
+            &none,
+        );
+        assert_eq!(c.max_connections_per_ip, 0);
+        assert_eq!(c.max_buffered_bytes, 1_048_576);
+        let env = |k: &str| (k == "XMD_MAX_CONNECTIONS_PER_IP").then(|| "8".to_string());
+        assert_eq!(serve(&[], &env).max_connections_per_ip, 8);
+        assert_eq!(
+            parse(&args(&["--max-buffered-bytes", "-1"]), &none).unwrap_err(),
+            UsageError("invalid --max-buffered-bytes '-1' (expected a whole number >= 0)".into())
+        );
+    }
+
+    #[test]
     fn upstream_lists_and_cache_budget() {
         let none = |_: &str| None;
         let c = serve(
