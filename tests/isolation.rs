@@ -504,6 +504,11 @@ fn item4_bodies_held_by_300_clients_stay_within_the_budget() {
     s.write_all(&body).unwrap();
     s.write_all(b"0").unwrap();
     assert_eq!(read_reply(&mut s, false).status, 400);
+    let metrics = get(&x, "/metrics").text();
+    assert!(
+        metrics.contains("xmd_rejected_requests_total{reason=\"memory_budget\"} 236\n"),
+        "{metrics}"
+    );
 }
 
 #[test]
@@ -529,6 +534,13 @@ fn item4_connections_per_address_are_capped() {
     let mut d = x.connect();
     d.write_all(get.as_bytes()).unwrap();
     assert_eq!(read_reply(&mut d, false).status, 200);
+    d.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {}\r\n\r\n", x.host()).as_bytes())
+        .unwrap();
+    let metrics = read_reply(&mut d, false).text();
+    assert!(
+        metrics.contains("xmd_rejected_requests_total{reason=\"too_many_connections_per_ip\"} 1\n"),
+        "{metrics}"
+    );
 }
 
 // Item 8 -------------------------------------------------------------------

@@ -331,6 +331,7 @@ impl XRoutes {
         };
         if let Some(limiter) = &self.limiter {
             if let Err(wait) = limiter.check(peer.ip(), std::time::Instant::now()) {
+                METRICS.rejected(RATE_LIMITED_CODE);
                 return now(problem(
                     429,
                     RATE_LIMITED_CODE,
