@@ -597,3 +597,81 @@ fn item8_a_refusal_reaches_a_client_that_is_still_sending() {
         assert_refused_then_lingering(&mut s, 503, &chunk);
     }
 }
+
+/// An upstream that answers every search with one fixture page and
+/// counts the requests.
+struct SearchUpstream(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl xmd::x::upstream::Upstream for SearchUpstream {
+    fn get(
+        &self,
+        _: &str,
+    ) -> Result<xmd::x::upstream::UpstreamResponse, xmd::x::upstream::FetchError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(xmd::x::upstream::UpstreamResponse {
+            status: 200,
+            retry_after: None,
+            content_type: Some("application/json".into()),
+            body: common::fake_upstream::fixture("search-latest.json")
+                .into_bytes()
+                .into(),
+        })
+    }
+}
+
+/// One `GET target` from `peer` through the application, run to its answer.
+fn app_get(app: &xmd::app::App, target: &str, peer: &str) -> u16 {
+    use xmd::server::conn::{Handled, Handler};
+    let head = xmd::http::Head::new(
+        xmd::http::Method::Get,
+        target,
+        1,
+        &[("Host", &b"127.0.0.1:8080"[..])],
+    );
+    let request = xmd::http::Request {
+        head,
+        body: Vec::new(),
+        peer: peer.parse().unwrap(),
+    };
+    match app.handle(request) {
+        Handled::Now(r) => r.status,
+        Handled::Later(job) => job.run().status,
+    }
+}
+
+#[test]
+fn item2_one_client_cannot_leave_the_others_without_upstream_requests() {
+    let config = xmd::config::Config::new("127.0.0.1:8080".parse().unwrap());
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let app = xmd::app::App::new(&config, std::sync::Arc::new(SearchUpstream(sent.clone())));
+    let sent = || sent.load(std::sync::atomic::Ordering::SeqCst);
+    // 80 distinct searches from one address at once (defaults: 60 calls of
+    // allowance; an upstream budget of 45 of which this address may take
+    // only what leaves the last 15 to the others).
+    let mut statuses = std::collections::BTreeMap::new();
+    for i in 0..80 {
+        let s = app_get(&app, &format!("/search?q=flood{i}"), "10.0.0.1:5000");
+        *statuses.entry(s).or_insert(0) += 1;
+    }
+    // A search is two upstream requests here. The flood got 30 (31 or 32
+    // if the budget refilled meanwhile): its share of 15, then on while
+    // more than 15 were left. Past its allowance of 60 calls: 429.
+    let flood = sent();
+    assert!((30..=32).contains(&flood), "{flood} {statuses:?}");
+    let ok = statuses.get(&200).copied().unwrap_or(0);
+    assert_eq!(ok, flood / 2, "{statuses:?}");
+    assert_eq!(
+        statuses.get(&503).copied().unwrap_or(0),
+        60 - ok,
+        "{statuses:?}"
+    );
+    assert_eq!(statuses.get(&429).copied(), Some(20), "{statuses:?}");
+    // Other clients still get their searches answered from what is left.
+    for (peer, n) in [("10.0.0.2:5000", 4), ("[2001:db8::1]:5000", 3)] {
+        for i in 0..n {
+            let s = app_get(&app, &format!("/search?q=other{i}&feed=top"), peer);
+            assert_eq!(s, 200, "{peer} {i}");
+        }
+    }
+    assert!(sent() > flood);
+}

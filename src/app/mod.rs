@@ -165,11 +165,21 @@ impl App {
     pub fn new(config: &Config, upstream: Arc<dyn Upstream>) -> App {
         let public = config.public_url.trim_end_matches('/').to_string();
         let metered: Arc<dyn Upstream> = Arc::new(metered::Metered(upstream));
-        let upstream: Arc<dyn Upstream> = match config.upstream_budget {
-            0 => metered,
-            per_sec => Arc::new(limits::Budgeted::new(metered, per_sec)),
+        let budgeted = (config.upstream_budget > 0).then(|| {
+            Arc::new(limits::Budgeted::new(
+                metered.clone(),
+                config.upstream_budget,
+            ))
+        });
+        let upstream: Arc<dyn Upstream> = match &budgeted {
+            Some(b) => b.clone(),
+            None => metered,
         };
-        let tools = Arc::new(Tools::with_cache_bytes(upstream, config.cache_bytes));
+        let mut tools = Tools::with_cache_bytes(upstream, config.cache_bytes);
+        if let Some(budget) = budgeted.filter(|_| config.rate_limit > 0) {
+            tools = tools.with_per_client(Arc::new(limits::UpstreamShares::new(budget)));
+        }
+        let tools = Arc::new(tools);
         let limiter = (config.rate_limit > 0).then(|| {
             Arc::new(limits::ClientLimiter::new(
                 config.rate_limit,
@@ -304,7 +314,7 @@ impl App {
                     response.trace.tool = Some(call.call().name);
                     return Handled::Now(response);
                 }
-                self.defer(call, framing)
+                self.defer(call.for_client(request.peer.ip()), framing)
             }
         }
     }

@@ -34,7 +34,7 @@ use crate::metrics::{METRICS, ROUTE_X};
 use crate::server::conn::{Handled, Work};
 use crate::x::args::Kind;
 use crate::x::schema;
-use crate::x::tools::{PrepareError, Served, Tools};
+use crate::x::tools::{PrepareError, Served, ToolCall, Tools};
 use crate::x::url::{is_handle, is_id};
 
 /// First path segments that are routes of this server, never handles
@@ -321,7 +321,10 @@ impl XRoutes {
             Err((code, message)) => return now(problem(400, code, &message, None)),
         };
         let call = match Tools::prepare(rc.tool, Some(&rc.arguments)) {
-            Ok(call) => call,
+            Ok(call) => ToolCall {
+                client: Some(peer.ip()),
+                ..call
+            },
             Err(PrepareError::InvalidArguments(m)) => {
                 return now(problem(400, CODE_INVALID_ARGUMENTS, &m, None))
             }

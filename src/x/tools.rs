@@ -18,7 +18,7 @@ use super::profile;
 use super::schema;
 use super::search;
 use super::side::SidePool;
-use super::upstream::Upstream;
+use super::upstream::{PerClient, Upstream};
 use super::url;
 
 /// Tool names, in `tools/list` order.
@@ -70,6 +70,10 @@ pub struct ToolCall {
     pub name: &'static str,
     /// The validated arguments (an object; `{}` when none were sent).
     pub arguments: Value,
+    /// The client the call is made for, when the transport knows it: its
+    /// fetches then go through [`Tools::with_per_client`]'s upstream. Not
+    /// part of what the call computes (results are shared by every client).
+    pub client: Option<std::net::IpAddr>,
 }
 
 /// The tool runner: holds the upstream and the response cache.
@@ -77,6 +81,7 @@ pub struct Tools {
     upstream: Arc<dyn Upstream>,
     cache: Arc<Cache>,
     side: SidePool,
+    per_client: Option<Arc<dyn PerClient>>,
 }
 
 impl Tools {
@@ -93,7 +98,15 @@ impl Tools {
             upstream,
             cache: Arc::new(Cache::new(cache_bytes)),
             side: SidePool::default(),
+            per_client: None,
         }
+    }
+
+    /// Sends the fetches of calls made for a client (see
+    /// [`ToolCall::client`]) through `per_client`'s upstream.
+    pub fn with_per_client(mut self, per_client: Arc<dyn PerClient>) -> Tools {
+        self.per_client = Some(per_client);
+        self
     }
 
     /// The JSON array of the five tool definitions for `tools/list`.
@@ -125,6 +138,7 @@ impl Tools {
         Ok(ToolCall {
             name: spec.name,
             arguments: Value::Object(canonical_arguments(obj)),
+            client: None,
         })
     }
 
@@ -144,7 +158,12 @@ impl Tools {
     /// renderer) but keeps the failure structured and reports how long the
     /// result stays fresh, for the plain HTTP routes.
     pub fn run_http(&self, call: &ToolCall) -> Result<Served, XError> {
-        let f = Fetcher::with_side(&self.cache, &self.upstream, &self.side);
+        let narrowed = match (call.client, &self.per_client) {
+            (Some(client), Some(p)) => Some(p.for_client(client, &self.upstream)),
+            _ => None,
+        };
+        let up = narrowed.as_ref().unwrap_or(&self.upstream);
+        let f = Fetcher::with_side(&self.cache, up, &self.side);
         let (text, structured) = self.run_with(&f, call)?;
         Ok(Served {
             text,
