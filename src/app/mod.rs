@@ -307,24 +307,25 @@ impl App {
                 Handled::Now(response)
             }
             Outcome::Call(call) => {
-                if let Some(refused) = self.rate_limited(&call, request.peer) {
+                let client = client_address(&request);
+                if let Some(refused) = self.rate_limited(&call, client) {
                     METRICS.rpc(Some("tools/call"), refused.status);
                     let mut response = frame(refused, framing);
                     response.trace.rpc_method = Some("tools/call".into());
                     response.trace.tool = Some(call.call().name);
                     return Handled::Now(response);
                 }
-                self.defer(call.for_client(request.peer.ip()), framing)
+                self.defer(call.for_client(client), framing)
             }
         }
     }
 
     /// The `isError` answer for a client past its `tools/call` rate, if it is.
-    fn rate_limited(&self, call: &mcp::PendingCall, peer: std::net::SocketAddr) -> Option<Reply> {
+    fn rate_limited(&self, call: &mcp::PendingCall, client: std::net::IpAddr) -> Option<Reply> {
         let wait = self
             .limiter
             .as_ref()?
-            .check(peer.ip(), std::time::Instant::now())
+            .check(client, std::time::Instant::now())
             .err()?;
         Some(call.reply(&crate::x::tools::ToolOutput {
             text: limits::rate_limited_text(wait),
@@ -411,7 +412,7 @@ impl Handler for App {
             Handled::Now(routed(self.static_route(&head.method, doc), doc.route))
         } else if path == "/metrics" {
             Handled::Now(routed(metrics_route(&head.method), ROUTE_METRICS))
-        } else if let Some(handled) = self.xroutes.handle(head, request.peer) {
+        } else if let Some(handled) = self.xroutes.handle(head, client_address(&request)) {
             handled
         } else {
             Handled::Now(routed(not_found(), crate::metrics::ROUTE_NOT_FOUND))
@@ -424,6 +425,13 @@ impl Handler for App {
             }
         }
     }
+}
+
+/// The address a request's per-client limits (tool-call allowance,
+/// upstream share) count against: the TCP peer. The one place that decides
+/// it (a trusted proxy's forwarded client would be chosen here).
+fn client_address(request: &Request) -> std::net::IpAddr {
+    request.peer.ip()
 }
 
 /// All values of a header joined with commas (RFC 9110 §5.3); borrowed

@@ -18,7 +18,7 @@
 //! with the tools' status, code and message. Every run goes to the worker
 //! pool; `HEAD` runs too (for the `ETag` and length) and sends no body.
 
-use std::net::SocketAddr;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -295,11 +295,11 @@ impl XRoutes {
         XRoutes { tools, limiter }
     }
 
-    /// Answers `head` from `peer` when its path is an X route (`None`
+    /// Answers `head` from `client` when its path is an X route (`None`
     /// otherwise): refusals now, tool runs later on a worker thread. A
     /// valid request spends one call of the client's allowance, as a
     /// `tools/call` does; past it the answer is `429` with `Retry-After`.
-    pub fn handle(&self, head: &Head, peer: SocketAddr) -> Option<Handled> {
+    pub fn handle(&self, head: &Head, client: IpAddr) -> Option<Handled> {
         let route = match_path(head.path())?;
         let now = |r: Response| {
             let mut r = r;
@@ -322,7 +322,7 @@ impl XRoutes {
         };
         let call = match Tools::prepare(rc.tool, Some(&rc.arguments)) {
             Ok(call) => ToolCall {
-                client: Some(peer.ip()),
+                client: Some(client),
                 ..call
             },
             Err(PrepareError::InvalidArguments(m)) => {
@@ -333,7 +333,7 @@ impl XRoutes {
             }
         };
         if let Some(limiter) = &self.limiter {
-            if let Err(wait) = limiter.check(peer.ip(), std::time::Instant::now()) {
+            if let Err(wait) = limiter.check(client, std::time::Instant::now()) {
                 METRICS.rejected(RATE_LIMITED_CODE);
                 return now(problem(
                     429,

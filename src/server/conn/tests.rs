@@ -584,3 +584,57 @@ fn bodies_past_the_memory_budget_get_503_before_they_are_read() {
     drop((a, b, c));
     assert_eq!(budget.used(), 0);
 }
+
+#[test]
+fn a_chunked_body_reserves_as_it_grows_and_is_refused_past_the_budget() {
+    let limits = Limits::default();
+    let log = AccessLog::new(LogFormat::Off);
+    let t0 = Instant::now();
+    let ctx = ctx_at(&limits, &log, t0);
+    let budget = Arc::new(MemoryBudget::new(150 * 1024));
+    let scratch = vec![0u8; READ_CHUNK_BYTES];
+    let mut conn = Conn::with_budget(peer(), t0, Arc::clone(&budget));
+    let chunk = |n: usize| {
+        let mut c = format!("{n:x}\r\n").into_bytes();
+        c.extend(std::iter::repeat_n(b'z', n));
+        c.extend_from_slice(b"\r\n");
+        c
+    };
+    let feed = |conn: &mut Conn, bytes: Vec<u8>| {
+        let mut src = Pieces {
+            pieces: vec![bytes],
+            eof: false,
+        };
+        let mut scratch = scratch.clone();
+        loop {
+            conn.read_from(&mut src, &mut scratch, &ctx, ReadUntil::Blocked)
+                .unwrap();
+            assert!(conn.process(&Echo, &ctx).is_none());
+            if !conn.read_pending(&limits) {
+                break;
+            }
+        }
+    };
+    feed(
+        &mut conn,
+        b"POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec(),
+    );
+    // 10 KB: under the unbudgeted size, nothing reserved.
+    feed(&mut conn, chunk(10_000));
+    assert_eq!(budget.used(), 0);
+    // 100 KB more: reserved in 64 KiB steps (128 KiB for 110 KB).
+    feed(&mut conn, chunk(100_000));
+    assert_eq!(budget.used(), 128 * 1024);
+    assert_eq!(conn.closing(), None);
+    // 100 KB more would need 256 KiB: 503, and the reservation is freed.
+    feed(&mut conn, chunk(100_000));
+    assert_eq!(conn.closing(), Some(CloseReason::Rejected(503)));
+    let mut sink = Sink {
+        out: Vec::new(),
+        budget: usize::MAX,
+    };
+    conn.write_to(&mut sink, t0).unwrap();
+    assert!(String::from_utf8_lossy(&sink.out).starts_with("HTTP/1.1 503 "));
+    assert_eq!(budget.used(), 0);
+    drop(scratch);
+}
