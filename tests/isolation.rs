@@ -152,6 +152,16 @@ fn item5_repeated_routing_headers_and_absolute_targets() {
         );
         assert_eq!(r.header("connection").as_deref(), Some("close"));
     }
+    // A Host that is not host[:port]: 400 and close.
+    for bad in ["127.0.0.1 evil.example", "user@127.0.0.1", "127.0.0.1/x"] {
+        let raw = format!("GET /healthz HTTP/1.1\r\nHost: {bad}\r\n\r\n");
+        let r = roundtrip(&x, raw.as_bytes());
+        assert_eq!(r.status, 400, "{bad}");
+        assert_eq!(
+            r.json()["error"]["message"],
+            "Bad Request: the Host header is not a host[:port]"
+        );
+    }
     // Two Mcp-Method, Mcp-Name or MCP-Protocol-Version lines: 400.
     for dup in [
         "Mcp-Method: tools/list\r\nMcp-Method: tools/list",
