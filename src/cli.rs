@@ -242,6 +242,13 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             ))
         })?;
     }
+    if config.max_buffered_bytes != 0 && config.max_buffered_bytes < config.limits.max_body_bytes {
+        // A body the budget can never hold would be refused forever.
+        return Err(UsageError(format!(
+            "invalid --max-buffered-bytes '{}' (expected 0 or at least --max-body-bytes, {})",
+            config.max_buffered_bytes, config.limits.max_body_bytes
+        )));
+    }
     Ok(Command::Serve(Box::new(config)))
 }
 
@@ -367,6 +374,18 @@ mod tests {
             parse(&args(&["--max-buffered-bytes", "-1"]), &none).unwrap_err(),
             UsageError("invalid --max-buffered-bytes '-1' (expected a whole number >= 0)".into())
         );
+        assert_eq!(
+            parse(&args(&["--max-buffered-bytes", "1048575"]), &none).unwrap_err(),
+            UsageError(
+                "invalid --max-buffered-bytes '1048575' (expected 0 or at least --max-body-bytes, 1048576)"
+                    .into()
+            )
+        );
+        let c = serve(
+            &["--max-buffered-bytes", "4096", "--max-body-bytes", "4096"],
+            &none,
+        );
+        assert_eq!(c.max_buffered_bytes, 4096);
     }
 
     #[test]
