@@ -177,8 +177,11 @@ impl Server {
                 "--log-format",
                 "off",
                 // One loopback client measuring throughput: the abuse
-                // limits (per-client rate, upstream budget) would cap it.
+                // limits (per-client rate, upstream budget, connections
+                // per address) would cap it.
                 "--rate-limit",
+                "0",
+                "--max-connections-per-ip",
                 "0",
                 "--upstream-budget",
                 "0",

@@ -41,6 +41,8 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--workers", env: "XMD_WORKERS", value: "N", help: format!("worker threads for tool calls [default: {}]", config::DEFAULT_WORKERS) },
         Setting { flag: "--queue", env: "XMD_QUEUE", value: "N", help: format!("tool calls that may wait for a worker; past it: 503 [default: {}]", config::DEFAULT_QUEUE) },
         Setting { flag: "--max-connections", env: "XMD_MAX_CONNECTIONS", value: "N", help: format!("open connections; past it: 503 and close [default: {}]", config::DEFAULT_MAX_CONNECTIONS) },
+        Setting { flag: "--max-connections-per-ip", env: "XMD_MAX_CONNECTIONS_PER_IP", value: "N", help: format!("open connections per client address (IPv6: per /64); past it: 429 and close; 0 turns it off [default: {}]", crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP) },
+        Setting { flag: "--max-buffered-bytes", env: "XMD_MAX_BUFFERED_BYTES", value: "BYTES", help: format!("server-wide budget for request bodies being read and responses not yet sent; a body (over 16 KiB) that does not fit: 503 and close before it is read; 0 turns it off [default: {}]", crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES) },
         Setting { flag: "--max-body-bytes", env: "XMD_MAX_BODY_BYTES", value: "BYTES", help: format!("largest request body; past it: 413 [default: {}]", config::DEFAULT_MAX_BODY_BYTES) },
         Setting { flag: "--header-timeout", env: "XMD_HEADER_TIMEOUT", value: "SECS", help: format!("time to receive a request head; past it: 408 [default: {}]", secs(config::DEFAULT_HEADER_TIMEOUT)) },
         Setting { flag: "--body-timeout", env: "XMD_BODY_TIMEOUT", value: "SECS", help: format!("time to receive a request body; past it: 408 [default: {}]", secs(config::DEFAULT_BODY_TIMEOUT)) },
@@ -75,7 +77,7 @@ pub fn help() -> String {
         let left = format!("  {} {}", s.flag, s.value);
         out.push_str(&format!("{left:<32}{}\n{:<32}env: {}\n", s.help, "", s.env));
     }
-    out.push_str("  -h, --help                    print this help\n  -V, --version                 print the version\n\nExit codes: 0 clean shutdown (SIGTERM/SIGINT), 1 runtime failure (e.g. address in use), 2 usage error.\n");
+    out.push_str("  -h, --help                    print this help\n  -V, --version                 print the version\n\nExit codes: 0 clean shutdown (SIGTERM/SIGINT), 1 runtime failure (e.g. address in use), 2 usage error, 131 SIGQUIT (immediate exit, no drain). SIGHUP is ignored.\n");
     out
 }
 
@@ -240,6 +242,12 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     if let Some(n) = number("--max-connections", 1)? {
         config.max_connections = n;
     }
+    if let Some(n) = number("--max-connections-per-ip", 0)? {
+        config.max_connections_per_ip = n;
+    }
+    if let Some(n) = number("--max-buffered-bytes", 0)? {
+        config.max_buffered_bytes = n;
+    }
     if let Some(n) = number("--max-body-bytes", 1)? {
         config.limits.max_body_bytes = n;
     }
@@ -287,6 +295,13 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
                 "invalid {name} '{v}' (expected plain, json or off)"
             ))
         })?;
+    }
+    if config.max_buffered_bytes != 0 && config.max_buffered_bytes < config.limits.max_body_bytes {
+        // A body the budget can never hold would be refused forever.
+        return Err(UsageError(format!(
+            "invalid --max-buffered-bytes '{}' (expected 0 or at least --max-body-bytes, {})",
+            config.max_buffered_bytes, config.limits.max_body_bytes
+        )));
     }
     Ok(Command::Serve(Box::new(config)))
 }
@@ -388,6 +403,43 @@ mod tests {
             parse(&[], &env).unwrap_err(),
             UsageError("invalid XMD_QUEUE 'many' (expected a whole number >= 1)".into())
         );
+    }
+
+    #[test]
+    fn connection_cap_and_memory_budget() {
+        let none = |_: &str| None;
+        let c = serve(&[], &none);
+        assert_eq!(c.max_connections_per_ip, 256);
+        assert_eq!(c.max_buffered_bytes, 64 * 1024 * 1024);
+        let c = serve(
+            &[
+                "--max-connections-per-ip",
+                "0",
+                "--max-buffered-bytes",
+                "1048576",
+            ],
+            &none,
+        );
+        assert_eq!(c.max_connections_per_ip, 0);
+        assert_eq!(c.max_buffered_bytes, 1_048_576);
+        let env = |k: &str| (k == "XMD_MAX_CONNECTIONS_PER_IP").then(|| "8".to_string());
+        assert_eq!(serve(&[], &env).max_connections_per_ip, 8);
+        assert_eq!(
+            parse(&args(&["--max-buffered-bytes", "-1"]), &none).unwrap_err(),
+            UsageError("invalid --max-buffered-bytes '-1' (expected a whole number >= 0)".into())
+        );
+        assert_eq!(
+            parse(&args(&["--max-buffered-bytes", "1048575"]), &none).unwrap_err(),
+            UsageError(
+                "invalid --max-buffered-bytes '1048575' (expected 0 or at least --max-body-bytes, 1048576)"
+                    .into()
+            )
+        );
+        let c = serve(
+            &["--max-buffered-bytes", "4096", "--max-body-bytes", "4096"],
+            &none,
+        );
+        assert_eq!(c.max_buffered_bytes, 4096);
     }
 
     #[test]

@@ -175,6 +175,13 @@ pub struct Config {
     pub queue: usize,
     /// Most open connections; see [`DEFAULT_MAX_CONNECTIONS`].
     pub max_connections: usize,
+    /// Most open connections per client address (0 = no cap); see
+    /// [`crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP`].
+    pub max_connections_per_ip: usize,
+    /// Server-wide budget of buffered request bodies and unsent output, in
+    /// bytes (0 = none); see
+    /// [`crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES`].
+    pub max_buffered_bytes: usize,
     /// Upstream request timeout; see [`DEFAULT_UPSTREAM_TIMEOUT`].
     pub upstream_timeout: Duration,
     /// Graceful shutdown deadline; see [`DEFAULT_SHUTDOWN_GRACE`].
@@ -223,6 +230,8 @@ impl Config {
             workers: DEFAULT_WORKERS,
             queue: DEFAULT_QUEUE,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_ip: crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP,
+            max_buffered_bytes: crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES,
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             allowed_origins: None,

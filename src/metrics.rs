@@ -115,7 +115,7 @@ pub const BUCKETS: [f64; 11] = [
 ];
 
 /// Reasons of `xmd_rejected_requests_total`.
-pub const REJECTIONS: [&str; 12] = [
+pub const REJECTIONS: [&str; 15] = [
     "malformed",
     "head_too_large",
     "body_too_large",
@@ -128,6 +128,9 @@ pub const REJECTIONS: [&str; 12] = [
     "not_acceptable",
     "unsupported_media_type",
     "method_not_allowed",
+    "too_many_connections_per_ip",
+    "memory_budget",
+    "rate_limited",
 ];
 
 // A `const` (not a `static`) on purpose: array-repeat expressions need one,

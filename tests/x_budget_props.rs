@@ -58,8 +58,9 @@ fn wire_message(tools: Tools, version: &str, sse: bool, args: &Value) -> Vec<u8>
             "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
             "io.modelcontextprotocol/clientCapabilities": {}});
     }
-    // The longest id a client may send (32 KiB of JSON), made of escapes.
-    let id = "\u{2028}".repeat(5_000);
+    // The longest id a client may send (1024 bytes, MAX_ID_BYTES), made of
+    // characters that are escaped in JSON.
+    let id = "\u{2028}".repeat(341);
     let body =
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string();
     let headers: Vec<(&str, &str)> = if modern {

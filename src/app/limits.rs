@@ -19,13 +19,23 @@
 //!   `isError` result (`… (HTTP 503, code upstream_budget, retry after 1s)`).
 //!   It keeps a flood of distinct (uncacheable) requests from getting the
 //!   server's address banned upstream.
+//! - [`UpstreamShares`]: each client address has its own share of the
+//!   upstream budget, a third ([`UPSTREAM_SHARE_DIVISOR`]) of its rate and
+//!   burst, spent with each of its upstream requests. While the global
+//!   budget holds more than a third of its burst anyone may go on; below
+//!   that only a client with share left does, so one client's flood of
+//!   distinct calls (MCP or the X routes) cannot leave the others without
+//!   upstream requests. A client refused this way sees what an empty
+//!   budget gives (`… (HTTP 503, code upstream_budget, retry after <n>s)`,
+//!   a `503` problem on the X routes). Off with `--rate-limit 0` (behind a
+//!   proxy every client shares one address) or `--upstream-budget 0`.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::x::upstream::{FetchError, Upstream, UpstreamResponse};
+use crate::x::upstream::{FetchError, PerClient, Upstream, UpstreamResponse};
 
 /// Default per-client `tools/call` rate, in calls per second
 /// (`--rate-limit`, `XMD_RATE_LIMIT`; 0 turns the limit off).
@@ -67,6 +77,15 @@ pub const DEFAULT_UPSTREAM_BUDGET: u32 = 15;
 ///
 /// Default is 3 (a burst of 45 requests at the default budget).
 pub const UPSTREAM_BUDGET_BURST_SECS: u32 = 3;
+
+/// Each client address's share of the upstream budget is
+/// 1/`UPSTREAM_SHARE_DIVISOR` of its rate and burst, and the budget counts
+/// as scarce below 1/`UPSTREAM_SHARE_DIVISOR` of its burst.
+///
+/// Default is 3: at the default budget a share is 5 requests per second
+/// after a burst of 15, and a client whose share is spent stops once fewer
+/// than 15 requests are left, which the other clients keep.
+pub const UPSTREAM_SHARE_DIVISOR: u32 = 3;
 
 /// Machine code of the per-client refusal.
 pub const RATE_LIMITED_CODE: &str = "rate_limited";
@@ -122,17 +141,9 @@ pub fn retry_secs(wait: Duration) -> u64 {
     secs.max(1)
 }
 
-/// The key a client is counted under: the IPv4 address, or the /64 of an
-/// IPv6 address (IPv4-mapped IPv6 counts as the IPv4 address).
-pub fn client_key(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
-        },
-    }
-}
+/// The key a client is counted under (one rule for the rate limiter and
+/// the connection cap): the IPv4 address, or the /64 of an IPv6 address.
+pub use crate::server::admission::client_key;
 
 /// Per-client token buckets for `tools/call`, bounded to `capacity` entries.
 pub struct ClientLimiter {
@@ -242,6 +253,76 @@ impl Upstream for Budgeted {
             Ok(()) => self.inner.get(path_and_query),
             Err(wait) => Err(FetchError::BudgetExhausted(retry_secs(wait))),
         }
+    }
+}
+
+impl Budgeted {
+    /// Whether fewer than 1/[`UPSTREAM_SHARE_DIVISOR`] of the burst is
+    /// left at `now`: the budget is scarce, and each client may spend only
+    /// its own share of it.
+    fn scarce(&self, now: Instant) -> bool {
+        let mut bucket = self.bucket.lock().unwrap_or_else(|p| p.into_inner());
+        bucket.refill(now);
+        bucket.tokens < bucket.burst / f64::from(UPSTREAM_SHARE_DIVISOR)
+    }
+}
+
+/// Per-client shares of the upstream budget: a [`PerClient`] whose
+/// upstream spends one token of the client's own bucket (1/
+/// [`UPSTREAM_SHARE_DIVISOR`] of the budget's rate and burst, keyed like
+/// [`ClientLimiter`]) with each request. While the budget has plenty left
+/// a client with an empty share still goes ahead (a lone client may use the
+/// whole budget); once it is scarce, only a client with its own share left
+/// does, so one client's flood cannot take the rest from the others.
+pub struct UpstreamShares {
+    shares: Arc<ClientLimiter>,
+    budget: Arc<Budgeted>,
+}
+
+impl UpstreamShares {
+    /// Shares of `budget` (its rate and burst divided by
+    /// [`UPSTREAM_SHARE_DIVISOR`], at least 1).
+    pub fn new(budget: Arc<Budgeted>) -> UpstreamShares {
+        let (rate, burst) = {
+            let b = budget.bucket.lock().unwrap_or_else(|p| p.into_inner());
+            (b.rate, b.burst)
+        };
+        let part = |x: f64| ((x / f64::from(UPSTREAM_SHARE_DIVISOR)) as u32).max(1);
+        UpstreamShares {
+            shares: Arc::new(ClientLimiter::new(part(rate), part(burst))),
+            budget,
+        }
+    }
+}
+
+impl PerClient for UpstreamShares {
+    fn for_client(&self, client: IpAddr, upstream: &Arc<dyn Upstream>) -> Arc<dyn Upstream> {
+        Arc::new(ClientShare {
+            client,
+            shares: Arc::clone(&self.shares),
+            budget: Arc::clone(&self.budget),
+            inner: Arc::clone(upstream),
+        })
+    }
+}
+
+/// The upstream of one client's calls.
+struct ClientShare {
+    client: IpAddr,
+    shares: Arc<ClientLimiter>,
+    budget: Arc<Budgeted>,
+    inner: Arc<dyn Upstream>,
+}
+
+impl Upstream for ClientShare {
+    fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
+        let now = Instant::now();
+        if let Err(wait) = self.shares.check(self.client, now) {
+            if self.budget.scarce(now) {
+                return Err(FetchError::BudgetExhausted(retry_secs(wait)));
+            }
+        }
+        self.inner.get(path_and_query)
     }
 }
 
@@ -359,5 +440,38 @@ mod tests {
             other => panic!("expected BudgetExhausted, got {other:?}"),
         }
         assert_eq!(inner.0.load(Ordering::SeqCst), 3, "the 4th never went out");
+    }
+
+    #[test]
+    fn one_client_cannot_take_the_last_third_of_the_upstream_budget() {
+        struct Ok200;
+        impl Upstream for Ok200 {
+            fn get(&self, _: &str) -> Result<UpstreamResponse, FetchError> {
+                Ok(UpstreamResponse {
+                    status: 200,
+                    retry_after: None,
+                    content_type: None,
+                    body: Vec::new().into(),
+                })
+            }
+        }
+        let ok: Arc<dyn Upstream> = Arc::new(Ok200);
+        let budget = Arc::new(Budgeted::new(ok, DEFAULT_UPSTREAM_BUDGET));
+        let up: Arc<dyn Upstream> = budget.clone();
+        let shares = UpstreamShares::new(budget);
+        // A lone client: its share (15), then on while more than a third
+        // of the burst (15 of 45) is left: 30 requests (31 when the bucket
+        // refilled a little meanwhile), then refused.
+        let a = shares.for_client(ip(1), &up);
+        let spent = (0..100).take_while(|_| a.get("/2/x").is_ok()).count();
+        assert!((30..=31).contains(&spent), "{spent}");
+        assert!(matches!(a.get("/2/x"), Err(FetchError::BudgetExhausted(_))));
+        // Another client gets the rest of the budget from its own share.
+        let b = shares.for_client(ip(2), &up);
+        let b_spent = (0..100).take_while(|_| b.get("/2/x").is_ok()).count();
+        assert!(
+            (45 - spent..=46 - spent).contains(&b_spent),
+            "{spent} {b_spent}"
+        );
     }
 }

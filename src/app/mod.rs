@@ -19,6 +19,7 @@
 //! Query strings never change the route and nothing ever redirects.
 
 pub mod client_addr;
+mod head_checks;
 pub mod landing;
 pub mod limits;
 pub mod metered;
@@ -147,8 +148,9 @@ fn metrics_route(method: &Method) -> Response {
 /// The handler for the event loop.
 pub struct App {
     mcp: Arc<Mcp>,
-    /// Per-client `tools/call` limit; `None` when `--rate-limit 0`.
-    limiter: Option<limits::ClientLimiter>,
+    /// Per-client allowance for tool runs, on `/mcp` and the X routes
+    /// alike; `None` when `--rate-limit 0`.
+    limiter: Option<Arc<limits::ClientLimiter>>,
     /// Public base URL (no trailing slash) the documents are built for.
     public: String,
     /// Path to an index into `docs`.
@@ -178,9 +180,15 @@ impl App {
     ) -> App {
         let public = config.public_url.trim_end_matches('/').to_string();
         let metered: Arc<dyn Upstream> = Arc::new(metered::Metered(upstream));
-        let upstream: Arc<dyn Upstream> = match config.upstream_budget {
-            0 => metered,
-            per_sec => Arc::new(limits::Budgeted::new(metered, per_sec)),
+        let budgeted = (config.upstream_budget > 0).then(|| {
+            Arc::new(limits::Budgeted::new(
+                metered.clone(),
+                config.upstream_budget,
+            ))
+        });
+        let upstream: Arc<dyn Upstream> = match &budgeted {
+            Some(b) => b.clone(),
+            None => metered,
         };
         let mut tools = Tools::with_cache_bytes(upstream, config.cache_bytes).with_settings(
             crate::x::budget::Settings {
@@ -192,15 +200,22 @@ impl App {
         if let Some(fallback) = fallback {
             tools = tools.with_fallback(Arc::new(metered::MeteredFallback(fallback)));
         }
+        if let Some(budget) = budgeted.filter(|_| config.rate_limit > 0) {
+            tools = tools.with_per_client(Arc::new(limits::UpstreamShares::new(budget)));
+        }
         let tools = Arc::new(tools);
-        let limiter = (config.rate_limit > 0)
-            .then(|| limits::ClientLimiter::new(config.rate_limit, config.rate_burst));
+        let limiter = (config.rate_limit > 0).then(|| {
+            Arc::new(limits::ClientLimiter::new(
+                config.rate_limit,
+                config.rate_burst,
+            ))
+        });
         let info = ServerInfo {
             name: statics::SERVER_NAME.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             public_url: public.clone(),
         };
-        let xroutes = xroutes::XRoutes::new(Arc::clone(&tools));
+        let xroutes = xroutes::XRoutes::new(Arc::clone(&tools), limiter.clone());
         // The tool-result cache shares the cache setting: half the upstream
         // budget, off when the upstream cache is off.
         let resources_url = public.clone();
@@ -298,8 +313,8 @@ impl App {
             }
             _ => return Handled::Now(method_not_allowed(MCP_ALLOW, "use POST for JSON-RPC")),
         }
-        if !accept::is_json_content_type(head.header("content-type")) {
-            return Handled::Now(transport_error(415, "Unsupported Media Type: POST a JSON-RPC message with Content-Type: application/json"));
+        if let Some(refusal) = head_checks::mcp_post_refusal(head) {
+            return Handled::Now(refusal);
         }
         let Some(framing) = accept::choose_framing(joined(head, "accept").as_deref()) else {
             return Handled::Now(transport_error(
@@ -326,7 +341,7 @@ impl App {
                     response.trace.error = Some(limits::RATE_LIMITED_CODE.into());
                     return Handled::Now(response);
                 }
-                self.defer(call, framing)
+                self.defer(call.for_client(client), framing)
             }
         }
     }
@@ -439,23 +454,17 @@ fn finish(
 }
 
 impl Handler for App {
+    fn check_head(&self, head: &crate::http::Head) -> Option<Response> {
+        self.refuse_head(head)
+    }
+
     fn handle(&self, request: Request) -> Handled {
         let head = &request.head;
         let forwarded = self.proxies.forwarded_client(request.peer, head);
         let client = forwarded.unwrap_or_else(|| request.peer.ip());
-        if head.minor_version >= 1 && head.header("host").is_none() {
-            return Handled::Now(
-                transport_error(400, "Bad Request: HTTP/1.1 requests need a Host header").closing(),
-            );
-        }
-        let cors_origin = match self
-            .policy
-            .check(head.header("host"), head.header("origin"))
-        {
-            Verdict::Allow(origin) => origin,
-            Verdict::Forbid(why) => {
-                return Handled::Now(transport_error(403, &format!("Forbidden: {why}")));
-            }
+        let cors_origin = match self.admit(head) {
+            Ok(origin) => origin,
+            Err(refusal) => return Handled::Now(*refusal),
         };
         let path = head.path();
         let handled = if path == "/mcp" || path == "/mcp/" {
@@ -467,7 +476,7 @@ impl Handler for App {
             Handled::Now(routed(self.static_route(&head.method, doc), doc.route))
         } else if path == "/metrics" {
             Handled::Now(routed(metrics_route(&head.method), ROUTE_METRICS))
-        } else if let Some(handled) = self.xroutes.handle(head) {
+        } else if let Some(handled) = self.xroutes.handle(head, client) {
             handled
         } else {
             Handled::Now(routed(not_found(), crate::metrics::ROUTE_NOT_FOUND))

@@ -18,10 +18,12 @@
 //! with the tools' status, code and message. Every run goes to the worker
 //! pool; `HEAD` runs too (for the `ETag` and length) and sends no body.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::limits::{rate_limited_text, retry_secs, ClientLimiter, RATE_LIMITED_CODE};
 use super::xhttp::{
     etag, none_match, parse_query, problem, CODE_INVALID_ARGUMENTS, CODE_INVALID_QUERY,
 };
@@ -32,7 +34,7 @@ use crate::metrics::{METRICS, ROUTE_X};
 use crate::server::conn::{Handled, Work};
 use crate::x::args::Kind;
 use crate::x::schema;
-use crate::x::tools::{PrepareError, Served, Tools};
+use crate::x::tools::{PrepareError, Served, ToolCall, Tools};
 use crate::x::url::{is_handle, is_id};
 
 /// First path segments that are routes of this server, never handles
@@ -279,20 +281,38 @@ pub fn route_call(
     })
 }
 
-/// The X routes, sharing the MCP endpoint's [`Tools`] (one cache).
+/// The `405` of an X route, for a method other than GET, HEAD, OPTIONS.
+pub fn method_not_allowed() -> Response {
+    let mut r = problem(
+        405,
+        "method_not_allowed",
+        "this route is read-only: use GET or HEAD",
+        None,
+    )
+    .header("Allow", READ_ALLOW);
+    r.trace.route = ROUTE_X;
+    r
+}
+
+/// The X routes, sharing the MCP endpoint's [`Tools`] (one cache, one
+/// upstream budget) and its per-client allowance.
 pub struct XRoutes {
     tools: Arc<Tools>,
+    limiter: Option<Arc<ClientLimiter>>,
 }
 
 impl XRoutes {
-    /// The routes over the tool runner the MCP endpoint uses.
-    pub fn new(tools: Arc<Tools>) -> XRoutes {
-        XRoutes { tools }
+    /// The routes over the tool runner and the per-client limiter the MCP
+    /// endpoint uses.
+    pub fn new(tools: Arc<Tools>, limiter: Option<Arc<ClientLimiter>>) -> XRoutes {
+        XRoutes { tools, limiter }
     }
 
-    /// Answers `head` when its path is an X route (`None` otherwise):
-    /// refusals now, tool runs later on a worker thread.
-    pub fn handle(&self, head: &Head) -> Option<Handled> {
+    /// Answers `head` from `client` when its path is an X route (`None`
+    /// otherwise): refusals now, tool runs later on a worker thread. A
+    /// valid request spends one call of the client's allowance, as a
+    /// `tools/call` does; past it the answer is `429` with `Retry-After`.
+    pub fn handle(&self, head: &Head, client: IpAddr) -> Option<Handled> {
         let route = match_path(head.path())?;
         let now = |r: Response| {
             let mut r = r;
@@ -307,22 +327,17 @@ impl XRoutes {
                     head.header("access-control-request-headers"),
                 ))
             }
-            _ => {
-                return now(problem(
-                    405,
-                    "method_not_allowed",
-                    "this route is read-only: use GET or HEAD",
-                    None,
-                )
-                .header("Allow", READ_ALLOW))
-            }
+            _ => return Some(Handled::Now(method_not_allowed())),
         }
         let rc = match route_call(route, head.query()) {
             Ok(rc) => rc,
             Err((code, message)) => return now(problem(400, code, &message, None)),
         };
         let call = match Tools::prepare(rc.tool, Some(&rc.arguments)) {
-            Ok(call) => call,
+            Ok(call) => ToolCall {
+                client: Some(client),
+                ..call
+            },
             Err(PrepareError::InvalidArguments(m)) => {
                 return now(problem(400, CODE_INVALID_ARGUMENTS, &m, None))
             }
@@ -330,6 +345,17 @@ impl XRoutes {
                 return now(problem(500, "internal_error", "route names no tool", None))
             }
         };
+        if let Some(limiter) = &self.limiter {
+            if let Err(wait) = limiter.check(client, std::time::Instant::now()) {
+                METRICS.rejected(RATE_LIMITED_CODE);
+                return now(problem(
+                    429,
+                    RATE_LIMITED_CODE,
+                    &rate_limited_text(wait),
+                    Some(retry_secs(wait)),
+                ));
+            }
+        }
         let repr = negotiate(rc.format.as_deref(), joined(head, "accept").as_deref());
         let if_none_match = joined(head, "if-none-match").map(std::borrow::Cow::into_owned);
         let tools = Arc::clone(&self.tools);

@@ -80,6 +80,11 @@ impl ChunkedDecoder {
         self.state == State::Done
     }
 
+    /// Bytes of body decoded so far.
+    pub fn body_len(&self) -> usize {
+        self.body.len()
+    }
+
     /// Takes the decoded body (call once `is_done`).
     pub fn into_body(self) -> Vec<u8> {
         self.body

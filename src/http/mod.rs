@@ -230,6 +230,43 @@ impl Head {
         &t[..end]
     }
 
+    /// The host every check uses (RFC 9112 §3.2): an absolute-form
+    /// target's authority, else the `Host` field; `Ok(None)` without either.
+    /// With an absolute-form target the `Host` field is ignored (§3.2.2).
+    ///
+    /// # Errors
+    /// More than one `Host` field line or a `Host` value that is not a
+    /// `uri-host [":" port]` (§3.2 requires a 400 for both), or an
+    /// absolute-form target whose authority is empty or carries userinfo.
+    pub fn authority(&self) -> Result<Option<&[u8]>, &'static str> {
+        let mut hosts = self.headers_named("host");
+        let host = hosts.next();
+        if hosts.next().is_some() {
+            return Err("more than one Host header");
+        }
+        if host.is_some_and(|h| !is_authority(h)) {
+            return Err("the Host header is not a host[:port]");
+        }
+        let t = self.target();
+        for scheme in ["http://", "https://"] {
+            if t.len() >= scheme.len() && t[..scheme.len()].eq_ignore_ascii_case(scheme) {
+                let rest = &t[scheme.len()..];
+                let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+                let authority = &rest[..end];
+                if authority.is_empty() || !is_authority(authority.as_bytes()) {
+                    return Err("the request target's authority is not a host[:port]");
+                }
+                return Ok(Some(authority.as_bytes()));
+            }
+        }
+        Ok(host)
+    }
+
+    /// How many field lines named `name` (case-insensitive) the head has.
+    pub fn count(&self, name: &str) -> usize {
+        self.headers_named(name).count()
+    }
+
     /// The query string of the target (after `?`, before `#`), if any.
     pub fn query(&self) -> Option<&str> {
         let t = self.target();
@@ -237,6 +274,16 @@ impl Head {
         let end = t[start..].find('#').map_or(t.len(), |i| start + i);
         Some(&t[start..end])
     }
+}
+
+/// Whether `value` can be an `authority` without userinfo (RFC 3986
+/// §3.2): the characters of a reg-name, an IP literal in brackets, and a
+/// port. Percent signs, sub-delims and unreserved characters pass; `@`,
+/// `/`, `?`, `#`, spaces and controls do not.
+fn is_authority(value: &[u8]) -> bool {
+    value
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:[]".contains(b))
 }
 
 /// A complete request: head plus decoded body.
@@ -280,6 +327,43 @@ mod tests {
         assert_eq!(head("HTTPS://example.org", 1, &[]).path(), "/");
         assert_eq!(head("/mcp?client=x#y", 1, &[]).query(), Some("client=x"));
         assert_eq!(head("/mcp", 1, &[]).query(), None);
+    }
+
+    #[test]
+    fn authority_is_the_absolute_target_else_the_single_host() {
+        let h = |target: &str, hosts: &[&str]| {
+            let fields: Vec<(&str, &str)> = hosts.iter().map(|v| ("Host", *v)).collect();
+            head(target, 1, &fields)
+                .authority()
+                .map(|a| a.map(<[u8]>::to_vec))
+        };
+        assert_eq!(
+            h("/mcp", &["127.0.0.1:8080"]),
+            Ok(Some(b"127.0.0.1:8080".to_vec()))
+        );
+        assert_eq!(h("/mcp", &[]), Ok(None));
+        assert_eq!(
+            h("http://evil.example/mcp", &["127.0.0.1"]),
+            Ok(Some(b"evil.example".to_vec()))
+        );
+        assert_eq!(h("HTTPS://[::1]:9?x", &[]), Ok(Some(b"[::1]:9".to_vec())));
+        assert_eq!(h("/mcp", &["a", "a"]), Err("more than one Host header"));
+        assert_eq!(
+            h("http://evil.example/mcp", &["a", "b"]),
+            Err("more than one Host header")
+        );
+        for bad in ["http:///mcp", "http://u@127.0.0.1/mcp", "https://"] {
+            assert!(h(bad, &["127.0.0.1"]).is_err(), "{bad}");
+        }
+        for bad in ["a b", "u@h", "h/x", "h?", "\u{7f}", "é"] {
+            assert_eq!(
+                h("/", &[bad]),
+                Err("the Host header is not a host[:port]"),
+                "{bad}"
+            );
+        }
+        assert_eq!(h("/", &[""]), Ok(Some(b"".to_vec())));
+        assert_eq!(h("/", &["[::1]:80"]), Ok(Some(b"[::1]:80".to_vec())));
     }
 
     #[test]

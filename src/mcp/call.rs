@@ -262,4 +262,113 @@ mod tests {
         }
         assert_eq!(SerializedOutput::new(&output(None, true)).replayed(), None);
     }
+
+    /// The error reply a `tools/call` of `name` with `arguments` gets, as
+    /// (bytes, parsed JSON).
+    fn refusal(name: &str, arguments: Value) -> (Vec<u8>, Value) {
+        let params = json!({"name": name, "arguments": arguments});
+        let err = prepare(params.as_object()).expect_err("refused");
+        let bytes = super::super::jsonrpc::error_message(Some(&Id::Int(1)), &err);
+        let v = serde_json::from_slice(&bytes).unwrap();
+        (bytes, v)
+    }
+
+    #[test]
+    fn a_hundred_thousand_unknown_keys_get_one_short_refusal() {
+        let args: Map<String, Value> = (0..100_000)
+            .map(|i| (format!("k{i:06}"), Value::Bool(true)))
+            .collect();
+        let params = json!({"name": "x_md_get_profile", "arguments": args});
+        let started = std::time::Instant::now();
+        let err = prepare(params.as_object()).expect_err("refused");
+        let bytes = super::super::jsonrpc::error_message(Some(&Id::Int(1)), &err);
+        let took = started.elapsed();
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            v["error"]["message"],
+            "Invalid arguments for tool x_md_get_profile: `arguments` has 100000 properties; \
+             this tool takes at most 6: handle, page, limit, cursor, full, max_chars"
+        );
+        assert_eq!(
+            v["error"]["data"],
+            json!({"inputSchema": Tools::input_schema("x_md_get_profile")})
+        );
+        assert!(bytes.len() < 4096, "{}", bytes.len());
+        // Refused before any key is looked at (debug build: well under 1 ms;
+        // 95-147 ms in a release build before the key count was checked).
+        assert!(took < std::time::Duration::from_millis(20), "{took:?}");
+    }
+
+    #[test]
+    fn unknown_keys_are_named_up_to_ten_then_counted() {
+        let args: Map<String, Value> = ["a", "b", "query", "d"]
+            .iter()
+            .map(|k| (k.to_string(), json!(1)))
+            .chain([("q".to_string(), json!("rust"))])
+            .collect();
+        let (_, v) = refusal("x_md_search_posts", Value::Object(args));
+        assert_eq!(
+            v["error"]["message"],
+            "Invalid arguments for tool x_md_search_posts: unknown properties `a`, `b`, `d`, \
+             `query` (did you mean `q`?); allowed: q, feed, page, limit, cursor, full, max_chars"
+        );
+        // x_md_get_post takes 10; 10 keys, 8 of them unknown (`url` and
+        // `id` are known), with one bad value.
+        let mut args: Map<String, Value> = (0..8).map(|i| (format!("u{i}"), json!(1))).collect();
+        args.insert("url".into(), json!("https://x.com/a/status/1"));
+        args.insert("max_posts".into(), json!(1));
+        let (_, v) = refusal("x_md_get_post", Value::Object(args));
+        let m = v["error"]["message"].as_str().unwrap();
+        assert!(
+            m.starts_with("Invalid arguments for tool x_md_get_post: unknown properties `u0`, `u1`, `u2`, `u3`, `u4`, `u5`, `u6`, `u7`; allowed: url, "),
+            "{m}"
+        );
+        assert!(
+            m.ends_with("; `max_posts` must be an integer from 2 to 100"),
+            "{m}"
+        );
+        assert_eq!(m.matches("allowed:").count(), 1);
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Any `arguments` object (keys of any length and number, values
+        /// of any shape) to any tool: a refusal is one JSON-RPC error of at
+        /// most 64 KiB, carrying the tool's `inputSchema` once and naming
+        /// at most ten keys.
+        #[test]
+        fn any_arguments_get_a_bounded_refusal(
+            tool in proptest::sample::select(crate::x::tools::TOOL_NAMES.to_vec()),
+            keys in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-z_]{1,12}",
+                    "\\PC{0,3000}",
+                    proptest::sample::select(vec!["handle", "q", "url", "id", "limit", "query", "page"])
+                        .prop_map(str::to_string),
+                ],
+                0..40,
+            ),
+            value in proptest::prop_oneof![
+                proptest::strategy::Just(json!(1)),
+                proptest::strategy::Just(json!("x".repeat(70_000))),
+                proptest::strategy::Just(json!({"a": [1, 2, 3]})),
+                proptest::strategy::Just(json!(null)),
+            ],
+        ) {
+            use proptest::{prop_assert, prop_assert_eq};
+            let args: Map<String, Value> = keys.iter().map(|k| (k.clone(), value.clone())).collect();
+            let params = json!({"name": tool, "arguments": args});
+            let Err(err) = prepare(params.as_object()) else { return Ok(()) };
+            let bytes = super::super::jsonrpc::error_message(Some(&Id::Int(1)), &err);
+            prop_assert!(bytes.len() <= super::super::jsonrpc::MAX_ERROR_REPLY_BYTES, "{}", bytes.len());
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            prop_assert_eq!(v["error"]["code"].as_i64(), Some(-32602));
+            prop_assert_eq!(&v["error"]["data"], &json!({"inputSchema": Tools::input_schema(tool)}));
+            let m = v["error"]["message"].as_str().unwrap();
+            prop_assert!(m.matches("allowed:").count() <= 1, "{}", m);
+            prop_assert!(m.matches('`').count() <= 2 * (10 + 10 + 12), "{}", m);
+        }
+    }
 }

@@ -29,7 +29,7 @@ use super::error::{clip, clip_bytes, http_status, Era, RpcError, HEADER_MISMATCH
 use super::headers::{
     decode_header_value, Headers, HEADER_MCP_METHOD, HEADER_MCP_NAME, HEADER_MCP_PROTOCOL_VERSION,
 };
-use super::jsonrpc::{classify, error_message, splice, Id, Message};
+use super::jsonrpc::{classify, error_message, parse_body, splice, BodyError, Id, Message};
 use super::version::ProtocolVersion;
 use super::{call, results};
 use super::{Mcp, Outcome, PendingCall, Reply};
@@ -78,9 +78,16 @@ pub(crate) fn handle(
     body: &[u8],
     method_seen: &mut Option<String>,
 ) -> Outcome {
-    let value: Value = match serde_json::from_slice(body) {
+    let value: Value = match parse_body(body) {
         Ok(v) => v,
-        Err(_) => return fail(None, RpcError::parse_error(), Era::Legacy),
+        Err(BodyError::NotJson) => return fail(None, RpcError::parse_error(), Era::Legacy),
+        Err(BodyError::TooManyValues) => {
+            return fail(
+                None,
+                RpcError::invalid_request("the body holds more than 10000 JSON values"),
+                Era::Legacy,
+            )
+        }
     };
     let msg = match classify(&value) {
         Ok(m) => m,

@@ -102,7 +102,8 @@ pub struct Invalid {
 ///
 /// [`Invalid`] when the value is an array (batch: removed in 2025-06-18 and
 /// refused in every era, nothing executed), not an object, has `jsonrpc` other
-/// than `"2.0"`, an id that is null/bool/float/array/object, a non-string
+/// than `"2.0"`, an id that is null/bool/float/array/object or a string
+/// longer than [`MAX_ID_BYTES`], a non-string
 /// `method`, non-object `params`, or neither `method` nor `result`/`error`.
 pub fn classify(v: &Value) -> Result<Message<'_>, Invalid> {
     let obj = match v {
@@ -122,6 +123,12 @@ pub fn classify(v: &Value) -> Result<Message<'_>, Invalid> {
     };
     let raw_id = obj.get("id");
     let id = raw_id.and_then(Id::from_value);
+    if matches!(&id, Some(Id::Str(s)) if s.len() > MAX_ID_BYTES) {
+        return Err(Invalid {
+            id: None,
+            why: "\"id\" is longer than 1024 bytes",
+        });
+    }
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(Invalid {
             id,
@@ -138,17 +145,6 @@ pub fn classify(v: &Value) -> Result<Message<'_>, Invalid> {
             id: None,
             why: "\"id\" must be a string or an integer",
         });
-    }
-    if let Some(Id::Str(s)) = &id {
-        // Every reply echoes the id: a longer one could not fit a message.
-        if s.len() * 6 > crate::x::budget::MAX_ECHOED_ID_BYTES
-            && crate::json::to_vec(s).len() > crate::x::budget::MAX_ECHOED_ID_BYTES
-        {
-            return Err(Invalid {
-                id: None,
-                why: "\"id\" is too long: at most 32768 bytes of JSON",
-            });
-        }
     }
     let method = match obj.get("method") {
         Some(Value::String(m)) => m.as_str(),
@@ -203,8 +199,159 @@ pub fn splice(id: &Id, suffix: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A full error message; `id: null` when the id is unknown.
+/// Most JSON values (objects, arrays, their members and elements, and
+/// scalars, each counted once) one request body may hold.
+///
+/// Default is 10,000 (an MCP request holds a few dozen; a tool's
+/// `arguments` take at most [`crate::x::args::MOST_ARGUMENTS`]). A larger
+/// body is refused as `-32600 Invalid Request` with `id: null` the moment
+/// the parser reaches the 10,001st value: the rest is never parsed and no
+/// map or array of it is built, so what the event loop spends on a body is
+/// bounded whatever its size (100,000 keys in 930 KB took 40-50 ms to parse
+/// into a map; refused at the cap they take about what 10,000 take).
+pub const MAX_BODY_VALUES: usize = 10_000;
+
+/// Why a body could not be read as JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyError {
+    /// Not JSON: `-32700`.
+    NotJson,
+    /// More than [`MAX_BODY_VALUES`] values: `-32600`.
+    TooManyValues,
+}
+
+/// Parses a request body into a [`Value`], refusing it the moment the
+/// parser meets its [`MAX_BODY_VALUES`]+1st value.
+///
+/// # Errors
+/// [`BodyError`].
+pub fn parse_body(body: &[u8]) -> Result<Value, BodyError> {
+    use serde::de::DeserializeSeed as _;
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let count = std::cell::Cell::new(0);
+    let value = Bounded(&count).deserialize(&mut de).map_err(|e| {
+        // The only data error a `Value` parse can raise is ours.
+        if e.is_data() {
+            BodyError::TooManyValues
+        } else {
+            BodyError::NotJson
+        }
+    })?;
+    de.end().map_err(|_| BodyError::NotJson)?;
+    Ok(value)
+}
+
+/// A [`Value`] deserializer that counts the values of the whole body.
+#[derive(Clone, Copy)]
+struct Bounded<'c>(&'c std::cell::Cell<usize>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Bounded<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        let n = self.0.get() + 1;
+        if n > MAX_BODY_VALUES {
+            return Err(serde::de::Error::custom("too many values"));
+        }
+        self.0.set(n);
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Bounded<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(self)?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
+    }
+}
+
+/// Largest error reply body, in bytes.
+///
+/// Default is 64 KiB. Every error this server builds is far smaller (client
+/// input is echoed clipped to [`super::error::MAX_ECHO_CHARS`] characters,
+/// and a `-32602` names at most [`crate::x::args::MAX_NAMED_UNKNOWN_KEYS`]
+/// keys); should one still pass the cap, it is sent without `data` and with
+/// its message clipped, so no request can make the server build or send a
+/// large error.
+pub const MAX_ERROR_REPLY_BYTES: usize = 64 * 1024;
+
+/// Longest string request id, in bytes.
+///
+/// Default is 1024 (a UUID is 36). A longer id is refused as `-32600
+/// Invalid Request` with `id: null`: echoing it would let a request make
+/// any reply as large as itself.
+pub const MAX_ID_BYTES: usize = 1024;
+
+// Every reply echoes the id: escaped as JSON (at most 6 bytes a byte), the
+// longest accepted id fits the reserve a tool reply keeps for it.
+const _: () = assert!(MAX_ID_BYTES * 6 <= crate::x::budget::MAX_ECHOED_ID_BYTES);
+
+/// A full error message; `id: null` when the id is unknown. At most
+/// [`MAX_ERROR_REPLY_BYTES`].
 pub fn error_message(id: Option<&Id>, err: &RpcError) -> Vec<u8> {
+    let out = write_error(id, err);
+    if out.len() <= MAX_ERROR_REPLY_BYTES {
+        return out;
+    }
+    let bare = RpcError::new(err.code, super::error::clip(&err.message));
+    write_error(id, &bare)
+}
+
+fn write_error(id: Option<&Id>, err: &RpcError) -> Vec<u8> {
     let mut out = Vec::with_capacity(128 + err.message.len());
     out.extend_from_slice(REPLY_PREFIX);
     match id {
@@ -327,5 +474,66 @@ mod tests {
             parse(&e),
             json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error: the body is not valid JSON"}})
         );
+    }
+
+    #[test]
+    fn long_ids_are_refused_and_error_replies_are_capped() {
+        let ok = "i".repeat(MAX_ID_BYTES);
+        let v = json!({"jsonrpc": "2.0", "id": ok, "method": "ping"});
+        assert!(matches!(classify(&v), Ok(Message::Request { .. })));
+        let v = json!({"jsonrpc": "1.0", "id": "i".repeat(MAX_ID_BYTES + 1), "method": "ping"});
+        assert_eq!(
+            classify(&v),
+            Err(Invalid {
+                id: None,
+                why: "\"id\" is longer than 1024 bytes"
+            })
+        );
+        let huge = RpcError::new(-32602, "m".repeat(200_000)).with_data(json!("d".repeat(200_000)));
+        let out = error_message(Some(&Id::Str(ok)), &huge);
+        assert!(out.len() <= MAX_ERROR_REPLY_BYTES, "{}", out.len());
+        let v = parse(&out);
+        assert_eq!(v["error"]["message"].as_str().unwrap().chars().count(), 201);
+        assert!(v["error"].get("data").is_none());
+    }
+
+    proptest::proptest! {
+        /// The bounded parser agrees with serde_json's own `Value` parser
+        /// (the oracle) on every document within the value cap, and
+        /// refuses exactly the documents past it.
+        #[test]
+        fn bounded_parse_agrees_with_serde_json(
+            doc in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+            members in 0usize..2600,
+            nested in proptest::prelude::any::<bool>(),
+        ) {
+            use proptest::prop_assert_eq;
+            // Arbitrary bytes: both accept or both refuse, with equal values.
+            prop_assert_eq!(parse_body(&doc).ok(), serde_json::from_slice::<Value>(&doc).ok());
+            let obj: Map<String, Value> = (0..members).map(|i| (format!("k{i}"), json!([i, 1.5, null, "s"]))).collect();
+            let v = if nested { json!({"params": {"arguments": obj}}) } else { Value::Object(obj) };
+            let bytes = serde_json::to_vec(&v).unwrap();
+            // Each member holds an array of 4: 5 values, plus the object
+            // (and its 2 parents when nested).
+            let values = 1 + 5 * members + if nested { 2 } else { 0 };
+            if values > MAX_BODY_VALUES {
+                prop_assert_eq!(parse_body(&bytes), Err(BodyError::TooManyValues));
+            } else {
+                prop_assert_eq!(parse_body(&bytes), Ok(v));
+            }
+        }
+    }
+
+    #[test]
+    fn bounded_parse_keeps_json_semantics() {
+        for doc in [
+            &b"{\"a\":1,\"a\":2}"[..],
+            b" [1, -2, 3.25e3, 18446744073709551615, -9223372036854775808, true, null, \"\\u00e9\"] ",
+            b"{\"x\":{\"y\":[{}]}}",
+        ] {
+            assert_eq!(parse_body(doc).ok(), serde_json::from_slice::<Value>(doc).ok());
+        }
+        assert_eq!(parse_body(b"{} x"), Err(BodyError::NotJson));
+        assert_eq!(parse_body(b""), Err(BodyError::NotJson));
     }
 }

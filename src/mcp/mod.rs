@@ -256,6 +256,12 @@ impl PendingCall {
         &self.call
     }
 
+    /// Names the client the call is made for (see [`ToolCall::client`]).
+    pub fn for_client(mut self, client: std::net::IpAddr) -> PendingCall {
+        self.call.client = Some(client);
+        self
+    }
+
     /// The request id.
     pub fn id(&self) -> &Id {
         &self.id

@@ -17,19 +17,26 @@
 //! ```
 //!
 //! Requests are answered strictly in order: while one waits for a worker,
-//! pipelined bytes stay buffered and unparsed. A [`Rejection`] queues its
+//! pipelined bytes stay buffered and unparsed. A [`crate::http::parse::Rejection`] queues its
 //! error response with `Connection: close` and nothing after it is parsed.
+//!
+//! How a connection ends (refusals, deadlines, shutdown, lingering close)
+//! is in `closing.rs`; its share of the server-wide memory budget in
+//! `budget.rs`.
 
 use std::io::{self, Read, Write};
 use std::mem;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::Limits;
 use crate::http::chunked::ChunkedDecoder;
 use crate::http::outgoing::Outgoing;
-use crate::http::parse::{self, BodyFraming, Rejection};
-use crate::http::{Body, Head, Method, Request, Response};
+use crate::http::parse::{self, BodyFraming};
+use crate::http::{Head, Method, Request, Response};
+
+use super::admission::{MemoryBudget, UNBUDGETED_BODY_BYTES};
 
 pub use super::work::{queue_full, Job, Work, QUEUE_FULL_BODY};
 
@@ -45,6 +52,14 @@ pub enum Handled {
 pub trait Handler: Send + Sync + 'static {
     /// Handles one complete request. Must not block.
     fn handle(&self, request: Request) -> Handled;
+
+    /// Judges a request head before its body is read: the refusal it gets
+    /// whatever the body, if any. Asked when the client waits for
+    /// `100 Continue`, which is sent only when this returns `None`; a
+    /// refusal is sent instead, with `Connection: close`. Must not block.
+    fn check_head(&self, _head: &Head) -> Option<Response> {
+        None
+    }
 }
 
 /// Bytes read from a socket per `read` call.
@@ -155,18 +170,36 @@ pub struct Conn {
     current: Option<(Method, String, Instant)>,
     /// The waiting job's cancel flag, raised when the client goes first.
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The server-wide budget of buffered bytes.
+    budget: Arc<MemoryBudget>,
+    /// Bytes of `budget` reserved for the body being read.
+    reserved: usize,
+    /// Bytes of `budget` charged for unsent output.
+    charged_out: usize,
+    /// The answer was written and the write side shut down at; input is
+    /// being discarded until EOF, [`LINGER_TIMEOUT`] or [`LINGER_MAX_BYTES`].
+    linger_since: Option<Instant>,
+    /// Input bytes discarded since nothing more would be parsed.
+    discarded: usize,
 }
 
 impl Drop for Conn {
-    /// A connection closed while its job runs: the job stops early.
+    /// Gives back the buffered bytes; a connection closed while its job
+    /// runs raises the job's cancel flag, so it stops early.
     fn drop(&mut self) {
+        self.budget.give(self.reserved + self.charged_out);
         self.cancel_waiting();
     }
 }
 
 impl Conn {
-    /// A fresh connection from `peer`.
+    /// A fresh connection from `peer`, with no memory budget.
     pub fn new(peer: SocketAddr, now: Instant) -> Conn {
+        Conn::with_budget(peer, now, Arc::new(MemoryBudget::new(0)))
+    }
+
+    /// A fresh connection from `peer` buffering within `budget`.
+    pub fn with_budget(peer: SocketAddr, now: Instant, budget: Arc<MemoryBudget>) -> Conn {
         Conn {
             peer,
             rbuf: Vec::new(),
@@ -181,6 +214,11 @@ impl Conn {
             paused_for_output: false,
             current: None,
             cancel: None,
+            budget,
+            reserved: 0,
+            charged_out: 0,
+            linger_since: None,
+            discarded: 0,
         }
     }
 
@@ -209,21 +247,19 @@ impl Conn {
         matches!(self.state, State::Waiting { .. })
     }
 
-    /// Why the connection should close now, if it should: everything queued
-    /// is written and no further request can come.
-    pub fn close_reason(&self) -> Option<CloseReason> {
-        if self.wants_write() || self.is_waiting() {
-            return None;
-        }
-        match self.state {
-            State::Closing(reason) => Some(reason),
-            _ if self.read_eof => Some(CloseReason::PeerClosed),
-            _ => None,
-        }
-    }
-
-    fn read_cap(limits: &Limits) -> usize {
-        limits.max_head_bytes + limits.max_body_bytes + READ_CHUNK_BYTES
+    /// Most bytes the read buffer takes: a head, plus the body being read
+    /// when it is reserved in the budget (or small), plus one read. Bytes
+    /// past it wait in the socket, so a connection holds no more than this
+    /// outside the budget, whatever it pipelines.
+    fn read_cap(&self, limits: &Limits) -> usize {
+        let body = match &self.state {
+            State::Body(reading) => match reading.body {
+                BodyState::Length(n) => n.max(UNBUDGETED_BODY_BYTES),
+                BodyState::Chunked(_) => UNBUDGETED_BODY_BYTES,
+            },
+            _ => UNBUDGETED_BODY_BYTES,
+        };
+        limits.max_head_bytes + body + READ_CHUNK_BYTES
     }
 
     /// Reads what is available (until `WouldBlock`, EOF, the buffer cap,
@@ -243,19 +279,22 @@ impl Conn {
         if self.read_eof || matches!(self.state, State::Closing(_)) {
             // Drain and discard: nothing more will be parsed.
             loop {
+                if self.discarded > LINGER_MAX_BYTES {
+                    return Ok(());
+                }
                 match src.read(scratch) {
                     Ok(0) => {
                         self.read_eof = true;
                         return Ok(());
                     }
-                    Ok(_) => continue,
+                    Ok(n) => self.discarded += n,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(e),
                 }
             }
         }
-        let cap = Self::read_cap(ctx.limits);
+        let cap = self.read_cap(ctx.limits);
         loop {
             if self.rbuf.len() >= cap {
                 self.read_pending = true;
@@ -292,7 +331,9 @@ impl Conn {
     /// below the cap: call `process` again (buffered requests are waiting,
     /// and no readiness event will announce them).
     pub fn resume_pending(&self) -> bool {
-        self.paused_for_output && self.out.len() <= MAX_PENDING_WRITE_BYTES
+        self.paused_for_output
+            && (self.out.is_empty()
+                || (self.out.len() <= MAX_PENDING_WRITE_BYTES && !self.budget.spent()))
     }
 
     /// Whether reading stopped at the buffer cap and the buffer has room
@@ -301,14 +342,20 @@ impl Conn {
     /// parsing waits for a client that does not read its replies: reading
     /// then would make no progress.
     pub fn read_pending(&self, limits: &Limits) -> bool {
-        self.read_pending && self.rbuf.len() < Self::read_cap(limits)
+        self.read_pending && self.rbuf.len() < self.read_cap(limits)
     }
 
     /// Parses and dispatches buffered requests until one must wait for a
     /// worker (returned as a job) or no complete request remains.
     pub fn process(&mut self, handler: &dyn Handler, ctx: &Ctx) -> Option<Job> {
         loop {
-            if self.out.len() > MAX_PENDING_WRITE_BYTES {
+            // Past the pending-output cap, or with output unsent while the
+            // memory budget is spent, parse nothing more until the peer
+            // reads.
+            let spent = !self.out.is_empty() && self.budget.spent();
+            if self.out.len() > MAX_PENDING_WRITE_BYTES
+                || (spent && matches!(self.state, State::Head))
+            {
                 self.paused_for_output = true;
                 return None;
             }
@@ -348,7 +395,20 @@ impl Conn {
                                     }
                                 }
                                 Ok(framing) => {
-                                    if parse::expects_continue(&head) && self.rbuf.is_empty() {
+                                    let expects = parse::expects_continue(&head);
+                                    if expects && self.rbuf.is_empty() {
+                                        if let Some(refusal) = handler.check_head(&head) {
+                                            self.refuse_head(&head, refusal, ctx);
+                                            return None;
+                                        }
+                                    }
+                                    if let BodyFraming::Length(n) = framing {
+                                        if !self.reserve_body(n) {
+                                            self.reject(BUDGET_SPENT, ctx);
+                                            return None;
+                                        }
+                                    }
+                                    if expects && self.rbuf.is_empty() {
                                         self.out.push_bytes(b"HTTP/1.1 100 Continue\r\n\r\n");
                                     }
                                     let body = match framing {
@@ -391,6 +451,12 @@ impl Conn {
                         }
                         Ok(used) => {
                             self.rbuf.drain(..used);
+                            let len = decoder.body_len();
+                            let step = len.div_ceil(CHUNKED_RESERVE_STEP) * CHUNKED_RESERVE_STEP;
+                            if len > UNBUDGETED_BODY_BYTES && !self.reserve_body(step) {
+                                self.reject(BUDGET_SPENT, ctx);
+                                return None;
+                            }
                             if !decoder.is_done() {
                                 self.state = if self.read_eof {
                                     State::Closing(CloseReason::PeerClosed)
@@ -439,7 +505,11 @@ impl Conn {
             body,
             peer: self.peer,
         };
-        match handler.handle(request) {
+        let handled = handler.handle(request);
+        // The body has been handed over (and, for every handler of this
+        // server, parsed and dropped).
+        self.release_body();
+        match handled {
             Handled::Now(response) => {
                 self.state = State::Head;
                 self.queue(&response, head_only, keep_alive, http10, ctx);
@@ -487,6 +557,7 @@ impl Conn {
         ctx: &Ctx,
     ) {
         response.encode(head_only, keep_alive, http10, ctx.date, &mut self.out);
+        self.sync_output_charge();
         let bytes = response.body.len();
         crate::metrics::METRICS.http(response.trace.route, response.status, bytes);
         if let Some((method, path, started)) = self.current.take() {
@@ -509,41 +580,8 @@ impl Conn {
             };
             self.state = State::Closing(reason);
             self.rbuf = Vec::new();
+            self.release_body();
         }
-    }
-
-    /// Queues the error response for a refused request and stops parsing.
-    fn reject(&mut self, rejection: Rejection, ctx: &Ctx) {
-        let body = format!(
-            "{{\"error\":{{\"status\":{},\"message\":\"{}\"}}}}",
-            rejection.status, rejection.reason
-        );
-        let mut response = Response::with_body(
-            rejection.status,
-            "application/json",
-            Body::Owned(body.into_bytes()),
-        );
-        response.trace.route = crate::metrics::ROUTE_REJECTED;
-        response.encode(false, false, false, ctx.date, &mut self.out);
-        let bytes = response.body.len();
-        let metrics = &crate::metrics::METRICS;
-        metrics.rejected(crate::metrics::rejection_reason(rejection.status));
-        metrics.http(response.trace.route, rejection.status, bytes);
-        let method = self
-            .current
-            .take()
-            .map_or(Method::Other("-".into()), |c| c.0);
-        ctx.log.record(&super::log::Entry {
-            peer: self.peer,
-            method: &method,
-            path: "-",
-            status: rejection.status,
-            bytes,
-            duration: std::time::Duration::ZERO,
-            trace: &response.trace,
-        });
-        self.state = State::Closing(CloseReason::Rejected(rejection.status));
-        self.rbuf = Vec::new();
     }
 
     /// Releases buffers while idle, so an idle keep-alive connection holds
@@ -576,66 +614,8 @@ impl Conn {
             }
         }
         self.write_blocked_since = None;
+        self.sync_output_charge();
         Ok(())
-    }
-
-    /// Applies the timeouts at `ctx.now`. Returns true when the connection
-    /// must close at once; a `408` may have been queued first.
-    pub fn check_deadlines(&mut self, ctx: &Ctx) -> bool {
-        let limits = ctx.limits;
-        if let Some(since) = self.write_blocked_since {
-            if ctx.now.duration_since(since) >= limits.write_timeout {
-                return true;
-            }
-        }
-        match &self.state {
-            State::Head if !self.rbuf.is_empty() => {
-                let started = self.head_started.unwrap_or(self.idle_since);
-                if ctx.now.duration_since(started) >= limits.header_timeout {
-                    self.reject(
-                        Rejection {
-                            status: 408,
-                            reason: "request head not received in time",
-                        },
-                        ctx,
-                    );
-                }
-                false
-            }
-            State::Head => {
-                !self.wants_write()
-                    && ctx.now.duration_since(self.idle_since) >= limits.idle_timeout
-            }
-            State::Body { .. } => {
-                let started = self.body_started.unwrap_or(self.idle_since);
-                if ctx.now.duration_since(started) >= limits.body_timeout {
-                    self.reject(
-                        Rejection {
-                            status: 408,
-                            reason: "request body not received in time",
-                        },
-                        ctx,
-                    );
-                }
-                false
-            }
-            State::Waiting { .. } => false,
-            State::Closing(_) => !self.wants_write(),
-        }
-    }
-
-    /// Begins graceful shutdown for this connection: an idle one closes at
-    /// once (returns true); a busy one answers its current request with
-    /// `Connection: close`.
-    pub fn begin_shutdown(&mut self) -> bool {
-        match self.state {
-            State::Head if self.rbuf.is_empty() && !self.wants_write() => true,
-            State::Head if self.rbuf.is_empty() => {
-                self.state = State::Closing(CloseReason::Shutdown);
-                false
-            }
-            _ => false,
-        }
     }
 }
 
@@ -649,6 +629,13 @@ fn grow_within(buf: &mut Vec<u8>, extra: usize, soft_cap: usize) {
         buf.reserve_exact(target - buf.len());
     }
 }
+
+mod budget;
+mod closing;
+
+use budget::CHUNKED_RESERVE_STEP;
+use closing::BUDGET_SPENT;
+pub use closing::{LINGER_MAX_BYTES, LINGER_TIMEOUT};
 
 #[cfg(test)]
 mod tests;

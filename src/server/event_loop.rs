@@ -4,6 +4,7 @@
 //! back, sweeps deadlines once a second, and drains on shutdown.
 
 use std::io;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,9 +12,10 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
+use super::admission::{connection_key, MemoryBudget, PerAddress};
 use super::conn::{Conn, Ctx, Handler, ReadUntil, READ_CHUNK_BYTES};
 use super::workers::{Pool, Ticket};
-use super::{log, slab, ServerOptions, ShutdownHandle};
+use super::{log, slab, ServerOptions, ShutdownHandle, SignalAction};
 use crate::http::date::DateCache;
 use crate::http::{Body, Response};
 
@@ -34,6 +36,13 @@ const FIRST_CONN: usize = 3;
 /// replies in 10 s, as before.
 pub const MAX_ROUNDS_PER_TURN: usize = 2;
 
+/// Connections refused at accept (past `--max-connections` or
+/// `--max-connections-per-ip`) that one loop keeps open while their answer
+/// is written and they linger (see [`super::conn::LINGER_TIMEOUT`]), on top
+/// of the connections it serves. Default 256; past it a refused
+/// connection gets its answer in one `write` and is closed at once.
+pub const MAX_LINGERING_REFUSALS: usize = 256;
+
 /// How often deadlines are checked.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -42,6 +51,18 @@ struct Slot {
     stream: TcpStream,
     generation: u32,
     writable: bool,
+    /// What the connection counts against.
+    admitted: Admitted,
+}
+
+/// How an open connection is counted.
+#[derive(Clone, Copy)]
+enum Admitted {
+    /// Served: counted in the server-wide total and, unless it comes from a
+    /// trusted proxy (`None`), against its address.
+    Served(Option<IpAddr>),
+    /// Refused at accept and lingering: counted in `refused_open` only.
+    Refused,
 }
 
 /// Runs one event loop until its shutdown completes; returns how it ended
@@ -67,6 +88,12 @@ pub(super) struct Loop {
     open: usize,
     /// Connections every loop serves, against `--max-connections`.
     open_total: Arc<AtomicUsize>,
+    /// Connections per client address, against `--max-connections-per-ip`.
+    per_address: Arc<PerAddress>,
+    /// Buffered bytes of every connection, against `--max-buffered-bytes`.
+    budget: Arc<MemoryBudget>,
+    /// Refused connections this loop keeps while they linger.
+    refused_open: usize,
     /// Connections (index, generation) that yielded, for their next turn.
     yielded: Vec<(usize, u32)>,
     pool: Pool,
@@ -86,7 +113,7 @@ impl Loop {
         pool: Pool,
         handler: Arc<dyn Handler>,
         options: ServerOptions,
-        open_total: Arc<AtomicUsize>,
+        shared: &Shared,
     ) -> Loop {
         let log = log::AccessLog::new(options.log_format);
         Loop {
@@ -94,7 +121,10 @@ impl Loop {
             slots: slab::Slab::default(),
             free: Vec::new(),
             open: 0,
-            open_total,
+            open_total: Arc::clone(&shared.open_total),
+            per_address: Arc::clone(&shared.per_address),
+            budget: Arc::clone(&shared.budget),
+            refused_open: 0,
             yielded: Vec::new(),
             pool,
             handler,
@@ -135,9 +165,18 @@ impl Loop {
                     LISTENER => lp.accept(poll),
                     WAKER => {}
                     SIGNALS => {
-                        if let Some(s) = signals.as_mut() {
-                            if s.pending().next().is_some() {
-                                stop.shutdown();
+                        let pending: Vec<i32> = signals
+                            .as_mut()
+                            .map_or_else(Vec::new, |s| s.pending().collect());
+                        for signal in pending {
+                            match SignalAction::of(signal) {
+                                SignalAction::Ignore => {}
+                                SignalAction::Drain => stop.shutdown(),
+                                SignalAction::Exit => {
+                                    lp.log.flush();
+                                    eprintln!("xmd: SIGQUIT, exiting at once");
+                                    std::process::exit(super::SIGQUIT_EXIT_STATUS);
+                                }
                             }
                         }
                     }
@@ -181,42 +220,94 @@ impl Loop {
                 return;
             };
             match listener.accept() {
-                Ok((mut stream, peer)) => {
+                Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    if self.open_total.fetch_add(1, Ordering::Relaxed)
+                    let key = connection_key(&peer, &self.options.trusted_proxies);
+                    let refusal = if self.open_total.fetch_add(1, Ordering::Relaxed)
                         >= self.options.max_connections
                     {
+                        Some((overloaded(), "too_many_connections"))
+                    } else if key.is_some_and(|k| !self.per_address.admit(k)) {
+                        Some((too_many_from_address(), "too_many_connections_per_ip"))
+                    } else {
+                        None
+                    };
+                    if let Some((response, reason)) = refusal {
                         self.open_total.fetch_sub(1, Ordering::Relaxed);
-                        refuse_overloaded(&mut stream, self.date.now());
-                        crate::metrics::METRICS.rejected("too_many_connections");
+                        crate::metrics::METRICS.rejected(reason);
+                        self.refuse_at_accept(poll, stream, peer, response);
                         continue;
                     }
-                    let index = self.free.pop().unwrap_or_else(|| self.slots.push_vacant());
-                    if poll
-                        .registry()
-                        .register(&mut stream, Token(index + FIRST_CONN), Interest::READABLE)
-                        .is_err()
-                    {
-                        self.free.push(index);
+                    let conn = Conn::with_budget(peer, Instant::now(), Arc::clone(&self.budget));
+                    if !self.add(poll, stream, conn, Admitted::Served(key)) {
+                        if let Some(key) = key {
+                            self.per_address.release(key);
+                        }
                         self.open_total.fetch_sub(1, Ordering::Relaxed);
                         continue;
                     }
-                    let generation = GENERATION.next();
-                    self.slots[index] = Some(Slot {
-                        conn: Conn::new(peer, Instant::now()),
-                        stream,
-                        generation,
-                        writable: false,
-                    });
-                    self.open += 1;
                     crate::metrics::METRICS.connections(1);
-                    // Data may already be waiting (edge-triggered readiness).
-                    self.on_ready(poll, index, Some(ReadUntil::Short));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return,
             }
+        }
+    }
+
+    /// Registers `conn` in a free slot and drives it once (data may
+    /// already be waiting: readiness is edge-triggered); false when it
+    /// cannot be registered.
+    fn add(&mut self, poll: &Poll, mut stream: TcpStream, conn: Conn, admitted: Admitted) -> bool {
+        let index = self.free.pop().unwrap_or_else(|| self.slots.push_vacant());
+        if poll
+            .registry()
+            .register(&mut stream, Token(index + FIRST_CONN), Interest::READABLE)
+            .is_err()
+        {
+            self.free.push(index);
+            return false;
+        }
+        self.slots[index] = Some(Slot {
+            conn,
+            stream,
+            generation: GENERATION.next(),
+            writable: false,
+            admitted,
+        });
+        self.open += 1;
+        self.on_ready(poll, index, Some(ReadUntil::Short));
+        true
+    }
+
+    /// Answers a connection refused at accept: as a lingering connection
+    /// while fewer than [`MAX_LINGERING_REFUSALS`] are, otherwise with one
+    /// write and an immediate close.
+    fn refuse_at_accept(
+        &mut self,
+        poll: &Poll,
+        mut stream: TcpStream,
+        peer: std::net::SocketAddr,
+        response: Response,
+    ) {
+        if self.refused_open >= MAX_LINGERING_REFUSALS {
+            use std::io::Write;
+            let mut out = crate::http::outgoing::Outgoing::new();
+            response.encode(false, false, false, self.date.now(), &mut out);
+            let _ = stream.write(&out.to_vec());
+            return;
+        }
+        let ctx = Ctx {
+            log: &self.log,
+            limits: &self.options.limits,
+            date: self.date.now(),
+            now: Instant::now(),
+            draining: self.draining_since.is_some(),
+        };
+        let conn = Conn::refused(peer, response, Arc::clone(&self.budget), &ctx);
+        self.refused_open += 1;
+        if !self.add(poll, stream, conn, Admitted::Refused) {
+            self.refused_open -= 1;
         }
     }
 
@@ -310,6 +401,13 @@ impl Loop {
         let Some(Some(slot)) = self.slots.get_mut(index) else {
             return;
         };
+        if slot.conn.wants_linger() {
+            // The answer is written: send FIN, then read and discard
+            // until the peer closes, so unread input cannot turn the
+            // close into a reset that destroys the answer.
+            let _ = slot.stream.shutdown(std::net::Shutdown::Write);
+            slot.conn.begin_linger(Instant::now());
+        }
         if driven == Driven::Failed || slot.conn.close_reason().is_some() {
             self.close(poll, index);
             return;
@@ -343,8 +441,16 @@ impl Loop {
             let _ = poll.registry().deregister(&mut slot.stream);
             self.free.push(index);
             self.open -= 1;
-            self.open_total.fetch_sub(1, Ordering::Relaxed);
-            crate::metrics::METRICS.connections(-1);
+            match slot.admitted {
+                Admitted::Served(key) => {
+                    self.open_total.fetch_sub(1, Ordering::Relaxed);
+                    if let Some(key) = key {
+                        self.per_address.release(key);
+                    }
+                    crate::metrics::METRICS.connections(-1);
+                }
+                Admitted::Refused => self.refused_open -= 1,
+            }
         }
     }
 
@@ -459,18 +565,36 @@ fn drive(
     }
 }
 
-/// Best-effort 503 to a connection past the limit, then drop it.
-fn refuse_overloaded(stream: &mut TcpStream, date: &str) {
-    use std::io::Write;
-    let response = Response::with_body(
+/// The answer to a connection past `--max-connections`.
+fn overloaded() -> Response {
+    Response::with_body(
         503,
         "application/json",
         Body::Static(br#"{"error":{"status":503,"message":"too many open connections"}}"#),
     )
-    .header("Retry-After", "1");
-    let mut out = crate::http::outgoing::Outgoing::new();
-    response.encode(false, false, false, date, &mut out);
-    let _ = stream.write(&out.to_vec());
+    .header("Retry-After", "1")
+}
+
+/// The answer to a connection past `--max-connections-per-ip`.
+fn too_many_from_address() -> Response {
+    Response::with_body(
+        429,
+        "application/json",
+        Body::Static(
+            br#"{"error":{"status":429,"message":"too many open connections from this address"}}"#,
+        ),
+    )
+    .header("Retry-After", "1")
+}
+
+/// What every event loop shares besides the worker pool.
+pub(super) struct Shared {
+    /// Connections every loop serves.
+    pub(super) open_total: Arc<AtomicUsize>,
+    /// Connections per client address.
+    pub(super) per_address: Arc<PerAddress>,
+    /// The memory budget.
+    pub(super) budget: Arc<MemoryBudget>,
 }
 
 /// Slot generations: unique per accepted connection.

@@ -91,16 +91,16 @@ impl AccessLog {
                 let _ = write!(
                     b,
                     " {} {} {} {}B {ms:.2}ms",
-                    e.method.as_str(),
-                    e.path,
+                    Escaped(e.method.as_str()),
+                    Escaped(e.path),
                     e.status,
                     e.bytes
                 );
                 if let Some(m) = &e.trace.rpc_method {
-                    let _ = write!(b, " rpc={m}");
+                    let _ = write!(b, " rpc={}", Escaped(m));
                 }
                 if let Some(t) = e.trace.tool {
-                    let _ = write!(b, " tool={t}");
+                    let _ = write!(b, " tool={}", Escaped(t));
                 }
                 if let Some(t) = e.trace.tool_ms {
                     let _ = write!(b, " tool_ms={t}");
@@ -158,6 +158,43 @@ impl AccessLog {
     }
 }
 
+/// A request-derived field of the plain log, escaped so that no request
+/// can add a line, a field or a terminal control sequence: printable ASCII
+/// other than backslash and `"` passes; a backslash is written as two;
+/// every other byte of the UTF-8 form (controls, space, `"`, DEL, all
+/// non-ASCII) is written `\xHH`. An empty field is written `""`. The
+/// mapping is injective, so the original is always recoverable.
+pub struct Escaped<'a>(pub &'a str);
+
+impl std::fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("\"\"");
+        }
+        let bytes = self.0.as_bytes();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let plain = b.is_ascii_graphic() && b != b'\\' && b != b'"';
+            if plain {
+                continue;
+            }
+            // Every byte of a multi-byte character is escaped, so a
+            // non-empty run of plain bytes is ASCII and both its ends are
+            // character boundaries.
+            if i > start {
+                f.write_str(&self.0[start..i])?;
+            }
+            if b == b'\\' {
+                f.write_str("\\\\")?;
+            } else {
+                write!(f, "\\x{b:02X}")?;
+            }
+            start = i + 1;
+        }
+        f.write_str(&self.0[start..])
+    }
+}
+
 /// Now as RFC 3339 UTC with milliseconds, e.g. `2026-11-30T00:55:00.123Z`.
 pub fn rfc3339_now() -> String {
     let d = SystemTime::now()
@@ -173,4 +210,104 @@ pub fn rfc3339_now() -> String {
         rem % 60,
         d.subsec_millis()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The inverse of [`Escaped`], written independently of it: the oracle
+    /// that every field decodes back to what the request sent.
+    fn unescape(field: &str) -> Vec<u8> {
+        if field == "\"\"" {
+            return Vec::new();
+        }
+        let b = field.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\\' if b.get(i + 1) == Some(&b'\\') => {
+                    out.push(b'\\');
+                    i += 2;
+                }
+                b'\\' if b.get(i + 1) == Some(&b'x') => {
+                    let hex = std::str::from_utf8(&b[i + 2..i + 4]).unwrap();
+                    out.push(u8::from_str_radix(hex, 16).unwrap());
+                    i += 4;
+                }
+                c => {
+                    assert!(c.is_ascii_graphic() && c != b'"' && c != b'\\', "{field}");
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        out
+    }
+
+    fn line(method: &str, path: &str, rpc: Option<&str>) -> String {
+        let log = AccessLog::new(LogFormat::Plain);
+        let trace = Trace {
+            rpc_method: rpc.map(Into::into),
+            ..Trace::default()
+        };
+        log.record(&Entry {
+            peer: "127.0.0.1:9".parse().unwrap(),
+            method: &Method::from_token(method),
+            path,
+            status: 200,
+            bytes: 5,
+            duration: Duration::from_millis(1),
+            trace: &trace,
+        });
+        let s = log.buf.borrow().clone();
+        s
+    }
+
+    #[test]
+    fn forged_lines_and_terminal_controls_are_escaped() {
+        let l = line(
+            "POST",
+            "/mcp",
+            Some("x\n2026-01-01T00:00:00.000Z 10.0.0.1 GET /admin 200 0B 0.00ms\x1b[2J\0\r"),
+        );
+        assert_eq!(l.matches('\n').count(), 1);
+        let rpc = l.split(' ').nth(7).unwrap();
+        assert_eq!(
+            rpc,
+            "rpc=x\\x0A2026-01-01T00:00:00.000Z\\x2010.0.0.1\\x20GET\\x20/admin\\x20200\\x200B\\x200.00ms\\x1B[2J\\x00\\x0D\n"
+        );
+        assert!(
+            line("GET", "/a\"b\\c", Some("")).contains(" /a\\x22b\\\\c 200 5B 1.00ms rpc=\"\"\n")
+        );
+    }
+
+    proptest! {
+        /// Any method, path and JSON-RPC method make exactly one line of
+        /// printable ASCII with the same number of fields, each decoding
+        /// back to what was sent.
+        #[test]
+        fn any_request_makes_one_plain_line(
+            method in "\\PC{0,12}|[\\x00-\\x7f]{0,12}",
+            path in any::<String>(),
+            rpc in proptest::option::of(any::<String>()),
+        ) {
+            let l = line(&method, &path, rpc.as_deref());
+            prop_assert!(l.ends_with('\n'));
+            prop_assert_eq!(l.matches('\n').count(), 1);
+            let body = &l[..l.len() - 1];
+            prop_assert!(body.bytes().all(|b| (0x20..0x7f).contains(&b)), "{:?}", body);
+            let fields: Vec<&str> = body.split(' ').collect();
+            prop_assert_eq!(fields.len(), 7 + usize::from(rpc.is_some()));
+            let sent = Method::from_token(&method);
+            prop_assert_eq!(unescape(fields[2]), sent.as_str().as_bytes());
+            prop_assert_eq!(unescape(fields[3]), path.as_bytes());
+            if let Some(rpc) = &rpc {
+                let f = fields[7].strip_prefix("rpc=").unwrap();
+                prop_assert_eq!(unescape(f), rpc.as_bytes());
+            }
+        }
+    }
 }

@@ -7,6 +7,7 @@
 //! This module knows HTTP framing only through `crate::http` and never
 //! names MCP.
 
+pub mod admission;
 pub mod conn;
 mod event_loop;
 pub mod log;
@@ -26,8 +27,47 @@ use mio::{Interest, Poll, Waker};
 
 use crate::config::Limits;
 use conn::Handler;
-use event_loop::{run_loop, Loop, LISTENER, SIGNALS, WAKER};
+use event_loop::{run_loop, Loop, Shared, LISTENER, SIGNALS, WAKER};
 use workers::Pool;
+
+/// The signals the server handles (with [`ServerOptions::handle_signals`]):
+///
+/// | Signal | Effect |
+/// | --- | --- |
+/// | SIGTERM, SIGINT | graceful shutdown: stop accepting, finish in-flight requests (answered with `Connection: close`) within `--shutdown-grace`, exit 0 |
+/// | SIGHUP | ignored (a closed terminal or a stray reload never stops the server) |
+/// | SIGQUIT | immediate exit, status [`SIGQUIT_EXIT_STATUS`], no drain and no core dump |
+pub const HANDLED_SIGNALS: [i32; 4] = [
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGQUIT,
+];
+
+/// Exit status after SIGQUIT: 128 + 3, as a shell reports a process that
+/// a SIGQUIT ended.
+pub const SIGQUIT_EXIT_STATUS: i32 = 131;
+
+/// What a received signal asks the server to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SignalAction {
+    /// Nothing (SIGHUP).
+    Ignore,
+    /// Graceful shutdown (SIGTERM, SIGINT).
+    Drain,
+    /// Exit at once (SIGQUIT).
+    Exit,
+}
+
+impl SignalAction {
+    pub(crate) fn of(signal: i32) -> SignalAction {
+        match signal {
+            signal_hook::consts::SIGQUIT => SignalAction::Exit,
+            signal_hook::consts::SIGHUP => SignalAction::Ignore,
+            _ => SignalAction::Drain,
+        }
+    }
+}
 
 /// Event-loop settings.
 #[derive(Debug, Clone)]
@@ -43,9 +83,20 @@ pub struct ServerOptions {
     pub queue: usize,
     /// Most open connections.
     pub max_connections: usize,
+    /// Most open connections per client address (0: no cap); see
+    /// [`admission::DEFAULT_MAX_CONNECTIONS_PER_IP`].
+    pub max_connections_per_ip: usize,
+    /// Reverse proxies (`--trusted-proxies`): their connections carry many
+    /// clients, so `max_connections_per_ip` does not count them (their
+    /// clients are told apart per request, by the forwarded address).
+    pub trusted_proxies: crate::app::client_addr::TrustedProxies,
+    /// Server-wide budget of buffered bytes (0: none); see
+    /// [`admission::DEFAULT_MAX_BUFFERED_BYTES`].
+    pub max_buffered_bytes: usize,
     /// Graceful shutdown deadline.
     pub shutdown_grace: Duration,
-    /// Stop gracefully on SIGTERM and SIGINT.
+    /// Handle [`HANDLED_SIGNALS`] (SIGTERM and SIGINT drain, SIGHUP is
+    /// ignored, SIGQUIT exits at once).
     pub handle_signals: bool,
     /// Access-log format.
     pub log_format: log::LogFormat,
@@ -121,10 +172,7 @@ impl Server {
         // Registered here, before anyone learns the address, so a SIGTERM
         // that races start-up still shuts down gracefully.
         let signals = if options.handle_signals {
-            let mut s = signal_hook_mio::v1_0::Signals::new([
-                signal_hook::consts::SIGTERM,
-                signal_hook::consts::SIGINT,
-            ])?;
+            let mut s = signal_hook_mio::v1_0::Signals::new(HANDLED_SIGNALS)?;
             loops[0]
                 .poll
                 .registry()
@@ -171,14 +219,18 @@ impl Server {
             ..
         } = self;
         let pool = Pool::start(options.workers, options.queue, stop.wakers.clone())?;
-        let open_total = Arc::new(AtomicUsize::new(0));
+        let shared = Shared {
+            open_total: Arc::new(AtomicUsize::new(0)),
+            per_address: Arc::new(admission::PerAddress::new(options.max_connections_per_ip)),
+            budget: Arc::new(admission::MemoryBudget::new(options.max_buffered_bytes)),
+        };
         let new_loop = |listener: TcpListener, pool: Pool| {
             Loop::new(
                 listener,
                 pool,
                 Arc::clone(&handler),
                 options.clone(),
-                Arc::clone(&open_total),
+                &shared,
             )
         };
         let mut loops = loops.into_iter();

@@ -216,38 +216,102 @@ const HINTS: [(&str, &str); 6] = [
     ("status_id", "id"),
 ];
 
-/// Checks `arguments` against a property table: object-ness, unknown
-/// properties, types, ranges, patterns, then `required`. Every problem is
-/// reported, joined with "; ".
+/// Most arguments any tool takes: the longest property table. An
+/// `arguments` object with more keys is refused before any key is looked
+/// at, with one short message (the cost of a refusal stays independent of
+/// how many keys were sent).
+pub const MOST_ARGUMENTS: usize = most_props(&[
+    &POST_PROPS,
+    &PROFILE_PROPS,
+    &CONNECTION_PROPS,
+    &SEARCH_PROPS,
+]);
+
+/// Most unknown keys named in one refusal; the rest are counted ("and N
+/// more").
+///
+/// Default is 10.
+pub const MAX_NAMED_UNKNOWN_KEYS: usize = 10;
+
+/// Longest echo of one unknown key, in characters. Default 40.
+const MAX_KEY_ECHO_CHARS: usize = 40;
+
+const fn most_props(tables: &[&[Prop]]) -> usize {
+    let mut most = 0;
+    let mut i = 0;
+    while i < tables.len() {
+        if tables[i].len() > most {
+            most = tables[i].len();
+        }
+        i += 1;
+    }
+    most
+}
+
+/// Checks `arguments` against a property table: object-ness, the number
+/// of keys ([`MOST_ARGUMENTS`]), unknown properties (at most
+/// [`MAX_NAMED_UNKNOWN_KEYS`] named), types, ranges, patterns, then
+/// `required`. Every problem is reported, joined with "; ", and the
+/// allowed names are listed once.
 pub fn validate(
     args: Option<&Value>,
     props: &[Prop],
     required: &[&str],
 ) -> Result<Map<String, Value>, String> {
+    let allowed: Vec<&str> = props.iter().map(|p| p.name).collect();
     let obj = match args {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) => Some(m),
         Some(_) => {
             return Err(
                 "`arguments` must be a JSON object, e.g. {\"handle\": \"example_user\"}".into(),
             )
         }
     };
+    if let Some(m) = obj.filter(|m| m.len() > MOST_ARGUMENTS) {
+        return Err(format!(
+            "`arguments` has {} properties; this tool takes at most {}: {}",
+            m.len(),
+            allowed.len(),
+            allowed.join(", ")
+        ));
+    }
+    let obj = obj.cloned().unwrap_or_default();
     let mut problems = Vec::new();
-    let allowed: Vec<&str> = props.iter().map(|p| p.name).collect();
-    for key in obj.keys() {
-        if !allowed.contains(&key.as_str()) {
-            let shown: String = key.chars().take(40).collect();
-            let hint = HINTS
-                .iter()
-                .find(|(k, v)| *k == key && allowed.contains(v))
-                .map(|(_, v)| format!(" (did you mean `{v}`?)"))
-                .unwrap_or_default();
-            problems.push(format!(
-                "unknown property `{shown}`{hint}; allowed: {}",
-                allowed.join(", ")
-            ));
-        }
+    let unknown: Vec<&String> = obj
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .collect();
+    if !unknown.is_empty() {
+        let named: Vec<String> = unknown
+            .iter()
+            .take(MAX_NAMED_UNKNOWN_KEYS)
+            .map(|key| {
+                let shown: String = key.chars().take(MAX_KEY_ECHO_CHARS).collect();
+                let hint = HINTS
+                    .iter()
+                    .find(|(k, v)| k == key && allowed.contains(v))
+                    .map(|(_, v)| format!(" (did you mean `{v}`?)"))
+                    .unwrap_or_default();
+                format!("`{shown}`{hint}")
+            })
+            .collect();
+        let more = unknown.len() - named.len();
+        let noun = if unknown.len() == 1 {
+            "property"
+        } else {
+            "properties"
+        };
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        problems.push(format!(
+            "unknown {noun} {}{more}; allowed: {}",
+            named.join(", "),
+            allowed.join(", ")
+        ));
     }
     for p in props {
         if let Some(v) = obj.get(p.name) {

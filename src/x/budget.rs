@@ -34,8 +34,8 @@ pub const MAX_MESSAGE_BYTES: usize = 1_048_576;
 pub const ENVELOPE_RESERVE_BYTES: usize = 64 * 1024;
 
 /// Longest request id a tool reply can echo within the reserve, in bytes
-/// of JSON. Default 32 KiB (a request body is capped well below what a
-/// longer id would need to matter; see the README limits table).
+/// of JSON. Default 32 KiB; the dispatcher refuses longer ids than fit it
+/// (`mcp::jsonrpc::MAX_ID_BYTES`, checked at compile time).
 pub const MAX_ECHOED_ID_BYTES: usize = 32 * 1024;
 
 /// Serialized text plus `structuredContent` of one result, in bytes:

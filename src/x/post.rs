@@ -432,7 +432,10 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         let mut markdown = join_posts(&head, &shown_blocks);
         if !md_notes.is_empty() {
             markdown.push_str("\n\n");
-            let lines: Vec<String> = md_notes.iter().map(|w| format!("> **Note:** {w}")).collect();
+            let lines: Vec<String> = md_notes
+                .iter()
+                .map(|w| format!("> **Note:** {w}"))
+                .collect();
             markdown.push_str(&lines.join("\n"));
             if !a.complete {
                 markdown.push_str("\n> The thread may be incomplete.");

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::args;
 use super::browse::{self, BrowseResult};
@@ -20,7 +20,8 @@ use super::profile;
 use super::schema;
 use super::search;
 use super::side::SidePool;
-use super::upstream::Upstream;
+use super::upstream::{PerClient, Upstream};
+use super::url;
 
 /// Tool names, in `tools/list` order.
 pub const TOOL_NAMES: [&str; 5] = [
@@ -74,6 +75,10 @@ pub struct ToolCall {
     /// Raised by the server when the client's connection closed before
     /// the answer: the run makes no further upstream request.
     pub cancel: Arc<AtomicBool>,
+    /// The client the call is made for, when the transport knows it: its
+    /// fetches then go through [`Tools::with_per_client`]'s upstream. Not
+    /// part of what the call computes (results are shared by every client).
+    pub client: Option<std::net::IpAddr>,
 }
 
 /// The tool runner: holds the upstream and the response cache.
@@ -85,6 +90,7 @@ pub struct Tools {
     cache: Arc<Cache>,
     side: SidePool,
     settings: Settings,
+    per_client: Option<Arc<dyn PerClient>>,
 }
 
 impl Tools {
@@ -103,6 +109,7 @@ impl Tools {
             cache: Arc::new(Cache::new(cache_bytes)),
             side: SidePool::default(),
             settings: Settings::default(),
+            per_client: None,
         }
     }
 
@@ -124,6 +131,13 @@ impl Tools {
     /// The settings results are shaped with.
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// Sends the fetches of calls made for a client (see
+    /// [`ToolCall::client`]) through `per_client`'s upstream.
+    pub fn with_per_client(mut self, per_client: Arc<dyn PerClient>) -> Tools {
+        self.per_client = Some(per_client);
+        self
     }
 
     /// The JSON array of the five tool definitions for `tools/list`.
@@ -154,8 +168,9 @@ impl Tools {
         .map_err(PrepareError::InvalidArguments)?;
         Ok(ToolCall {
             name: spec.name,
-            arguments: Value::Object(obj),
+            arguments: Value::Object(canonical_arguments(obj)),
             cancel: Arc::default(),
+            client: None,
         })
     }
 
@@ -175,8 +190,13 @@ impl Tools {
     /// renderer) but keeps the failure structured and reports how long the
     /// result stays fresh, for the plain HTTP routes.
     pub fn run_http(&self, call: &ToolCall) -> Result<Served, XError> {
+        let narrowed = match (call.client, &self.per_client) {
+            (Some(client), Some(p)) => Some(p.for_client(client, &self.upstream)),
+            _ => None,
+        };
+        let up = narrowed.as_ref().unwrap_or(&self.upstream);
         let guard = Guard::new(self.settings.call_timeout, Arc::clone(&call.cancel));
-        let f = Fetcher::with_side(&self.cache, &self.upstream, &self.side)
+        let f = Fetcher::with_side(&self.cache, up, &self.side)
             .with_fallback(self.fallback.as_deref())
             .guarded(&guard);
         let run = Run {
@@ -223,6 +243,28 @@ impl Tools {
         };
         Ok((result.text, result.structured))
     }
+}
+
+/// Validated arguments in their one spelling, so every spelling of one
+/// request shares one result-cache key and one upstream path: `handle`
+/// without `@` and lowercased, `id` without leading zeros, and a post
+/// `url` replaced by the `handle` and `id` it names (the URL forms all
+/// name the same post).
+fn canonical_arguments(mut obj: Map<String, Value>) -> Map<String, Value> {
+    if let Some(Value::String(u)) = obj.get("url") {
+        if let Ok(target) = url::parse_status_url(u) {
+            obj.remove("url");
+            obj.insert("handle".into(), Value::from(target.handle));
+            obj.insert("id".into(), Value::from(target.id));
+        }
+    }
+    if let Some(Value::String(h)) = obj.get_mut("handle") {
+        *h = url::canonical_handle(h);
+    }
+    if let Some(Value::String(id)) = obj.get_mut("id") {
+        *id = url::canonical_id(id);
+    }
+    obj
 }
 
 /// A successful run for the HTTP routes.
@@ -287,10 +329,56 @@ mod tests {
         assert!(matches!(e, PrepareError::InvalidArguments(m) if m.starts_with("supply `url`")));
         let ok = Tools::prepare("x_md_get_profile", Some(&json!({"handle": "@a"}))).unwrap();
         assert_eq!(ok.name, "x_md_get_profile");
-        assert_eq!(ok.arguments, json!({"handle": "@a"}));
+        assert_eq!(ok.arguments, json!({"handle": "a"}));
         assert_eq!(
             Tools::prepare("x_md_get_following", None).unwrap_err(),
             PrepareError::InvalidArguments("missing required property `handle`".into())
         );
+    }
+
+    proptest::proptest! {
+        /// Any spelling of a handle (case, `@`) and of a post id (leading
+        /// zeros), in any argument form of any tool, gives one call: the
+        /// oracle is the spelling built from scratch in lowercase.
+        #[test]
+        fn every_spelling_of_a_target_is_one_call(
+            handle in "[A-Za-z0-9_]{1,15}",
+            flips in proptest::collection::vec(proptest::bool::ANY, 15),
+            at in proptest::bool::ANY,
+            zeros in 0usize..4,
+            id in "[1-9][0-9]{0,15}",
+            host in proptest::sample::select(vec!["x.com", "twitter.com", "mobile.twitter.com", "fxtwitter.com"]),
+        ) {
+            use proptest::prop_assert_eq;
+            let spelled: String = handle
+                .chars()
+                .zip(flips.iter().cycle())
+                .map(|(c, f)| if *f { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
+                .collect();
+            let spelled = if at { format!("@{spelled}") } else { spelled };
+            let padded = format!("{}{id}", "0".repeat(zeros));
+            let want_handle = handle.to_ascii_lowercase();
+            for tool in ["x_md_get_profile", "x_md_get_followers", "x_md_get_following"] {
+                let a = Tools::prepare(tool, Some(&json!({"handle": spelled}))).unwrap();
+                let b = Tools::prepare(tool, Some(&json!({"handle": want_handle}))).unwrap();
+                prop_assert_eq!(crate::mcp::results::key(&a), crate::mcp::results::key(&b));
+            }
+            let want = Tools::prepare(
+                "x_md_get_post",
+                Some(&json!({"handle": want_handle, "id": id})),
+            )
+            .unwrap();
+            if padded.len() <= 20 {
+                let by_args = Tools::prepare(
+                    "x_md_get_post",
+                    Some(&json!({"handle": spelled, "id": padded})),
+                )
+                .unwrap();
+                prop_assert_eq!(crate::mcp::results::key(&by_args), crate::mcp::results::key(&want));
+            }
+            let link = format!("https://{host}/{}/status/{id}", spelled.trim_start_matches('@'));
+            let by_url = Tools::prepare("x_md_get_post", Some(&json!({"url": link}))).unwrap();
+            prop_assert_eq!(crate::mcp::results::key(&by_url), crate::mcp::results::key(&want));
+        }
     }
 }

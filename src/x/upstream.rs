@@ -41,6 +41,19 @@ pub enum FetchError {
     Cancelled,
 }
 
+/// Narrows the upstream for the calls made for one client: every fetch of
+/// a [`super::tools::ToolCall`] whose `client` is set goes through the
+/// upstream this returns (for instance, one that spends the client's own
+/// share of the upstream budget first).
+pub trait PerClient: Send + Sync {
+    /// The upstream the calls of `client` use, over `upstream`.
+    fn for_client(
+        &self,
+        client: std::net::IpAddr,
+        upstream: &std::sync::Arc<dyn Upstream>,
+    ) -> std::sync::Arc<dyn Upstream>;
+}
+
 /// A source of FxTwitter v2 answers. `path_and_query` starts with `/2/`.
 pub trait Upstream: Send + Sync {
     /// Performs `GET <base><path_and_query>` and returns the answer.

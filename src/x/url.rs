@@ -63,6 +63,26 @@ pub fn is_id(s: &str) -> bool {
     (1..=MAX_ID_DIGITS).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The one spelling of a handle every cache key and upstream path uses:
+/// without a leading `@`, ASCII-lowercased (X compares handles without
+/// regard to case, so `Tally_OWL` and `tally_owl` are one account).
+pub fn canonical_handle(handle: &str) -> String {
+    handle
+        .strip_prefix('@')
+        .unwrap_or(handle)
+        .to_ascii_lowercase()
+}
+
+/// The one spelling of a post id: without leading zeros (`"0"` stays).
+pub fn canonical_id(id: &str) -> String {
+    let trimmed = id.trim_start_matches('0');
+    if trimmed.is_empty() && !id.is_empty() {
+        "0".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
 fn is_lang(s: &str) -> bool {
     let (main, region) = match s.split_once('-') {
         Some((a, b)) => (a, Some(b)),

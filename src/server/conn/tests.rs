@@ -131,10 +131,12 @@ fn run(chunks: &[&[u8]], eof: bool, limits: &Limits) -> (String, Option<CloseRea
             }
         }
     }
-    (
-        String::from_utf8_lossy(&sink.out).into_owned(),
-        conn.close_reason(),
-    )
+    let reason = if conn.wants_write() || conn.is_waiting() {
+        None
+    } else {
+        conn.closing().or(conn.close_reason())
+    };
+    (String::from_utf8_lossy(&sink.out).into_owned(), reason)
 }
 
 fn ok(body: &str) -> String {
@@ -341,7 +343,7 @@ fn deadlines_answer_408_or_close_idle() {
     conn.write_to(&mut sink, t0).unwrap();
     let out = String::from_utf8(sink.out).unwrap();
     assert!(out.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{out}");
-    assert_eq!(conn.close_reason(), Some(CloseReason::Rejected(408)));
+    assert_eq!(conn.closing(), Some(CloseReason::Rejected(408)));
 
     let idle = Conn::new(peer(), t0);
     let mut idle = idle;
@@ -439,4 +441,200 @@ fn short_read_ends_an_edge_triggered_read() {
     assert!(src.pieces.is_empty());
     assert!(blocked.read_eof, "a queued EOF is seen");
     assert_eq!(blocked.rbuf.len(), 38);
+}
+
+#[test]
+fn a_refused_connection_lingers_until_eof_the_byte_cap_or_the_timeout() {
+    let limits = Limits::default();
+    let log = AccessLog::new(LogFormat::Off);
+    let t0 = Instant::now();
+    let ctx = ctx_at(&limits, &log, t0);
+    let mut sink = Sink {
+        out: Vec::new(),
+        budget: usize::MAX,
+    };
+    let mut scratch = vec![0u8; READ_CHUNK_BYTES];
+    // A 413 for an announced body past the cap, while the body streams on.
+    let mut conn = Conn::new(peer(), t0);
+    let mut src = Pieces {
+        pieces: vec![b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 9999999\r\n\r\n".to_vec()],
+        eof: false,
+    };
+    conn.read_from(&mut src, &mut scratch, &ctx, ReadUntil::Blocked)
+        .unwrap();
+    assert!(conn.process(&Echo, &ctx).is_none());
+    conn.write_to(&mut sink, t0).unwrap();
+    assert!(String::from_utf8_lossy(&sink.out).starts_with("HTTP/1.1 413 "));
+    assert!(conn.wants_linger());
+    assert_eq!(conn.close_reason(), None);
+    conn.begin_linger(t0);
+    assert!(!conn.wants_linger());
+    // Input keeps being discarded, nothing parsed or answered.
+    let before = sink.out.len();
+    let mut body = Pieces {
+        pieces: vec![vec![b'x'; 300_000]],
+        eof: false,
+    };
+    conn.read_from(&mut body, &mut scratch, &ctx, ReadUntil::Blocked)
+        .unwrap();
+    assert!(conn.process(&Echo, &ctx).is_none());
+    conn.write_to(&mut sink, t0).unwrap();
+    assert_eq!(sink.out.len(), before);
+    assert_eq!(conn.close_reason(), None);
+    assert!(!conn.check_deadlines(&ctx_at(&limits, &log, t0 + Duration::from_secs(1))));
+    // EOF closes it.
+    let mut eof = Pieces {
+        pieces: vec![],
+        eof: true,
+    };
+    conn.read_from(&mut eof, &mut scratch, &ctx, ReadUntil::Blocked)
+        .unwrap();
+    assert_eq!(conn.close_reason(), Some(CloseReason::Rejected(413)));
+    // Without EOF: LINGER_TIMEOUT, or LINGER_MAX_BYTES discarded.
+    let mut conn = Conn::new(peer(), t0);
+    let mut src = Pieces {
+        pieces: vec![b"GET / HTTP/1.0\r\n\r\n".to_vec()],
+        eof: false,
+    };
+    conn.read_from(&mut src, &mut scratch, &ctx, ReadUntil::Blocked)
+        .unwrap();
+    assert!(conn.process(&Echo, &ctx).is_none());
+    conn.write_to(&mut sink, t0).unwrap();
+    assert!(conn.wants_linger());
+    conn.begin_linger(t0);
+    assert!(!conn.check_deadlines(&ctx_at(
+        &limits,
+        &log,
+        t0 + LINGER_TIMEOUT - Duration::from_millis(1)
+    )));
+    assert!(conn.check_deadlines(&ctx_at(&limits, &log, t0 + LINGER_TIMEOUT)));
+    let mut flood = Pieces {
+        pieces: vec![vec![b'x'; LINGER_MAX_BYTES + 1]],
+        eof: false,
+    };
+    conn.read_from(&mut flood, &mut scratch, &ctx, ReadUntil::Blocked)
+        .unwrap();
+    assert_eq!(conn.close_reason(), Some(CloseReason::ConnectionClose));
+}
+
+#[test]
+fn bodies_past_the_memory_budget_get_503_before_they_are_read() {
+    let limits = Limits::default();
+    let log = AccessLog::new(LogFormat::Off);
+    let t0 = Instant::now();
+    let ctx = ctx_at(&limits, &log, t0);
+    let budget = Arc::new(MemoryBudget::new(100_000));
+    let mut scratch = vec![0u8; READ_CHUNK_BYTES];
+    let head = |n: usize| format!("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: {n}\r\n\r\n");
+    let start = |n: usize| {
+        let mut conn = Conn::with_budget(peer(), t0, Arc::clone(&budget));
+        let mut src = Pieces {
+            pieces: vec![head(n).into_bytes()],
+            eof: false,
+        };
+        conn.read_from(&mut src, &mut scratch.clone(), &ctx, ReadUntil::Blocked)
+            .unwrap();
+        assert!(conn.process(&Echo, &ctx).is_none());
+        conn
+    };
+    // 60,000 fits and is reserved whole before a byte of it arrives.
+    let mut a = start(60_000);
+    assert_eq!(budget.used(), 60_000);
+    assert_eq!(a.closing(), None);
+    // 50,000 more does not: 503, Retry-After, close; nothing reserved.
+    let mut b = start(50_000);
+    let mut sink = Sink {
+        out: Vec::new(),
+        budget: usize::MAX,
+    };
+    b.write_to(&mut sink, t0).unwrap();
+    let out = String::from_utf8(sink.out).unwrap();
+    assert!(
+        out.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+        "{out}"
+    );
+    assert!(out.contains("Retry-After: 1\r\n"), "{out}");
+    assert!(out.contains("Connection: close\r\n"), "{out}");
+    assert_eq!(b.closing(), Some(CloseReason::Rejected(503)));
+    assert_eq!(budget.used(), 60_000);
+    // A small body needs no reservation.
+    let c = start(UNBUDGETED_BODY_BYTES);
+    assert_eq!(c.closing(), None);
+    assert_eq!(budget.used(), 60_000);
+    // The body arrives and is answered: the reservation is given back.
+    let mut body = Pieces {
+        pieces: vec![vec![b'y'; 60_000]],
+        eof: false,
+    };
+    a.read_from(&mut body, &mut scratch, &ctx, ReadUntil::Blocked)
+        .unwrap();
+    assert!(a.process(&Echo, &ctx).is_none());
+    // Its unsent answer is charged until written.
+    assert!(
+        budget.used() > 60_000 && budget.used() < 61_000,
+        "{}",
+        budget.used()
+    );
+    let mut sink = Sink {
+        out: Vec::new(),
+        budget: usize::MAX,
+    };
+    a.write_to(&mut sink, t0).unwrap();
+    assert_eq!(budget.used(), 0);
+    drop((a, b, c));
+    assert_eq!(budget.used(), 0);
+}
+
+#[test]
+fn a_chunked_body_reserves_as_it_grows_and_is_refused_past_the_budget() {
+    let limits = Limits::default();
+    let log = AccessLog::new(LogFormat::Off);
+    let t0 = Instant::now();
+    let ctx = ctx_at(&limits, &log, t0);
+    let budget = Arc::new(MemoryBudget::new(150 * 1024));
+    let scratch = vec![0u8; READ_CHUNK_BYTES];
+    let mut conn = Conn::with_budget(peer(), t0, Arc::clone(&budget));
+    let chunk = |n: usize| {
+        let mut c = format!("{n:x}\r\n").into_bytes();
+        c.extend(std::iter::repeat_n(b'z', n));
+        c.extend_from_slice(b"\r\n");
+        c
+    };
+    let feed = |conn: &mut Conn, bytes: Vec<u8>| {
+        let mut src = Pieces {
+            pieces: vec![bytes],
+            eof: false,
+        };
+        let mut scratch = scratch.clone();
+        loop {
+            conn.read_from(&mut src, &mut scratch, &ctx, ReadUntil::Blocked)
+                .unwrap();
+            assert!(conn.process(&Echo, &ctx).is_none());
+            if !conn.read_pending(&limits) {
+                break;
+            }
+        }
+    };
+    feed(
+        &mut conn,
+        b"POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec(),
+    );
+    // 10 KB: under the unbudgeted size, nothing reserved.
+    feed(&mut conn, chunk(10_000));
+    assert_eq!(budget.used(), 0);
+    // 100 KB more: reserved in 64 KiB steps (128 KiB for 110 KB).
+    feed(&mut conn, chunk(100_000));
+    assert_eq!(budget.used(), 128 * 1024);
+    assert_eq!(conn.closing(), None);
+    // 100 KB more would need 256 KiB: 503, and the reservation is freed.
+    feed(&mut conn, chunk(100_000));
+    assert_eq!(conn.closing(), Some(CloseReason::Rejected(503)));
+    let mut sink = Sink {
+        out: Vec::new(),
+        budget: usize::MAX,
+    };
+    conn.write_to(&mut sink, t0).unwrap();
+    assert!(String::from_utf8_lossy(&sink.out).starts_with("HTTP/1.1 503 "));
+    assert_eq!(budget.used(), 0);
+    drop(scratch);
 }

@@ -1,0 +1,214 @@
+//! What one client may hold of the server: connections per address, and
+//! the server-wide budget of buffered bytes (request bodies being read and
+//! response bytes not yet sent) that every connection shares.
+//!
+//! - [`PerAddress`]: at most `--max-connections-per-ip` open connections
+//!   per client address ([`connection_key`]: the IPv4 address, or the /64
+//!   of an IPv6 address). A connection past it is answered `429` with
+//!   `Retry-After: 1` and closed.
+//! - [`MemoryBudget`]: `--max-buffered-bytes`. A request body larger than
+//!   [`UNBUDGETED_BODY_BYTES`] reserves its whole announced length when
+//!   its head arrives (a chunked body reserves as it grows); when the
+//!   budget cannot hold it, the request is refused at once with `503`,
+//!   `Retry-After: 1` and `Connection: close`, before its body is read
+//!   (refusing, not waiting: a waiting body would hold its connection, its
+//!   socket buffers and its client for as long as the budget stays full,
+//!   while a refusal frees all three and tells the client when to retry).
+//!   Unsent response bytes are charged as they are queued and released as
+//!   they are written; while the budget is spent, a connection with unsent
+//!   output parses no further request until its peer reads.
+
+use crate::app::client_addr::TrustedProxies;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Default for `--max-buffered-bytes`: 64 MiB.
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Default for `--max-connections-per-ip`: 256 (0 turns the cap off).
+///
+/// Generous for a NAT or an office behind one address (an agent holds one
+/// or two keep-alive connections), and a quarter of a percent of the
+/// default `--max-connections` per address.
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
+
+/// Request bodies up to this size are read without a reservation: every
+/// connection may hold one such body (and a head) outside the budget, so
+/// small requests are never refused for memory. Default 16 KiB.
+pub const UNBUDGETED_BODY_BYTES: usize = 16 * 1024;
+
+/// The address a connection counts against for `--max-connections-per-ip`:
+/// the IPv4 address, or the /64 of an IPv6 address (IPv4-mapped IPv6 as
+/// the IPv4 address); `None` for a trusted proxy, whose connections carry
+/// many clients and are not capped per address.
+pub fn connection_key(peer: &SocketAddr, proxies: &TrustedProxies) -> Option<IpAddr> {
+    (!proxies.trusts(peer.ip())).then(|| client_key(peer.ip()))
+}
+
+/// The key a client address is counted under: the IPv4 address, or the
+/// /64 of an IPv6 address (the block one subscriber usually holds).
+pub fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
+        },
+    }
+}
+
+/// Open connections per client address, shared by every event loop.
+pub struct PerAddress {
+    max: usize,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl PerAddress {
+    /// At most `max` connections per address; 0 means no cap.
+    pub fn new(max: usize) -> PerAddress {
+        PerAddress {
+            max,
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts one more connection for `key`; false (and nothing counted)
+    /// when `key` already has the most.
+    pub fn admit(&self, key: IpAddr) -> bool {
+        if self.max == 0 {
+            return true;
+        }
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let n = open.entry(key).or_insert(0);
+        if *n >= self.max {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    /// Forgets one connection of `key` (admitted before).
+    pub fn release(&self, key: IpAddr) {
+        if self.max == 0 {
+            return;
+        }
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&key);
+            }
+        }
+    }
+}
+
+/// The server-wide budget of buffered bytes.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl MemoryBudget {
+    /// A budget of `limit` bytes; 0 means no limit.
+    pub fn new(limit: usize) -> MemoryBudget {
+        MemoryBudget {
+            limit,
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// Takes `n` bytes if they fit; false (nothing taken) otherwise.
+    pub fn try_take(&self, n: usize) -> bool {
+        if self.limit == 0 {
+            self.used.fetch_add(n, Ordering::Relaxed);
+            return true;
+        }
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                (used.saturating_add(n) <= self.limit).then_some(used + n)
+            })
+            .is_ok()
+    }
+
+    /// Takes `n` bytes whether or not they fit (bytes that already exist,
+    /// such as a response).
+    pub fn force_take(&self, n: usize) {
+        self.used.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// Gives back `n` bytes taken before.
+    pub fn give(&self, n: usize) {
+        self.used.fetch_sub(n, Ordering::AcqRel);
+    }
+
+    /// Bytes in use.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// Whether the budget is spent.
+    pub fn spent(&self) -> bool {
+        self.limit != 0 && self.used() >= self.limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_takes_what_fits_and_counts_what_is_forced() {
+        let b = MemoryBudget::new(100);
+        assert!(b.try_take(60));
+        assert!(!b.try_take(41));
+        assert!(b.try_take(40));
+        assert!(b.spent());
+        b.force_take(10);
+        assert_eq!(b.used(), 110);
+        b.give(110);
+        assert_eq!(b.used(), 0);
+        assert!(!b.spent());
+        let unlimited = MemoryBudget::new(0);
+        assert!(unlimited.try_take(usize::MAX / 2));
+        assert!(!unlimited.spent());
+    }
+
+    #[test]
+    fn per_address_counts_ipv6_by_its_64() {
+        let none = TrustedProxies::default();
+        let key = |a: &SocketAddr| connection_key(a, &none).unwrap();
+        let p = PerAddress::new(2);
+        let a: SocketAddr = "[2001:db8:1:2::5]:1".parse().unwrap();
+        let b: SocketAddr = "[2001:db8:1:2:ffff::9]:2".parse().unwrap();
+        let c: SocketAddr = "[2001:db8:1:3::5]:3".parse().unwrap();
+        assert_eq!(key(&a), key(&b));
+        assert!(p.admit(key(&a)));
+        assert!(p.admit(key(&b)));
+        assert!(!p.admit(key(&a)));
+        assert!(p.admit(key(&c)));
+        p.release(key(&b));
+        assert!(p.admit(key(&a)));
+        let v4: SocketAddr = "[::ffff:10.0.0.1]:4".parse().unwrap();
+        assert_eq!(key(&v4), "10.0.0.1".parse::<IpAddr>().unwrap());
+        let off = PerAddress::new(0);
+        assert!((0..1000).all(|_| off.admit(key(&a))));
+    }
+
+    #[test]
+    fn trusted_proxies_are_not_capped_per_address() {
+        use crate::app::client_addr::ProxyHeader;
+        let proxies = TrustedProxies::parse("10.0.0.0/8,::1", ProxyHeader::XForwardedFor).unwrap();
+        let proxy: SocketAddr = "10.1.2.3:40000".parse().unwrap();
+        let loopback6: SocketAddr = "[::1]:40000".parse().unwrap();
+        let other: SocketAddr = "192.0.2.7:40000".parse().unwrap();
+        assert_eq!(connection_key(&proxy, &proxies), None);
+        assert_eq!(connection_key(&loopback6, &proxies), None);
+        assert_eq!(
+            connection_key(&other, &proxies),
+            Some("192.0.2.7".parse::<IpAddr>().unwrap())
+        );
+    }
+}

@@ -1,0 +1,42 @@
+//! A connection's share of the server-wide memory budget
+//! ([`super::super::admission::MemoryBudget`]): the reservation of the body
+//! being read and the charge for unsent output.
+
+use super::Conn;
+use crate::server::admission::UNBUDGETED_BODY_BYTES;
+
+/// Bytes a chunked body reserves from the memory budget at a time, as it
+/// grows past [`UNBUDGETED_BODY_BYTES`]. Default 64 KiB.
+pub(super) const CHUNKED_RESERVE_STEP: usize = 64 * 1024;
+
+impl Conn {
+    /// Brings the budget's charge for unsent output in line with it.
+    pub(super) fn sync_output_charge(&mut self) {
+        let now = self.out.len();
+        if now > self.charged_out {
+            self.budget.force_take(now - self.charged_out);
+        } else {
+            self.budget.give(self.charged_out - now);
+        }
+        self.charged_out = now;
+    }
+
+    /// Makes sure `total` body bytes are reserved (bodies up to
+    /// [`UNBUDGETED_BODY_BYTES`] need none); false when the budget cannot
+    /// hold them.
+    pub(super) fn reserve_body(&mut self, total: usize) -> bool {
+        if total <= UNBUDGETED_BODY_BYTES || total <= self.reserved {
+            return true;
+        }
+        if !self.budget.try_take(total - self.reserved) {
+            return false;
+        }
+        self.reserved = total;
+        true
+    }
+
+    pub(super) fn release_body(&mut self) {
+        self.budget.give(self.reserved);
+        self.reserved = 0;
+    }
+}
