@@ -375,6 +375,7 @@ pub fn continuation(
     args: &BrowseArgs,
     extra: Vec<(&'static str, String)>,
     next_cursor: Option<&String>,
+    cut_by_budget: bool,
 ) -> Option<Continuation> {
     let next_cursor = next_cursor?.clone();
     let mut params = Vec::new();
@@ -388,8 +389,10 @@ pub fn continuation(
         params.push(("max_chars", n.to_string()));
     }
     params.extend(extra);
-    let next_page =
-        (args.cursor.is_none() && args.page < MAX_PAGE as usize).then_some(args.page + 1);
+    // After a result cut by the budget the next page would skip the rows
+    // left out of this one: only the cursor continues.
+    let next_page = (args.cursor.is_none() && args.page < MAX_PAGE as usize && !cut_by_budget)
+        .then_some(args.page + 1);
     Some(Continuation {
         path,
         params,
@@ -460,7 +463,8 @@ pub fn connections(
         next_cursor,
         &cursor_at,
         &mut |k, next, notes| {
-            let cont = continuation(run.settings.link(&path), args, vec![], next);
+            let cut = k < walk.items.len();
+            let cont = continuation(run.settings.link(&path), args, vec![], next, cut);
             let markdown = connections_markdown(
                 handle,
                 which,

@@ -414,6 +414,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
                 "context",
                 "userinfo",
                 "full",
+                "format",
                 "max_chars",
             ] {
                 if let Some(v) = run.arguments.get(k) {

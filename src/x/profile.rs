@@ -278,7 +278,13 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         next_cursor,
         &cursor_at,
         &mut |k, next, notes| {
-            let cont = continuation(run.settings.link(&path), args, vec![], next);
+            let cont = continuation(
+                run.settings.link(&path),
+                args,
+                vec![],
+                next,
+                k < posts.len(),
+            );
             let markdown = profile_markdown(&user, &posts[..k], args.full, notes, cont.as_ref());
             let mut m = base_structured("profile", args, f.outcome());
             m.insert("handle".into(), json!(handle));

@@ -20,6 +20,10 @@ use super::upstream::Upstream;
 /// The note on every `feed=users` result.
 pub const USERS_NOTE: &str = "Accounts come from X's typeahead: follower and post counts are not available from this source, and there is a single page of results.";
 
+/// Why a `cursor` given with `feed=users` is refused: the one cursor that
+/// feed takes continues a result cut by the result budget.
+pub const USERS_CURSOR_REFUSED: &str = "feed=users has a single page and issues no cursor; omit `cursor`. (Its only cursor continues a result cut by the result budget: pass that result's `next_cursor` unchanged.)";
+
 /// The search feed actually served (`media` is served as `photos`).
 pub fn effective_feed(feed: &str) -> &'static str {
     match feed {
@@ -117,18 +121,24 @@ pub fn search(
     let mut users = None;
     let mut notes_top = Vec::new();
     let mut walk = super::browse::Walk::default();
+    // Accounts of the one typeahead page already served (a `feed=users`
+    // result cut by the budget continues after them).
+    let mut users_skip = 0;
     if feed == "users" {
-        if args.cursor.is_some() {
-            return Err(cursor_error(
-                "feed=users has a single page and issues no cursor; omit `cursor`.".into(),
-            ));
+        if let Some(c) = &args.cursor {
+            users_skip = cursor::decode(c, CursorKind::Search, &scope)
+                .ok()
+                .filter(|p| p.offset > 0 && p.upstream.is_empty())
+                .map(|p| p.offset)
+                .ok_or_else(|| cursor_error(USERS_CURSOR_REFUSED.into()))?;
         }
         notes_top.push(USERS_NOTE.to_string());
-        let mut list = if args.page == 1 {
+        let mut list = if args.page == 1 || args.cursor.is_some() {
             typeahead(f, query)?
         } else {
             Vec::new()
         };
+        list.drain(..users_skip.min(list.len()));
         list.truncate(args.limit);
         users = Some(list);
     } else {
@@ -165,7 +175,17 @@ pub fn search(
         .map(|p| cursor::encode(CursorKind::Search, &scope, p));
     let extra = vec![("q", query.to_string()), ("feed", feed.to_string())];
     let rows = users.as_ref().map_or(walk.items.len(), Vec::len);
-    let cursor_at = |k: usize| cursor::encode(CursorKind::Search, &scope, &walk.cut_at(k));
+    let cursor_at = |k: usize| {
+        let at = if users.is_some() {
+            cursor::Position {
+                offset: users_skip + k,
+                ..Default::default()
+            }
+        } else {
+            walk.cut_at(k)
+        };
+        cursor::encode(CursorKind::Search, &scope, &at)
+    };
     let (text, structured) = fit_rows(
         run,
         rows,
@@ -173,7 +193,13 @@ pub fn search(
         next_cursor,
         &cursor_at,
         &mut |k, next, walk_notes| {
-            let cont = continuation(run.settings.link("/search"), args, extra.clone(), next);
+            let cont = continuation(
+                run.settings.link("/search"),
+                args,
+                extra.clone(),
+                next,
+                k < rows,
+            );
             let shown_users = users.as_ref().map(|u| &u[..k]);
             let shown_posts = if users.is_some() {
                 &walk.items[..0]

@@ -1,0 +1,290 @@
+//! Issue 14, continuations of every tool: each result cut by the budget
+//! (at several budgets) names a cursor that the same tool accepts, raw
+//! and percent-encoded, and an absolute `[Continue →]` link under the
+//! public URL that the HTTP route answers with the same result; the chain
+//! reads every row once, in order; a cut result offers no "Next page"
+//! link (it would skip the rows left out). Oracle: the upstream's own
+//! list of ids.
+
+mod common;
+mod util;
+
+use common::fake_upstream::{Answer, FakeUpstream};
+use serde_json::{json, Value};
+use util::*;
+
+const PUBLIC: &str = "https://tools.example.org/xmd";
+const FIRST_ID: u64 = 1_900_000_000_000_000_000;
+
+fn user(i: u64) -> Value {
+    json!({"id": (5000 + i).to_string(), "screen_name": format!("u{i}"), "name": format!("User {i}"),
+           "description": format!("{i} {}", "bio words ".repeat(80)), "followers": 1, "following": 1, "statuses": 1})
+}
+
+fn status(i: u64, chars: usize, parent: Option<u64>) -> Value {
+    let text: String = format!("{i:03} ")
+        .chars()
+        .chain("thread text ".chars().cycle())
+        .take(chars)
+        .collect();
+    json!({
+        "type": "status", "id": (FIRST_ID + i).to_string(),
+        "url": format!("https://x.com/demo_author/status/{}", FIRST_ID + i),
+        "text": text, "created_at": "Tue Aug 11 16:05:42 +0000 2026", "created_timestamp": 1786464342 + i,
+        "likes": 1, "reposts": 0, "replies": 0,
+        "author": {"id": "1625427172309102593", "screen_name": "demo_author", "name": "Demo Author"},
+        "replying_to": parent.map(|p| json!({"screen_name": "demo_author", "status": (FIRST_ID + p).to_string()})),
+    })
+}
+
+fn upstream() -> FakeUpstream {
+    let up = FakeUpstream::start();
+    let users: Vec<Value> = (0..12).map(user).collect();
+    up.on(
+        "/2/typeahead?q=people&result_type=users",
+        Answer::json(200, &json!({"code": 200, "users": users}).to_string()),
+    );
+    for which in ["followers", "following"] {
+        let base = format!("/2/profile/demo_author/{which}");
+        up.on(
+            &format!("{base}?count=20"),
+            Answer::json(
+                200,
+                &json!({"code": 200, "results": users, "cursor": {"bottom": "c1"}}).to_string(),
+            ),
+        );
+        up.on(
+            &format!("{base}?cursor=c1&count=20"),
+            Answer::json(200, r#"{"code":200,"results":[],"cursor":{"bottom":null}}"#),
+        );
+    }
+    let posts: Vec<Value> = (0..12).map(|i| status(i, 800, None)).collect();
+    up.on(
+        "/2/search?q=long&feed=latest&count=20",
+        Answer::json(
+            200,
+            &json!({"code": 200, "results": posts, "cursor": {"bottom": null}}).to_string(),
+        ),
+    );
+    let thread: Vec<Value> = (0..8).map(|i| status(i, 800, i.checked_sub(1))).collect();
+    up.on(
+        &format!("/2/thread/{FIRST_ID}"),
+        Answer::json(
+            200,
+            &json!({"code": 200, "status": thread[0], "thread": thread}).to_string(),
+        ),
+    );
+    up
+}
+
+fn call(x: &Xmd, tool: &str, args: &Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}});
+    let r = roundtrip(
+        x,
+        &post(
+            &x.host(),
+            &[
+                "Content-Type: application/json",
+                "Accept: application/json, text/event-stream",
+                "MCP-Protocol-Version: 2025-11-25",
+            ],
+            &body.to_string(),
+        ),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["result"].clone()
+}
+
+fn get(x: &Xmd, target: &str, accept: &str) -> Reply {
+    let raw = format!(
+        "GET {target} HTTP/1.1\r\nHost: {}\r\nAccept: {accept}\r\n\r\n",
+        x.host()
+    );
+    roundtrip(x, raw.as_bytes())
+}
+
+fn text(r: &Value) -> &str {
+    r["content"][0]["text"].as_str().unwrap()
+}
+
+fn row_ids(sc: &Value) -> Vec<String> {
+    ["posts", "users"]
+        .iter()
+        .filter_map(|k| sc.get(*k).and_then(Value::as_array))
+        .flatten()
+        .map(|v| v["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The `[Continue →]` link of a text, as a path on this server.
+fn continue_path(t: &str) -> String {
+    let at = t
+        .find("[Continue →](")
+        .unwrap_or_else(|| panic!("no Continue link: {t}"))
+        + "[Continue →](".len();
+    let link = &t[at..at + t[at..].find(')').unwrap()];
+    link.strip_prefix(PUBLIC)
+        .unwrap_or_else(|| panic!("not under the public URL: {link}"))
+        .to_string()
+}
+
+fn percent_encoded(c: &str) -> String {
+    c.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' => (b as char).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Follows a tool's continuation chain from `args`; every cut result is
+/// checked as the module says. Returns the ids read, in order.
+fn chain(x: &Xmd, tool: &str, args: &Value, max_chars: usize, json_link: bool) -> Vec<String> {
+    let mut args = args.clone();
+    args["max_chars"] = json!(max_chars);
+    let mut seen = Vec::new();
+    for _ in 0..40 {
+        let r = call(x, tool, &args);
+        assert_eq!(r["isError"], false, "{tool} {args}: {}", text(&r));
+        let t = text(&r);
+        assert!(
+            t.chars().count() <= max_chars,
+            "{tool} {}",
+            t.chars().count()
+        );
+        let sc = &r["structuredContent"];
+        seen.extend(row_ids(sc));
+        let Some(c) = sc.get("next_cursor").and_then(Value::as_str) else {
+            return seen;
+        };
+        if t.contains("Result budget of") {
+            assert!(
+                !t.contains("Next page"),
+                "a cut result offers Next page: {t}"
+            );
+        }
+        let mut next = args.clone();
+        next["cursor"] = json!(c);
+        next.as_object_mut().unwrap().remove("page");
+        let after = call(x, tool, &next);
+        let mut encoded = next.clone();
+        encoded["cursor"] = json!(percent_encoded(c));
+        assert_eq!(call(x, tool, &encoded), after, "{tool}: encoded cursor");
+        // The link resolves on the HTTP route to the same continuation.
+        let path = continue_path(t);
+        // (A post link names its format, which decides the representation.)
+        if json_link || tool != "x_md_get_post" {
+            let rest = get(x, &path, "application/json");
+            assert_eq!(rest.status, 200, "{path}: {}", rest.text());
+            assert_eq!(
+                row_ids(&rest.json()),
+                row_ids(&after["structuredContent"]),
+                "{path}"
+            );
+        }
+        if !json_link {
+            // The Markdown too, but for the lines echoing the call (the
+            // route spells out the arguments it was given, e.g. `feed`).
+            let strip = |t: &str| {
+                t.lines()
+                    .filter(|l| !l.contains("Continue"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let md = get(x, &path, "text/markdown").text();
+            assert_eq!(strip(&md), strip(text(&after)), "{path}");
+        }
+        args = next;
+    }
+    panic!("{tool}: no end of the chain");
+}
+
+#[test]
+fn every_tool_continues_by_cursor_and_by_link() {
+    let up = upstream();
+    let x = Xmd::start(&[
+        "--upstream",
+        &up.base_url(),
+        "--public-url",
+        "https://tools.example.org/xmd/",
+        "--rate-limit",
+        "0",
+    ]);
+    let users: Vec<String> = (0..12).map(|i| (5000 + i).to_string()).collect();
+    let posts: Vec<String> = (0..12).map(|i| (FIRST_ID + i).to_string()).collect();
+    for max_chars in [2_000, 3_100, 4_700, 9_000] {
+        let cases = [
+            (
+                "x_md_search_posts",
+                json!({"q": "people", "feed": "users", "full": true}),
+                &users,
+                false,
+            ),
+            (
+                "x_md_get_followers",
+                json!({"handle": "demo_author", "full": true}),
+                &users,
+                false,
+            ),
+            (
+                "x_md_get_following",
+                json!({"handle": "demo_author", "full": true}),
+                &users,
+                false,
+            ),
+            (
+                "x_md_search_posts",
+                json!({"q": "long", "full": true}),
+                &posts,
+                false,
+            ),
+        ];
+        for (tool, args, want, json_link) in cases {
+            assert_eq!(
+                &chain(&x, tool, &args, max_chars, json_link),
+                want,
+                "{tool} {args} at {max_chars}"
+            );
+        }
+        let thread: Vec<String> = posts[..8].to_vec();
+        for format in ["markdown", "obsidian", "json"] {
+            let args = json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "replies": "off", "format": format});
+            assert_eq!(
+                chain(&x, "x_md_get_post", &args, max_chars, format == "json"),
+                thread,
+                "{format} at {max_chars}"
+            );
+        }
+    }
+}
+
+/// The one cursor `feed=users` takes is its own budget continuation; any
+/// other is refused before an upstream request, with the feed's message.
+#[test]
+fn feed_users_refuses_other_cursors() {
+    let up = upstream();
+    let x = Xmd::start(&["--upstream", &up.base_url()]);
+    let r = call(
+        &x,
+        "x_md_search_posts",
+        &json!({"q": "long", "max_chars": 2000}),
+    );
+    let latest = r["structuredContent"]["next_cursor"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let before = up.request_count();
+    for c in ["x", latest.as_str()] {
+        let r = call(
+            &x,
+            "x_md_search_posts",
+            &json!({"q": "long", "feed": "users", "cursor": c}),
+        );
+        assert_eq!(r["isError"], true);
+        assert_eq!(
+            text(&r),
+            "feed=users has a single page and issues no cursor; omit `cursor`. (Its only cursor continues a result cut by the result budget: pass that result's `next_cursor` unchanged.) (HTTP 400, code invalid_cursor)"
+        );
+    }
+    assert_eq!(up.request_count(), before);
+}
