@@ -288,3 +288,81 @@ fn feed_users_refuses_other_cursors() {
     }
     assert_eq!(up.request_count(), before);
 }
+
+/// A list row longer than the whole budget (a bio of 10,000 characters
+/// among short ones) is cut inside and marked, and the result still ends
+/// with its note and continuation (they were cut off with the row), so
+/// the chain goes on to every row once; at every budget and position.
+#[test]
+fn a_row_over_the_budget_is_cut_inside_and_the_list_continues() {
+    for (pos, max_chars) in [(0, 2_000), (1, 2_000), (2, 3_300), (0, 9_000)] {
+        let up = FakeUpstream::start();
+        let users: Vec<Value> = (0..3)
+            .map(|i| {
+                let mut u = user(i);
+                if i == pos {
+                    u["description"] = json!(format!("long {}", "b\u{2028}io ".repeat(2_000)));
+                }
+                u
+            })
+            .collect();
+        up.on(
+            "/2/typeahead?q=people&result_type=users",
+            Answer::json(200, &json!({"code": 200, "users": users}).to_string()),
+        );
+        up.on(
+            "/2/profile/demo_author/followers?count=20",
+            Answer::json(
+                200,
+                &json!({"code": 200, "results": users, "cursor": {"bottom": null}}).to_string(),
+            ),
+        );
+        let x = Xmd::start(&[
+            "--upstream",
+            &up.base_url(),
+            "--public-url",
+            "https://tools.example.org/xmd/",
+            "--rate-limit",
+            "0",
+        ]);
+        let want: Vec<String> = (0..3).map(|i| (5000 + i).to_string()).collect();
+        for (tool, args) in [
+            (
+                "x_md_get_followers",
+                json!({"handle": "demo_author", "full": true}),
+            ),
+            (
+                "x_md_search_posts",
+                json!({"q": "people", "feed": "users", "full": true}),
+            ),
+        ] {
+            assert_eq!(
+                chain(&x, tool, &args, max_chars, false),
+                want,
+                "{tool} {pos} {max_chars}"
+            );
+            // The result that holds the long row: cut inside, marked.
+            let mut a = args.clone();
+            a["max_chars"] = json!(max_chars);
+            let mut r = call(&x, tool, &a);
+            while !row_ids(&r["structuredContent"]).contains(&(5000 + pos).to_string()) {
+                a["cursor"] = r["structuredContent"]["next_cursor"].clone();
+                r = call(&x, tool, &a);
+            }
+            let t = text(&r);
+            assert!(t.chars().count() <= max_chars);
+            assert!(t.contains(" …\n\n**[Cut: this row alone exceeds the result budget; the rest of it is not shown.]**"), "{t}");
+            assert_eq!(r["structuredContent"]["truncated"], true);
+            if pos < 2 {
+                assert!(
+                    t.contains("(that row cut: it alone exceeds the budget)"),
+                    "{t}"
+                );
+                assert!(
+                    t.contains("[Continue →](https://tools.example.org/xmd/"),
+                    "{t}"
+                );
+            }
+        }
+    }
+}

@@ -330,26 +330,66 @@ pub fn fit_rows(
     cursor_at: &dyn Fn(usize) -> String,
     build: &mut RowBuilder<'_>,
 ) -> (String, Value) {
+    // The length of the first row's text, what an inside cut shortens.
+    let first_len = if n == 0 {
+        0
+    } else {
+        let (one, _) = build(1, next_cursor.as_ref(), notes);
+        let (frame, _) = build(0, next_cursor.as_ref(), notes);
+        split_rows(&one, &frame).1.chars().count()
+    };
     let mut shape = |cut: Cut| {
         let k = cut.items;
         let mut notes = notes.to_vec();
         let next = if k < n {
             let c = cursor_at(k);
             let left_out = format!(
-                "Result budget of {} characters reached: this result shows {k} of the {n} rows read; the rest were left out.",
-                run.max_chars()
+                "Result budget of {} characters reached: this result shows {k} of the {n} rows read{}; the rest were left out.",
+                run.max_chars(),
+                if cut.inside.is_some() { " (that row cut: it alone exceeds the budget)" } else { "" }
             );
             notes.push(run.continue_note_plain(&left_out, &c));
             Some(c)
         } else {
             next_cursor.clone()
         };
-        let (text, mut structured) = build(k, next.as_ref(), &notes);
-        structured["truncated"] = Value::Bool(k < n);
+        let (mut text, mut structured) = build(k, next.as_ref(), &notes);
+        if let Some(chars) = cut.inside {
+            // One row over the budget: cut inside its own text and keep
+            // the notes and the continuation around it.
+            let (frame, _) = build(0, next.as_ref(), &notes);
+            let (head, row, tail) = split_rows(&text, &frame);
+            text = format!("{head}{}{ROW_CUT_MARK}{tail}", cut_text(row, chars));
+        }
+        structured["truncated"] = Value::Bool(k < n || cut.inside.is_some());
         (text, structured, ())
     };
-    let (_, text, structured, ()) = fit(n, 0, run.max_chars(), &mut shape);
+    let (_, text, structured, ()) = fit(n, first_len, run.max_chars(), &mut shape);
     (text, structured)
+}
+
+/// The marker after a list row cut inside by the result budget.
+pub const ROW_CUT_MARK: &str =
+    " …\n\n**[Cut: this row alone exceeds the result budget; the rest of it is not shown.]**";
+
+/// Splits a list result's text with rows into (before the rows, the rows,
+/// after them) by what it shares with the same result without rows
+/// (`frame`): the common head and the common tail.
+fn split_rows<'t>(text: &'t str, frame: &str) -> (&'t str, &'t str, &'t str) {
+    let head = text
+        .char_indices()
+        .zip(frame.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(text.len().min(frame.len()), |((i, _), _)| i);
+    let tail = text[head..]
+        .chars()
+        .rev()
+        .zip(frame[head.min(frame.len())..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>();
+    let end = text.len() - tail;
+    (&text[..head], &text[head..end], &text[end..])
 }
 
 /// The marker that ends a result's text cut by [`enforce`].
