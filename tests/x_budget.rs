@@ -410,7 +410,7 @@ fn i5_one_deadline_per_call() {
     assert_eq!(r["isError"], true);
     assert_eq!(
         text(&r),
-        "The call reached its deadline of 1 s (--call-timeout) before the upstream answered; retry, or ask for less (thread=off, a smaller max_posts). (HTTP 504, code deadline)"
+        "The call reached its deadline of 1 s (--call-timeout) before the upstream answered; retry, or ask for less (for a post thread=off or a smaller max_posts; for a list an earlier page). (HTTP 504, code deadline)"
     );
     assert_eq!(up.request_count(), 1, "no request after the deadline");
 }

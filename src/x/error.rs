@@ -102,7 +102,7 @@ impl XError {
             FetchError::Deadline(secs) => XError::new(
                 504,
                 code::DEADLINE,
-                format!("The call reached its deadline of {secs} s (--call-timeout) before the upstream answered; retry, or ask for less (thread=off, a smaller max_posts)."),
+                format!("The call reached its deadline of {secs} s (--call-timeout) before the upstream answered; retry, or ask for less (for a post thread=off or a smaller max_posts; for a list an earlier page)."),
             ),
             FetchError::Cancelled => XError::new(
                 499,
