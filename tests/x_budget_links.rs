@@ -404,3 +404,61 @@ fn a_list_walk_stops_at_the_deadline() {
     assert_eq!(r.json()["code"], "deadline");
     assert_eq!(r.json()["detail"], want);
 }
+
+/// Item 8 for the profile timeline (its cursors are forged from the last
+/// post shown, so the row marks ride along): an upstream that answers the
+/// same posts for the next page never shows a post twice, across
+/// consecutive results or in page mode; the walk ends with the note.
+#[test]
+fn a_repeating_profile_timeline_ends_the_walk() {
+    let up = FakeUpstream::start();
+    up.on(
+        "/2/profile/demo_author",
+        Answer::json(
+            200,
+            r#"{"code":200,"user":{"screen_name":"demo_author","name":"Demo"}}"#,
+        ),
+    );
+    let posts: Vec<Value> = (0..3).rev().map(|i| status(i, 40, None)).collect();
+    let page = Answer::json(
+        200,
+        &json!({"code": 200, "results": posts, "cursor": {"bottom": "c1"}}).to_string(),
+    );
+    up.handler(move |t| {
+        t.starts_with("/2/profile/demo_author/statuses")
+            .then(|| page.clone())
+    });
+    let x = Xmd::start(&["--upstream", &up.base_url(), "--rate-limit", "0"]);
+    let note = "The upstream repeated rows already shown (or a cursor that does not advance); the list ends here.";
+    let want: Vec<String> = (0..3).rev().map(|i| (FIRST_ID + i).to_string()).collect();
+    // Across consecutive results.
+    let r = call(
+        &x,
+        "x_md_get_profile",
+        &json!({"handle": "demo_author", "limit": 3}),
+    );
+    assert_eq!(row_ids(&r["structuredContent"]), want);
+    let c = r["structuredContent"]["next_cursor"].clone();
+    assert!(c.is_string(), "{r}");
+    let r = call(
+        &x,
+        "x_md_get_profile",
+        &json!({"handle": "demo_author", "limit": 3, "cursor": c}),
+    );
+    assert_eq!(row_ids(&r["structuredContent"]), Vec::<String>::new());
+    assert_eq!(r["structuredContent"]["warnings"], json!([note]));
+    assert_eq!(r["structuredContent"].get("next_cursor"), None);
+    // Within one result.
+    let r = call(&x, "x_md_get_profile", &json!({"handle": "demo_author"}));
+    assert_eq!(row_ids(&r["structuredContent"]), want);
+    assert_eq!(r["structuredContent"]["warnings"], json!([note]));
+    assert_eq!(r["structuredContent"].get("next_cursor"), None);
+    // Page mode: page 2 would be page 1 again.
+    let r = call(
+        &x,
+        "x_md_get_profile",
+        &json!({"handle": "demo_author", "limit": 3, "page": 2}),
+    );
+    assert_eq!(row_ids(&r["structuredContent"]), Vec::<String>::new());
+    assert_eq!(r["structuredContent"]["warnings"], json!([note]));
+}

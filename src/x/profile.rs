@@ -88,6 +88,9 @@ struct Block {
     posts: Vec<Value>,
     next: Option<String>,
     budget_hit: bool,
+    /// The upstream repeated a post already served (or a cursor that
+    /// does not advance): the walk ended there.
+    repeated: bool,
 }
 
 fn now_ms() -> i64 {
@@ -106,9 +109,9 @@ fn collect(
     start: String,
     limit: usize,
     budget: &mut usize,
+    seen: &mut Served,
 ) -> Result<Block, XError> {
     let mut posts = Vec::new();
-    let mut seen = HashSet::new();
     let mut cur = start;
     loop {
         if *budget == 0 {
@@ -117,18 +120,28 @@ fn collect(
                 posts,
                 next,
                 budget_hit: true,
+                repeated: false,
             });
         }
         *budget -= 1;
         let page = fetch(&cur)?;
         let page_empty = page.items.is_empty();
+        let mut repeated = false;
         for row in page.items {
-            if is_original_of(&row, handle) && seen.insert(id(&row).unwrap_or("").to_string()) {
-                posts.push(row);
+            if is_original_of(&row, handle) {
+                if seen.insert(id(&row).unwrap_or("")) {
+                    posts.push(row);
+                } else {
+                    repeated = true;
+                }
             }
         }
         if posts.len() > limit {
-            posts.truncate(limit);
+            // The posts past the limit were not served: the next block
+            // starts with them.
+            for p in posts.drain(limit..) {
+                seen.ids.remove(id(&p).unwrap_or(""));
+            }
             let last = id(posts.last().expect("limit >= 1"))
                 .unwrap_or("")
                 .to_string();
@@ -137,15 +150,17 @@ fn collect(
                 posts,
                 next: Some(forged),
                 budget_hit: false,
+                repeated: false,
             });
         }
         let next = match page.bottom {
-            Some(b) if !page_empty && b != cur => b,
-            _ => {
+            Some(b) if !page_empty && b != cur && !repeated => b,
+            b => {
                 return Ok(Block {
                     posts,
                     next: None,
                     budget_hit: false,
+                    repeated: repeated || (!page_empty && b.as_deref() == Some(cur.as_str())),
                 })
             }
         };
@@ -154,9 +169,24 @@ fn collect(
                 posts,
                 next: Some(next),
                 budget_hit: false,
+                repeated: false,
             });
         }
         cur = next;
+    }
+}
+
+/// Posts already served: in this walk (by id), and before it (by the
+/// marks the cursor carries).
+struct Served {
+    ids: HashSet<String>,
+    marks: HashSet<u32>,
+}
+
+impl Served {
+    /// Records `id` as served; false when it was served before.
+    fn insert(&mut self, id: &str) -> bool {
+        !self.marks.contains(&cursor::row_mark(id)) && self.ids.insert(id.to_string())
     }
 }
 
@@ -164,13 +194,16 @@ fn collect(
 pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult, XError> {
     let handle = args.handle.as_str();
     let scope = cursor::handle_scope(handle);
-    let start = match &args.cursor {
-        Some(c) => Some(
-            cursor::decode(c, CursorKind::Profile, &scope)
-                .map_err(cursor_error)?
-                .upstream,
-        ),
-        None => None,
+    let (start, marks) = match &args.cursor {
+        Some(c) => {
+            let pos = cursor::decode(c, CursorKind::Profile, &scope).map_err(cursor_error)?;
+            (Some(pos.upstream), pos.seen)
+        }
+        None => (None, Vec::new()),
+    };
+    let mut served = Served {
+        ids: HashSet::new(),
+        marks: marks.iter().copied().collect(),
     };
     let base = format!("/2/profile/{handle}/statuses");
     let extra = "&with_replies=false";
@@ -215,9 +248,25 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         posts: vec![],
         next: None,
         budget_hit: false,
+        repeated: false,
     };
     for b in 1..=blocks {
-        block = collect(&mut fetch, handle, cur.clone(), args.limit, &mut budget)?;
+        block = collect(
+            &mut fetch,
+            handle,
+            cur.clone(),
+            args.limit,
+            &mut budget,
+            &mut served,
+        )?;
+        if block.repeated {
+            notes.push(super::browse::REPEAT_NOTE.to_string());
+            if b < blocks {
+                // The list ended before the page asked for.
+                block.posts.clear();
+            }
+            break;
+        }
         if block.budget_hit {
             notes.push(format!(
                 "Stopped after reading {total_budget} upstream timeline pages; pass next_cursor to continue."
@@ -234,6 +283,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
                     posts: vec![],
                     next: None,
                     budget_hit: false,
+                    repeated: false,
                 };
                 break;
             }
@@ -249,18 +299,30 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
             p
         })
         .collect();
-    let encode = |upstream: String| {
+    // A cursor carries the marks of the posts served up to it (the newest
+    // [`cursor::MAX_ROW_MARKS`]), so a repeating upstream is caught.
+    let marks_through = |k: usize| {
+        let mut m = marks.clone();
+        m.extend(
+            posts[..k]
+                .iter()
+                .map(|p| cursor::row_mark(id(p).unwrap_or(""))),
+        );
+        m.drain(..m.len().saturating_sub(cursor::MAX_ROW_MARKS));
+        m
+    };
+    let encode = |upstream: String, k: usize| {
         cursor::encode(
             CursorKind::Profile,
             &scope,
             &cursor::Position {
                 upstream,
                 offset: 0,
-                seen: Vec::new(),
+                seen: marks_through(k),
             },
         )
     };
-    let next_cursor = block.next.map(encode);
+    let next_cursor = block.next.map(|n| encode(n, posts.len()));
     // A result cut before post k continues just below post k - 1.
     let cursor_at = |k: usize| {
         let last = k
@@ -268,7 +330,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
             .and_then(|i| posts.get(i))
             .and_then(id)
             .unwrap_or("");
-        encode(cursor::forge_profile_cursor(None, last, now_ms()))
+        encode(cursor::forge_profile_cursor(None, last, now_ms()), k)
     };
     let path = format!("/{handle}");
     let (text, structured) = fit_rows(
