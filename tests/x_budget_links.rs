@@ -462,3 +462,40 @@ fn a_repeating_profile_timeline_ends_the_walk() {
     assert_eq!(row_ids(&r["structuredContent"]), Vec::<String>::new());
     assert_eq!(r["structuredContent"]["warnings"], json!([note]));
 }
+
+/// `max_chars` given as an integer-valued number (`3000.0`, an integer to
+/// JSON Schema, so accepted) lowers the budget like `3000` (it was
+/// accepted and ignored), and the continuation link carries `3000`.
+#[test]
+fn max_chars_as_a_whole_float_lowers_the_budget() {
+    let up = upstream();
+    let x = Xmd::start(&["--upstream", &up.base_url(), "--rate-limit", "0"]);
+    for (tool, args) in [
+        (
+            "x_md_get_followers",
+            json!({"handle": "demo_author", "full": true}),
+        ),
+        (
+            "x_md_search_posts",
+            json!({"q": "people", "feed": "users", "full": true}),
+        ),
+        (
+            "x_md_get_post",
+            json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "replies": "off"}),
+        ),
+    ] {
+        for (int, float) in [(3000, 3000.0), (2000, 2e3)] {
+            let mut a = args.clone();
+            a["max_chars"] = json!(float);
+            let by_float = call(&x, tool, &a);
+            a["max_chars"] = json!(int);
+            let by_int = call(&x, tool, &a);
+            assert_eq!(text(&by_float), text(&by_int), "{tool}");
+            assert!(text(&by_float).chars().count() <= int);
+            assert!(
+                text(&by_float).contains(&format!("max_chars={int}&")),
+                "{tool}"
+            );
+        }
+    }
+}

@@ -264,6 +264,16 @@ fn canonical_arguments(mut obj: Map<String, Value>) -> Map<String, Value> {
     if let Some(Value::String(id)) = obj.get_mut("id") {
         *id = url::canonical_id(id);
     }
+    // Every number the tools take is an integer; `3000.0` (an integer to
+    // JSON Schema) is spelled `3000`, so each reader (the budget's
+    // `max_chars` too) sees it, and continuation links carry it.
+    for v in obj.values_mut() {
+        if v.is_f64() {
+            if let Some(i) = args::as_int(v) {
+                *v = Value::from(i);
+            }
+        }
+    }
     obj
 }
 
