@@ -91,6 +91,8 @@ fn main() -> ExitCode {
         "upstream_timeout_s": config.upstream_timeout.as_secs(),
         "syndication_timeout_s": config.syndication_timeout.as_secs(),
         "shutdown_grace_s": config.shutdown_grace.as_secs(),
+        "max_result_chars": config.max_result_chars,
+        "call_timeout_s": config.call_timeout.as_secs(),
         "allowed_origins": config.allowed_origins,
     });
     let json_log = config.log_format == LogFormat::Json;
