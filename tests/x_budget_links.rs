@@ -499,3 +499,51 @@ fn max_chars_as_a_whole_float_lowers_the_budget() {
         }
     }
 }
+
+/// A profile whose bio alone is longer than the budget: the bio is cut
+/// (a quarter of the budget), the posts are still shown. Before, the last
+/// guard cut the whole text inside the bio: no post and no continuation
+/// in the text, while `structuredContent` claimed the posts were shown.
+#[test]
+fn a_bio_over_the_budget_is_cut_and_the_posts_still_shown() {
+    let up = FakeUpstream::start();
+    let bio = format!("{}end", "b\u{2028}io <x> ".repeat(1_250));
+    up.on(
+        "/2/profile/demo_author",
+        Answer::json(
+            200,
+            &json!({"code": 200, "user": {"screen_name": "demo_author", "name": "Demo", "description": bio}}).to_string(),
+        ),
+    );
+    let posts: Vec<Value> = (0..3).rev().map(|i| status(i, 40, None)).collect();
+    up.on(
+        "/2/profile/demo_author/statuses?count=20&with_replies=false",
+        Answer::json(
+            200,
+            &json!({"code": 200, "results": posts, "cursor": {"bottom": null}}).to_string(),
+        ),
+    );
+    let x = Xmd::start(&["--upstream", &up.base_url(), "--rate-limit", "0"]);
+    for max_chars in [2_000, 5_000, 9_000] {
+        let r = call(
+            &x,
+            "x_md_get_profile",
+            &json!({"handle": "demo_author", "max_chars": max_chars}),
+        );
+        let t = text(&r);
+        assert!(t.chars().count() <= max_chars, "{}", t.chars().count());
+        assert!(
+            t.contains(&format!(
+                " … (bio cut: {} of its {} characters are shown; it alone exceeds the result budget)",
+                max_chars / 4,
+                bio.chars().count()
+            )),
+            "{t}"
+        );
+        for i in 0..3 {
+            assert!(t.contains(&format!("/status/{}", FIRST_ID + i)), "{t}");
+        }
+        assert_eq!(r["structuredContent"]["truncated"], false);
+        assert_eq!(r["structuredContent"]["profile"]["description"], json!(bio));
+    }
+}

@@ -323,6 +323,19 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         )
     };
     let next_cursor = block.next.map(|n| encode(n, posts.len()));
+    // A bio longer than a quarter of the budget is cut in the text (the
+    // posts and the continuation still fit); `structuredContent` keeps it.
+    let mut shown_user = user.clone();
+    let bio_cap = run.max_chars() / 4;
+    if let Some(Value::String(d)) = shown_user.get_mut("description") {
+        let whole = d.chars().count();
+        if whole > bio_cap {
+            *d = format!(
+                "{} … (bio cut: {bio_cap} of its {whole} characters are shown; it alone exceeds the result budget)",
+                super::budget::cut_text(d, bio_cap)
+            );
+        }
+    }
     // A result cut before post k continues just below post k - 1.
     let cursor_at = |k: usize| {
         let last = k
@@ -347,7 +360,8 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
                 next,
                 k < posts.len(),
             );
-            let markdown = profile_markdown(&user, &posts[..k], args.full, notes, cont.as_ref());
+            let markdown =
+                profile_markdown(&shown_user, &posts[..k], args.full, notes, cont.as_ref());
             let mut m = base_structured("profile", args, f.outcome());
             m.insert("handle".into(), json!(handle));
             m.insert(
