@@ -279,14 +279,26 @@ impl Cache {
 }
 
 /// Whether an answer may be stored (and replayed, also as part of a
-/// cached tool result): a `200` whose body is one JSON object. A `200`
-/// carrying an HTML error page or a cut-off body is an outage, not the
-/// truth about the resource (the post fallback treats it so), and must not
-/// outlive the outage.
+/// cached tool result): a `200` whose body is one JSON object, and whose
+/// own `code` (FxTwitter's status echo), if any, is not a 5xx. A `200`
+/// carrying an HTML error page, a cut-off body or `"code": 500` is an
+/// outage, not the truth about the resource (the post fallback treats it
+/// so, `syndication::is_outage`), and must not outlive the outage.
 fn cacheable(resp: &UpstreamResponse) -> bool {
+    /// The one member looked at; the rest is checked and skipped.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        code: Option<serde_json::Value>,
+    }
     resp.status == 200
         && resp.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
-        && serde_json::from_slice::<serde::de::IgnoredAny>(&resp.body).is_ok()
+        && serde_json::from_slice::<Head>(&resp.body).is_ok_and(|h| {
+            h.code
+                .as_ref()
+                .and_then(serde_json::Value::as_u64)
+                .is_none_or(|c| c < 500)
+        })
 }
 
 fn wait(f: &Flight) -> Answer {
@@ -551,13 +563,15 @@ mod tests {
                 })
             }
         }
-        let bodies: [&[u8]; 6] = [
+        let bodies: [&[u8]; 8] = [
             b"<!doctype html><html>down</html>",
             b"{\"code\":200,\"status\":{\"id\":",
             b"",
             b"[1]",
             b"\"text\"",
             b"{} trailing",
+            b"{\"code\":500,\"message\":\"API_FAIL\"}",
+            b"{\"code\":503}",
         ];
         for body in bodies {
             let cache = Cache::new(1 << 20);
@@ -570,7 +584,7 @@ mod tests {
             assert_eq!(cache.bytes(), 0, "{body:?}");
         }
         let cache = Cache::new(1 << 20);
-        let up = Fixed(b" {\"ok\": [1]}\n", AtomicUsize::new(0));
+        let up = Fixed(b" {\"code\": 200, \"ok\": [1]}\n", AtomicUsize::new(0));
         assert_eq!(cache.lookup(&up, "/2/status/1").2, TTL_POST);
         let (_, outcome) = cache.get(&up, "/2/status/1");
         assert!(matches!(outcome, Outcome::Hit));
