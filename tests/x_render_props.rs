@@ -675,6 +675,51 @@ fn front_matter_case(
 /// JSON lines `{"yaml", "fields": [[key, value], …]}` for `tests/interop/yaml11_check.py`,
 /// which reads them with PyYAML, a YAML 1.1 reader (`.ci/run`, phase
 /// `yaml11`).
+/// A post whose author, parent and quoted authors have the given handles.
+fn handles_post(h: [&str; 4]) -> Vec<Value> {
+    let mut v = json!({
+        "type": "status", "id": "1800000000000000002",
+        "text": "text", "author": {"screen_name": h[0], "name": "N"},
+        "created_at": "Mon Aug 10 12:41:03 +0000 2026",
+        "replying_to": {"screen_name": h[1], "status": "1800000000000000001"},
+        "quote": {"type": "status", "id": "1700000000000000001", "text": "quoted",
+                  "author": {"screen_name": h[2], "name": "Q"},
+                  "created_at": "Sun Aug 09 10:00:00 +0000 2026",
+                  "quote": {"type": "status", "id": "1600000000000000001", "text": "inner",
+                            "author": {"screen_name": h[3], "name": "R"}}}
+    });
+    normalize(&mut v, 0);
+    vec![v]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Valid X handles (`[A-Za-z0-9_]{1,15}`, so `_x_` and `__init__`)
+    /// never become emphasis: wherever a handle is shown (heading,
+    /// "Replying to" and its URL, quoted authors, the Source line), the
+    /// structure equals the one with plain handles, and the reader sees
+    /// the handle as typed.
+    #[test]
+    fn valid_handles_never_become_structure(
+        h in prop::array::uniform4("[A-Za-z0-9_]{1,15}"),
+        mode in 0..3usize,
+    ) {
+        let (format, full) = [("markdown", false), ("markdown", true), ("obsidian", false)][mode];
+        let opts = RenderOptions { format, full, userinfo: "all" };
+        let template = render_posts(&handles_post(["ha", "hb", "hc", "hd"]), &opts);
+        let actual = render_posts(&handles_post([&h[0], &h[1], &h[2], &h[3]]), &opts);
+        check_layout(&actual)?;
+        for o in [base_options(), extended_options()] {
+            let (t, a) = (parse_with(&template, o), parse_with(&actual, o));
+            prop_assert_eq!(&a.shape, &t.shape, "template:\n{}\n\nactual:\n{}", template, actual);
+            for x in &h {
+                prop_assert!(a.visible.contains(&format!("@{x}")), "@{} not shown in\n{}", x, actual);
+            }
+        }
+    }
+}
+
 #[test]
 fn front_matter_samples() {
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};

@@ -173,6 +173,47 @@ fn html_timeouts_and_rate_limits_fall_back_too() {
     assert_one_request_with_id_and_token(&s, PLAIN_ID);
 }
 
+/// A `200` that is not a JSON object (an HTML error page, a cut-off body)
+/// is an outage, from either provider: it is not kept in the response
+/// cache, so once the provider recovers the next read asks it again and
+/// gets the real post (and no degraded result is replayed).
+#[test]
+fn a_broken_200_is_not_cached_by_either_provider() {
+    let html = || Answer::raw(200, "text/html", "<!DOCTYPE html><html>Owie</html>");
+    let cut = || Answer::json(200, r#"{"code":200,"status":{"id":"#);
+    for broken in [html(), cut()] {
+        let fx = FakeUpstream::start();
+        let status = format!("/2/status/{PLAIN_ID}");
+        let good = common::fake_upstream::fixture("status-plain.json");
+        fx.route(&status, vec![broken.clone(), Answer::json(200, &good)]);
+        let s = syn::start();
+        let t = tools(&fx.base_url(), &s);
+        let first = ok(&t, post_args(PLAIN_ID));
+        assert_eq!(first.structured.as_ref().unwrap()["source"], "syndication");
+        let second = ok(&t, post_args(PLAIN_ID));
+        assert_eq!(second.structured.as_ref().unwrap()["source"], "fxtwitter");
+        assert_eq!(fx.count_prefix(&status), 2, "{:?}", fx.targets());
+        assert_one_request_with_id_and_token(&s, PLAIN_ID);
+
+        // The fallback's own broken 200 is not kept either.
+        let fx = fx_500();
+        let s = syn::start();
+        s.route(
+            &syn::target(PLAIN_ID),
+            vec![
+                broken.clone(),
+                Answer::json(200, &syn::fixture("tweet-plain.json")),
+            ],
+        );
+        let t = tools(&fx.base_url(), &s);
+        let down = call(&t, post_args(PLAIN_ID));
+        assert!(down.is_error, "{}", down.text);
+        let up = ok(&t, post_args(PLAIN_ID));
+        assert_eq!(up.structured.as_ref().unwrap()["source"], "syndication");
+        assert_eq!(syn::requests(&s), 2);
+    }
+}
+
 /// A 429 falls back; during FxTwitter's cool-down the next read sends
 /// nothing to FxTwitter and finds the syndication answer in the cache.
 #[test]

@@ -176,7 +176,7 @@ impl Cache {
 
     fn store(&self, inner: &mut Inner, key: &str, resp: &UpstreamResponse) {
         let size = key.len() + resp.body.len() + ENTRY_OVERHEAD_BYTES;
-        if resp.status != 200 || size > self.budget / MAX_ENTRY_FRACTION {
+        if !cacheable(resp) || size > self.budget / MAX_ENTRY_FRACTION {
             return;
         }
         inner.remove_ready(key);
@@ -216,7 +216,7 @@ impl Cache {
     /// statuses, transport failures).
     pub fn lookup(&self, up: &dyn Upstream, path_and_query: &str) -> (Answer, Outcome, Duration) {
         let fresh = |a: &Answer| match a {
-            Ok(r) if r.status == 200 => ttl_for(path_and_query),
+            Ok(r) if cacheable(r) => ttl_for(path_and_query),
             _ => Duration::ZERO,
         };
         if self.budget == 0 {
@@ -276,6 +276,29 @@ impl Cache {
         let life = fresh(&answer);
         (answer, Outcome::Miss, life)
     }
+}
+
+/// Whether an answer may be stored (and replayed, also as part of a
+/// cached tool result): a `200` whose body is one JSON object, and whose
+/// own `code` (FxTwitter's status echo), if any, is not a 5xx. A `200`
+/// carrying an HTML error page, a cut-off body or `"code": 500` is an
+/// outage, not the truth about the resource (the post fallback treats it
+/// so, `syndication::is_outage`), and must not outlive the outage.
+fn cacheable(resp: &UpstreamResponse) -> bool {
+    /// The one member looked at; the rest is checked and skipped.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        code: Option<serde_json::Value>,
+    }
+    resp.status == 200
+        && resp.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+        && serde_json::from_slice::<Head>(&resp.body).is_ok_and(|h| {
+            h.code
+                .as_ref()
+                .and_then(serde_json::Value::as_u64)
+                .is_none_or(|c| c < 500)
+        })
 }
 
 fn wait(f: &Flight) -> Answer {
@@ -511,9 +534,61 @@ mod tests {
                 status: self.status,
                 retry_after: None,
                 content_type: None,
-                body: vec![b'x'; self.body_len].into(),
+                body: json_body(self.body_len).into(),
             })
         }
+    }
+
+    /// A JSON object of exactly `len` bytes (at least 2).
+    fn json_body(len: usize) -> Vec<u8> {
+        let mut b = vec![b' '; len.max(2)];
+        b[0] = b'{';
+        b[len.max(2) - 1] = b'}';
+        b
+    }
+
+    /// What FxTwitter or the syndication endpoint send in an outage with
+    /// status 200: never stored, so the next read asks again.
+    #[test]
+    fn a_200_that_is_not_a_json_object_is_not_stored() {
+        struct Fixed(&'static [u8], AtomicUsize);
+        impl Upstream for Fixed {
+            fn get(&self, _: &str) -> Answer {
+                self.1.fetch_add(1, Ordering::SeqCst);
+                Ok(UpstreamResponse {
+                    status: 200,
+                    retry_after: None,
+                    content_type: None,
+                    body: self.0.to_vec().into(),
+                })
+            }
+        }
+        let bodies: [&[u8]; 8] = [
+            b"<!doctype html><html>down</html>",
+            b"{\"code\":200,\"status\":{\"id\":",
+            b"",
+            b"[1]",
+            b"\"text\"",
+            b"{} trailing",
+            b"{\"code\":500,\"message\":\"API_FAIL\"}",
+            b"{\"code\":503}",
+        ];
+        for body in bodies {
+            let cache = Cache::new(1 << 20);
+            let up = Fixed(body, AtomicUsize::new(0));
+            let (_, _, fresh) = cache.lookup(&up, "/2/status/1");
+            assert_eq!(fresh, Duration::ZERO, "{body:?}");
+            let (_, outcome) = cache.get(&up, "/2/status/1");
+            assert!(matches!(outcome, Outcome::Miss), "{body:?}");
+            assert_eq!(up.1.load(Ordering::SeqCst), 2, "{body:?}");
+            assert_eq!(cache.bytes(), 0, "{body:?}");
+        }
+        let cache = Cache::new(1 << 20);
+        let up = Fixed(b" {\"code\": 200, \"ok\": [1]}\n", AtomicUsize::new(0));
+        assert_eq!(cache.lookup(&up, "/2/status/1").2, TTL_POST);
+        let (_, outcome) = cache.get(&up, "/2/status/1");
+        assert!(matches!(outcome, Outcome::Hit));
+        assert_eq!(up.1.load(Ordering::SeqCst), 1);
     }
 
     fn counting(status: u16, body_len: usize, delay_ms: u64) -> Counting {

@@ -146,13 +146,12 @@ pub fn escape_heading(text: &str) -> String {
     out
 }
 
-/// A handle printed raw when it is a plain X handle, escaped otherwise.
+/// A handle for an inline position. Even a plain X handle is escaped:
+/// `_x_` and `__init__` are valid handles whose outer underscores would
+/// open and close emphasis after `@` (an intraword `_`, as in
+/// `demo_author`, stays as typed).
 pub fn escape_handle(h: &str) -> String {
-    if crate::x::url::is_handle(h) {
-        h.to_string()
-    } else {
-        escape_inline(h)
-    }
+    escape_inline(h)
 }
 
 /// A URL as a Markdown link or image destination, or `None` when it is not
@@ -307,6 +306,8 @@ mod tests {
         assert_eq!(escape_inline(": x^2^"), "\\: x\\^2\\^");
         assert_eq!(escape_handle("demo_author"), "demo_author");
         assert_eq!(escape_handle("bad*handle"), "bad\\*handle");
+        assert_eq!(escape_handle("_x_"), "\\_x\\_");
+        assert_eq!(escape_handle("__init__"), "\\_\\_init\\_\\_");
     }
 
     #[test]

@@ -248,7 +248,8 @@ fn replying_line(post: &Value, shown: &HashSet<&str>) -> Option<String> {
     }
     let mut line = format!("Replying to @{}", escape_handle(&h));
     if let (Some(i), true) = (id, crate::x::url::is_handle(&h)) {
-        line.push_str(&format!(" · https://x.com/{h}/status/{i}"));
+        let url = format!("https://x.com/{h}/status/{i}");
+        line.push_str(&format!(" · {}", url_text(&url)));
     }
     Some(line)
 }
@@ -376,14 +377,7 @@ fn post_lines(
     } else {
         let h = handle(post)
             .filter(|h| !h.trim().is_empty())
-            .map(|h| {
-                let h = if crate::x::url::is_handle(h) {
-                    h.to_string()
-                } else {
-                    escape_heading(h)
-                };
-                format!(" (@{h})")
-            })
+            .map(|h| format!(" (@{})", escape_heading(h)))
             .unwrap_or_default();
         blocks.push(vec![format!(
             "## {ctx} · {}/{n} — {}{h}",
