@@ -92,6 +92,10 @@ fn main() -> ExitCode {
         "syndication_timeout_s": config.syndication_timeout.as_secs(),
         "shutdown_grace_s": config.shutdown_grace.as_secs(),
         "allowed_origins": config.allowed_origins,
+        "trusted_proxies": config.trusted_proxies.ranges_text(),
+        "proxy_header": config.trusted_proxies.header().name(),
+        "max_result_chars": config.max_result_chars,
+        "call_timeout_s": config.call_timeout.as_secs(),
     });
     let json_log = config.log_format == LogFormat::Json;
     // Formatted first and written with one `write`: stderr is unbuffered,
