@@ -195,3 +195,44 @@ fn refused_timeout_and_status_causes() {
         Some(1)
     );
 }
+
+/// An upstream that answers 200 with a body that is not its JSON (a
+/// captive portal's or a CDN's HTML page): the log names the status and
+/// that the body was wrong, on MCP and on the X routes alike, and
+/// `xmd_upstream_failures_total{cause="invalid_body"}` counts each.
+#[test]
+fn a_200_that_is_not_fxtwitter_json_names_its_status_in_the_log() {
+    let html = FakeUpstream::start();
+    html.handler(|_| {
+        Some(Answer::raw(
+            200,
+            "text/html",
+            "<html><body>Please wait…</body></html>",
+        ))
+    });
+    let x = Xmd::start(&["--upstream", &html.base_url(), "--cache-bytes", "0"]);
+    assert_eq!(code_of(&call(&x)), "upstream_invalid_response");
+    let line = log_line(&x, " POST /mcp ", Duration::from_secs(5));
+    assert!(
+        line.ends_with(" error=upstream_invalid_response cause=upstream_status_200_invalid_body"),
+        "{line}"
+    );
+    let r = get(&x, "/demo_author");
+    assert_eq!(r.status, 502, "{}", r.text());
+    let line = log_line(&x, " GET /demo_author ", Duration::from_secs(5));
+    assert!(
+        line.ends_with(" error=upstream_invalid_response cause=upstream_status_200_invalid_body"),
+        "{line}"
+    );
+    assert_eq!(
+        metric(&x, "xmd_upstream_failures_total{cause=\"invalid_body\"}"),
+        Some(2)
+    );
+    assert_eq!(
+        metric(
+            &x,
+            "xmd_tool_errors_total{code=\"upstream_invalid_response\"}"
+        ),
+        Some(2)
+    );
+}
