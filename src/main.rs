@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         max_connections_per_ip: config.max_connections_per_ip,
         trusted_proxies: config.trusted_proxies.clone(),
         max_buffered_bytes: config.max_buffered_bytes,
+        max_buffered_bytes_per_ip: config.max_buffered_bytes_per_ip,
         shutdown_grace: config.shutdown_grace,
         handle_signals: true,
         log_format: config.log_format,
@@ -84,6 +85,12 @@ fn main() -> ExitCode {
         "max_connections": config.max_connections,
         "max_connections_per_ip": config.max_connections_per_ip,
         "max_buffered_bytes": config.max_buffered_bytes,
+        "max_buffered_bytes_per_ip": config.max_buffered_bytes_per_ip.unwrap_or_else(|| {
+            xmd::server::admission::MemoryBudget::address_share(
+                config.max_buffered_bytes,
+                config.limits.max_body_bytes,
+            )
+        }),
         "max_body_bytes": config.limits.max_body_bytes,
         "header_timeout_s": config.limits.header_timeout.as_secs(),
         "body_timeout_s": config.limits.body_timeout.as_secs(),

@@ -449,7 +449,17 @@ const MIB: usize = 1024 * 1024;
 #[test]
 fn item4_bodies_held_by_300_clients_stay_within_the_budget() {
     // One event loop, so the budget is taken in accept order.
-    let x = Xmd::start(&["--event-loops", "1", "--max-connections-per-ip", "1000"]);
+    // All 300 come from 127.0.0.1: the per-address share is off here so
+    // that the server-wide budget alone decides (the share has its test
+    // below).
+    let x = Xmd::start(&[
+        "--event-loops",
+        "1",
+        "--max-connections-per-ip",
+        "1000",
+        "--max-buffered-bytes-per-ip",
+        "0",
+    ]);
     let pid = x.child.id();
     assert_eq!(roundtrip(&x, &post(&x.host(), &LEGACY, LIST)).status, 200);
     let before = rss(pid);
@@ -525,6 +535,70 @@ fn item4_bodies_held_by_300_clients_stay_within_the_budget() {
     assert!(
         metrics.contains("xmd_rejected_requests_total{reason=\"memory_budget\"} 236\n"),
         "{metrics}"
+    );
+}
+
+/// One client address holding slow bodies stops at its share of the
+/// budget (a quarter by default): its further bodies are refused with 503,
+/// and a body from another address is still read and answered. Before the
+/// share, one address filled the whole budget and every other client's
+/// body over 16 KiB was refused. The server listens on `[::]` so that
+/// 127.0.0.1 and ::1 are two client addresses.
+#[test]
+fn item4_one_address_cannot_spend_the_budget_for_the_others() {
+    let x = Xmd::start(&[
+        "--listen",
+        "[::]:0",
+        "--event-loops",
+        "1",
+        "--max-buffered-bytes",
+        "4194304",
+        "--max-body-bytes",
+        "262144",
+    ]);
+    let port = x.addr.port();
+    let head = |len: usize| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {len}\r\n\r\n"
+        )
+    };
+    let connect = |ip: &str| {
+        let s =
+            std::net::TcpStream::connect((ip.parse::<std::net::IpAddr>().unwrap(), port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s
+    };
+    // 16 bodies of 256 KiB from 127.0.0.1 would fill the 4 MiB budget;
+    // its 1 MiB share holds 4 of them.
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..16 {
+        let mut s = connect("127.0.0.1");
+        s.write_all(head(256 * 1024).as_bytes()).unwrap();
+        s.write_all(b" ").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        match reply_within(&mut s, Duration::from_millis(200)) {
+            Some(r) => {
+                assert_eq!(r.status, 503, "{}", r.head);
+                assert_eq!(r.header("retry-after").as_deref(), Some("1"));
+                refused += 1;
+            }
+            None => held.push(s),
+        }
+    }
+    assert_eq!((held.len(), refused), (4, 12));
+    // Another address still has the rest of the budget.
+    let body = format!("{LIST}{}", " ".repeat(100 * 1024));
+    let mut other = connect("::1");
+    other.write_all(head(body.len()).as_bytes()).unwrap();
+    other.write_all(body.as_bytes()).unwrap();
+    let r = read_reply(&mut other, false);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("x_md_get_post"));
+    let start = x.log.lock().unwrap()[0].clone();
+    assert!(
+        start.contains("\"max_buffered_bytes_per_ip\":1048576"),
+        "{start}"
     );
 }
 
