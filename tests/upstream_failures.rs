@@ -236,3 +236,57 @@ fn a_200_that_is_not_fxtwitter_json_names_its_status_in_the_log() {
         Some(2)
     );
 }
+
+/// A call refused by the upstream budget after an earlier request of the
+/// same call failed (a thread 404 before the post lookup) names no cause:
+/// the refusal sent nothing, so the 404 did not cause it.
+#[test]
+fn an_upstream_budget_refusal_names_no_older_cause() {
+    let missing = FakeUpstream::start();
+    missing.handler(|_| Some(Answer::json(404, r#"{"code":404,"message":"NOT_FOUND"}"#)));
+    let x = Xmd::start(&[
+        "--upstream",
+        &missing.base_url(),
+        "--cache-bytes",
+        "0",
+        "--rate-limit",
+        "0",
+        "--upstream-budget",
+        "1",
+    ]);
+    // The budget holds 3 requests; each call makes 2 (thread, then post).
+    let mut lines = Vec::new();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"id":"{POST_ID}","handle":"demo_author"}}}}}}"#
+    );
+    for _ in 0..2 {
+        let raw = post(
+            &x.host(),
+            &[
+                "Content-Type: application/json",
+                "Accept: application/json",
+                "MCP-Protocol-Version: 2025-11-25",
+            ],
+            &body,
+        );
+        assert_eq!(roundtrip(&x, &raw).status, 200);
+    }
+    let until = Instant::now() + Duration::from_secs(5);
+    while lines.len() < 2 && Instant::now() < until {
+        lines = x
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(" POST /mcp "))
+            .cloned()
+            .collect();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(missing.request_count(), 3, "{:?}", missing.targets());
+    assert!(
+        lines[0].ends_with(" error=not_found cause=upstream_status_404"),
+        "{lines:?}"
+    );
+    assert!(lines[1].ends_with(" error=upstream_budget"), "{lines:?}");
+}

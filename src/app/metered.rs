@@ -144,6 +144,9 @@ pub fn failure_note(code: &'static str) -> Box<str> {
             METRICS.upstream_failure(Cause::InvalidBody(s).label());
             Cause::InvalidBody(s)
         }),
+        // Refused here, before any request: an earlier request's failure
+        // in the same call is not its cause.
+        _ if code == crate::x::error::code::UPSTREAM_BUDGET => None,
         cause => cause,
     };
     match cause {
@@ -195,15 +198,27 @@ impl Upstream for Metered {
 /// a failed upstream request; a request that was never sent (cool-down,
 /// budget) or that succeeded records nothing.
 fn record_failure(result: &Result<UpstreamResponse, FetchError>) {
+    // The log names the cause of the call's last upstream attempt: an
+    // earlier failure (a thread 404 before its post fallback) is forgotten
+    // once a later request is answered or refused locally, so an
+    // `upstream_budget` refusal never carries an older request's status.
+    let ok_status = match result {
+        Ok(r) if r.status < 400 => Some(r.status),
+        _ => None,
+    };
+    LAST_OK_STATUS.with(|c| c.set(ok_status));
     let cause = match result {
         Ok(r) if r.status >= 400 => Cause::Status(r.status),
-        Ok(r) => {
-            LAST_OK_STATUS.with(|c| c.set(Some(r.status)));
+        Ok(_) => {
+            LAST_CAUSE.with(|c| c.set(None));
             return;
         }
         Err(e) => match Cause::of_error(e) {
             Some(cause) => cause,
-            None => return,
+            None => {
+                LAST_CAUSE.with(|c| c.set(None));
+                return;
+            }
         },
     };
     LAST_CAUSE.with(|c| c.set(Some(cause)));
