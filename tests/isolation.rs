@@ -359,6 +359,75 @@ fn item2_the_x_routes_spend_the_same_allowance_as_tool_calls() {
     assert_eq!(up.count_prefix("/2/status/"), 3);
 }
 
+/// Behind a trusted proxy (issue 17), each forwarded client has its own
+/// allowance on the X routes and on MCP alike (one allowance per client
+/// across routes), and the log names the client, the refused tool, the
+/// code and `via=` the proxy. The proxy's own connection is not the
+/// client.
+#[test]
+fn item2_forwarded_clients_have_one_allowance_each_across_routes() {
+    let up = posts_upstream();
+    let x = Xmd::start(&[
+        "--upstream",
+        &up.base_url(),
+        "--trusted-proxies",
+        "127.0.0.1",
+        "--rate-limit",
+        "1",
+        "--rate-burst",
+        "2",
+    ]);
+    let rest = |client: &str, i: u64| {
+        let id = POST_ID.parse::<u64>().unwrap() + i;
+        let raw = format!(
+            "GET /i/status/{id}?thread=off HTTP/1.1\r\nHost: {}\r\nX-Forwarded-For: 203.0.113.9, {client}\r\n\r\n",
+            x.host()
+        );
+        roundtrip(&x, raw.as_bytes()).status
+    };
+    let mcp = |client: &str, i: u64| {
+        let id = POST_ID.parse::<u64>().unwrap() + i;
+        let args = json!({"handle": "demo_author", "id": id.to_string(), "thread": "off"});
+        let mut headers = META_HEADERS.to_vec();
+        let xff = format!("X-Forwarded-For: {client}");
+        headers.push(&xff);
+        let v = roundtrip(
+            &x,
+            &post(&x.host(), &headers, &call(1, "x_md_get_post", &args)),
+        )
+        .json();
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("code rate_limited")
+    };
+    // Client A: one post over REST, one over MCP (the burst), then refused
+    // on both routes.
+    assert_eq!(rest("198.51.100.1", 0), 200);
+    assert!(!mcp("198.51.100.1", 1));
+    assert_eq!(rest("198.51.100.1", 2), 429);
+    assert!(mcp("198.51.100.1", 3));
+    // Client B, through the same proxy, has its own allowance.
+    assert!(!mcp("198.51.100.2", 4));
+    assert_eq!(rest("198.51.100.2", 5), 200);
+    assert_eq!(up.count_prefix("/2/status/"), 4);
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    let refused = loop {
+        let log = x.log.lock().unwrap().clone();
+        if let Some(l) = log.iter().find(|l| l.contains(" 429 ")) {
+            break l.clone();
+        }
+        assert!(std::time::Instant::now() < until, "{log:#?}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let fields: Vec<&str> = refused.split(' ').collect();
+    assert_eq!(fields[1], "198.51.100.1", "{refused}");
+    assert!(
+        refused.contains(" tool=x_md_get_post error=rate_limited via=127.0.0.1:"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn item7_every_spelling_of_a_handle_or_id_is_one_upstream_request() {
     let up = FakeUpstream::start();
