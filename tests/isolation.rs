@@ -31,6 +31,37 @@ fn call(id: u32, name: &str, arguments: &Value) -> String {
 
 // Item 1 -------------------------------------------------------------------
 
+/// Arguments nested past the parser's depth get a -32600 that names the
+/// limit, at every depth past it and in objects or arrays (before: `-32700
+/// the body is not valid JSON`, for a body that may be valid JSON).
+#[test]
+fn item1_deeply_nested_arguments_get_a_precise_short_error() {
+    let x = Xmd::start(&[]);
+    for (depth, open, close) in [(126, "[", "]"), (200, "[", "]"), (5_000, "{\"a\":[", "]}")] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":{}1{}}}}}}}"#,
+            open.repeat(depth),
+            close.repeat(depth)
+        );
+        let r = roundtrip(&x, &post(&x.host(), &LEGACY, &body));
+        assert_eq!(r.status, 400, "{depth}: {}", r.text());
+        assert_eq!(
+            r.json(),
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+                "message": "Invalid Request: the body nests arrays and objects deeper than 127 levels"}})
+        );
+    }
+    // At the limit the body parses, and the tool names the bad argument.
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":{}1{}}}}}}}"#,
+        "[".repeat(123),
+        "]".repeat(123)
+    );
+    let v = roundtrip(&x, &post(&x.host(), &LEGACY, &body)).json();
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert_eq!(v["id"], 3);
+}
+
 #[test]
 fn item1_a_hundred_thousand_unknown_keys_get_a_short_error() {
     let x = Xmd::start(&[]);
