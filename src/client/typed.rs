@@ -5,7 +5,7 @@
 //! | schema `type` of the property | `key=value` becomes |
 //! | --- | --- |
 //! | `string`, absent, or a list holding `string` | the text as is |
-//! | `integer` | a JSON integer (`limit=3`) |
+//! | `integer` | a JSON integer (`limit=3`; `3.0` and `1e1` too, as 3 and 10) |
 //! | `number` | a JSON number (`ratio=0.5`) |
 //! | `boolean` | `true` or `false` (only those words) |
 //! | `null` | `null` (only that word) |
@@ -66,7 +66,14 @@ fn as_type(ty: &str, text: &str) -> Option<Value> {
         "string" => Some(Value::String(text.to_string())),
         "integer" => {
             let v: Value = serde_json::from_str(text.trim()).ok()?;
-            (v.is_i64() || v.is_u64()).then_some(v)
+            if v.is_i64() || v.is_u64() {
+                return Some(v);
+            }
+            // JSON Schema's integer is any number with a zero fraction
+            // (`3.0`, `1e1`); sent as the integer itself, exactly
+            // representable below 2^53.
+            let f = v.as_f64()?;
+            (f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0).then(|| Value::from(f as i64))
         }
         "number" => {
             let v: Value = serde_json::from_str(text.trim()).ok()?;
@@ -130,6 +137,10 @@ mod tests {
         let t = |k: &str, v: &str| typed_value(&s, k, v);
         assert_eq!(t("handle", "007"), Ok(json!("007")));
         assert_eq!(t("limit", "3"), Ok(json!(3)));
+        assert_eq!(t("limit", "3.0"), Ok(json!(3)));
+        assert_eq!(t("limit", "1e1"), Ok(json!(10)));
+        assert_eq!(t("limit", "-0.0"), Ok(json!(0)));
+        assert!(t("limit", "1e300").is_err());
         assert_eq!(t("ratio", "0.5"), Ok(json!(0.5)));
         assert_eq!(t("ratio", "2"), Ok(json!(2)));
         assert_eq!(t("full", "true"), Ok(json!(true)));
