@@ -41,8 +41,9 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--workers", env: "XMD_WORKERS", value: "N", help: format!("worker threads for tool calls [default: {}]", config::DEFAULT_WORKERS) },
         Setting { flag: "--queue", env: "XMD_QUEUE", value: "N", help: format!("tool calls that may wait for a worker; past it: 503 [default: {}]", config::DEFAULT_QUEUE) },
         Setting { flag: "--max-connections", env: "XMD_MAX_CONNECTIONS", value: "N", help: format!("open connections; past it: 503 and close [default: {}]", config::DEFAULT_MAX_CONNECTIONS) },
-        Setting { flag: "--max-connections-per-ip", env: "XMD_MAX_CONNECTIONS_PER_IP", value: "N", help: format!("open connections per client address (IPv6: per /64); past it: 429 and close; 0 turns it off [default: {}]", crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP) },
+        Setting { flag: "--max-connections-per-ip", env: "XMD_MAX_CONNECTIONS_PER_IP", value: "N", help: format!("open connections per client address (IPv6: per /64); a --trusted-proxies peer is not capped (its connections carry many clients); past it: 429 and close; 0 turns it off [default: {}]", crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP) },
         Setting { flag: "--max-buffered-bytes", env: "XMD_MAX_BUFFERED_BYTES", value: "BYTES", help: format!("server-wide budget for request bodies being read and responses not yet sent; a body (over 16 KiB) that does not fit: 503 and close before it is read; 0 turns it off [default: {}]", crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES) },
+        Setting { flag: "--max-buffered-bytes-per-ip", env: "XMD_MAX_BUFFERED_BYTES_PER_IP", value: "BYTES", help: format!("most of --max-buffered-bytes one client address (IPv6: per /64) may hold, so one client cannot spend it for all; past it that address's bodies over 16 KiB: 503 and close, its unread replies pause its connections; a --trusted-proxies peer has no share; 0 turns it off [default: --max-buffered-bytes / {}, at least --max-body-bytes]", crate::server::admission::ADDRESS_SHARE_DIVISOR) },
         Setting { flag: "--max-body-bytes", env: "XMD_MAX_BODY_BYTES", value: "BYTES", help: format!("largest request body; past it: 413 [default: {}]", config::DEFAULT_MAX_BODY_BYTES) },
         Setting { flag: "--header-timeout", env: "XMD_HEADER_TIMEOUT", value: "SECS", help: format!("time to receive a request head; past it: 408 [default: {}]", secs(config::DEFAULT_HEADER_TIMEOUT)) },
         Setting { flag: "--body-timeout", env: "XMD_BODY_TIMEOUT", value: "SECS", help: format!("time to receive a request body; past it: 408 [default: {}]", secs(config::DEFAULT_BODY_TIMEOUT)) },
@@ -74,7 +75,11 @@ pub fn help() -> String {
         env!("CARGO_PKG_VERSION")
     );
     for s in settings() {
-        let left = format!("  {} {}", s.flag, s.value);
+        let mut left = format!("  {} {}", s.flag, s.value);
+        if left.len() >= 32 {
+            // Too long for the column: the help starts on the next line.
+            left = format!("{left}\n{:<32}", "");
+        }
         out.push_str(&format!("{left:<32}{}\n{:<32}env: {}\n", s.help, "", s.env));
     }
     out.push_str("  -h, --help                    print this help\n  -V, --version                 print the version\n\nExit codes: 0 clean shutdown (SIGTERM/SIGINT), 1 runtime failure (e.g. address in use), 2 usage error, 131 SIGQUIT (immediate exit, no drain). SIGHUP is ignored.\n");
@@ -248,6 +253,9 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     if let Some(n) = number("--max-buffered-bytes", 0)? {
         config.max_buffered_bytes = n;
     }
+    if let Some(n) = number("--max-buffered-bytes-per-ip", 0)? {
+        config.max_buffered_bytes_per_ip = Some(n);
+    }
     if let Some(n) = number("--max-body-bytes", 1)? {
         config.limits.max_body_bytes = n;
     }
@@ -302,6 +310,15 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
             "invalid --max-buffered-bytes '{}' (expected 0 or at least --max-body-bytes, {})",
             config.max_buffered_bytes, config.limits.max_body_bytes
         )));
+    }
+    if let Some(n) = config.max_buffered_bytes_per_ip {
+        if n != 0 && n < config.limits.max_body_bytes {
+            // That address could never send a body of the largest size.
+            return Err(UsageError(format!(
+                "invalid --max-buffered-bytes-per-ip '{n}' (expected 0 or at least --max-body-bytes, {})",
+                config.limits.max_body_bytes
+            )));
+        }
     }
     Ok(Command::Serve(Box::new(config)))
 }

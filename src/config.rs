@@ -182,6 +182,10 @@ pub struct Config {
     /// bytes (0 = none); see
     /// [`crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES`].
     pub max_buffered_bytes: usize,
+    /// Most of `max_buffered_bytes` one client address may hold (0 = no
+    /// per-address share); `None`: the default,
+    /// [`crate::server::admission::MemoryBudget::address_share`].
+    pub max_buffered_bytes_per_ip: Option<usize>,
     /// Upstream request timeout; see [`DEFAULT_UPSTREAM_TIMEOUT`].
     pub upstream_timeout: Duration,
     /// Graceful shutdown deadline; see [`DEFAULT_SHUTDOWN_GRACE`].
@@ -232,6 +236,7 @@ impl Config {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_ip: crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP,
             max_buffered_bytes: crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES,
+            max_buffered_bytes_per_ip: None,
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             allowed_origins: None,

@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         max_connections_per_ip: config.max_connections_per_ip,
         trusted_proxies: config.trusted_proxies.clone(),
         max_buffered_bytes: config.max_buffered_bytes,
+        max_buffered_bytes_per_ip: config.max_buffered_bytes_per_ip,
         shutdown_grace: config.shutdown_grace,
         handle_signals: true,
         log_format: config.log_format,
@@ -84,6 +85,12 @@ fn main() -> ExitCode {
         "max_connections": config.max_connections,
         "max_connections_per_ip": config.max_connections_per_ip,
         "max_buffered_bytes": config.max_buffered_bytes,
+        "max_buffered_bytes_per_ip": config.max_buffered_bytes_per_ip.unwrap_or_else(|| {
+            xmd::server::admission::MemoryBudget::address_share(
+                config.max_buffered_bytes,
+                config.limits.max_body_bytes,
+            )
+        }),
         "max_body_bytes": config.limits.max_body_bytes,
         "header_timeout_s": config.limits.header_timeout.as_secs(),
         "body_timeout_s": config.limits.body_timeout.as_secs(),
@@ -94,6 +101,10 @@ fn main() -> ExitCode {
         "max_result_chars": config.max_result_chars,
         "call_timeout_s": config.call_timeout.as_secs(),
         "allowed_origins": config.allowed_origins,
+        "trusted_proxies": config.trusted_proxies.ranges_text(),
+        "proxy_header": config.trusted_proxies.header().name(),
+        "max_result_chars": config.max_result_chars,
+        "call_timeout_s": config.call_timeout.as_secs(),
     });
     let json_log = config.log_format == LogFormat::Json;
     // Formatted first and written with one `write`: stderr is unbuffered,

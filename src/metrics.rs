@@ -107,7 +107,7 @@ pub const ERROR_CODES: [&str; 16] = {
 };
 
 /// Labels of `xmd_upstream_failures_total` (`crate::app::metered::Cause`).
-pub const FAILURE_CAUSES: [&str; 8] = crate::app::metered::Cause::LABELS;
+pub const FAILURE_CAUSES: [&str; 9] = crate::app::metered::Cause::LABELS;
 
 /// Upstream latency histogram bounds in seconds.
 pub const BUCKETS: [f64; 11] = [
@@ -393,7 +393,7 @@ impl Metrics {
             &mut out,
             "xmd_upstream_failures_total",
             "counter",
-            "Failed upstream requests by cause (dns, refused, reset, connect, timeout, too_large, network, status = a 4xx/5xx answer).",
+            "Failed upstream requests by cause (dns, refused, reset, connect, timeout, too_large, network, status = a 4xx/5xx answer, invalid_body = an answer that is not FxTwitter JSON).",
         );
         for (i, c) in self.upstream_failures.iter().enumerate() {
             if get(c) > 0 {

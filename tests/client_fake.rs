@@ -648,6 +648,28 @@ fn a_closed_sse_stream_is_resumed_with_last_event_id() {
     assert_eq!(reqs[1].header("MCP-Protocol-Version"), Some("2026-07-28"));
 }
 
+/// A stream cut inside the response event (after its `id` line) resumes
+/// from the last whole event, so the server sends the response again;
+/// resuming after the cut event's id would skip it and never get it.
+#[test]
+fn a_stream_cut_inside_the_response_resumes_from_the_last_whole_event() {
+    let response = json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete",
+        "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}});
+    let full = format!("id: ev-2\ndata: {response}\n\n");
+    let cut = full[..full.len() / 2].to_string();
+    let fake = Fake::start(move |req: &Req| match req.verb.as_str() {
+        "POST" => Reply::sse(&["id: ev-1\nretry: 1\ndata: \n\n", &cut]),
+        // Events after the one named: after ev-1 that is the response.
+        "GET" if req.header("Last-Event-ID") == Some("ev-1") => Reply::sse(&[&full]),
+        _ => Reply::sse(&["id: ev-2\ndata: \n\n"]),
+    });
+    let tools = fake.client(Era::Modern).list_tools().unwrap();
+    assert_eq!(tools[0].name, "t");
+    let reqs = fake.requests();
+    assert_eq!(fake.labels(), ["POST tools/list", "GET"]);
+    assert_eq!(reqs[1].header("Last-Event-ID"), Some("ev-1"));
+}
+
 /// Resumption is bounded: a server that closes every stream after a
 /// priming event gets MAX_SSE_RESUMES GETs, then a clear error; a GET the
 /// server refuses ends the call with that status.

@@ -31,6 +31,37 @@ fn call(id: u32, name: &str, arguments: &Value) -> String {
 
 // Item 1 -------------------------------------------------------------------
 
+/// Arguments nested past the parser's depth get a -32600 that names the
+/// limit, at every depth past it and in objects or arrays (before: `-32700
+/// the body is not valid JSON`, for a body that may be valid JSON).
+#[test]
+fn item1_deeply_nested_arguments_get_a_precise_short_error() {
+    let x = Xmd::start(&[]);
+    for (depth, open, close) in [(126, "[", "]"), (200, "[", "]"), (5_000, "{\"a\":[", "]}")] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":{}1{}}}}}}}"#,
+            open.repeat(depth),
+            close.repeat(depth)
+        );
+        let r = roundtrip(&x, &post(&x.host(), &LEGACY, &body));
+        assert_eq!(r.status, 400, "{depth}: {}", r.text());
+        assert_eq!(
+            r.json(),
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+                "message": "Invalid Request: the body nests arrays and objects deeper than 127 levels"}})
+        );
+    }
+    // At the limit the body parses, and the tool names the bad argument.
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":{}1{}}}}}}}"#,
+        "[".repeat(123),
+        "]".repeat(123)
+    );
+    let v = roundtrip(&x, &post(&x.host(), &LEGACY, &body)).json();
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert_eq!(v["id"], 3);
+}
+
 #[test]
 fn item1_a_hundred_thousand_unknown_keys_get_a_short_error() {
     let x = Xmd::start(&[]);
@@ -359,6 +390,75 @@ fn item2_the_x_routes_spend_the_same_allowance_as_tool_calls() {
     assert_eq!(up.count_prefix("/2/status/"), 3);
 }
 
+/// Behind a trusted proxy (issue 17), each forwarded client has its own
+/// allowance on the X routes and on MCP alike (one allowance per client
+/// across routes), and the log names the client, the refused tool, the
+/// code and `via=` the proxy. The proxy's own connection is not the
+/// client.
+#[test]
+fn item2_forwarded_clients_have_one_allowance_each_across_routes() {
+    let up = posts_upstream();
+    let x = Xmd::start(&[
+        "--upstream",
+        &up.base_url(),
+        "--trusted-proxies",
+        "127.0.0.1",
+        "--rate-limit",
+        "1",
+        "--rate-burst",
+        "2",
+    ]);
+    let rest = |client: &str, i: u64| {
+        let id = POST_ID.parse::<u64>().unwrap() + i;
+        let raw = format!(
+            "GET /i/status/{id}?thread=off HTTP/1.1\r\nHost: {}\r\nX-Forwarded-For: 203.0.113.9, {client}\r\n\r\n",
+            x.host()
+        );
+        roundtrip(&x, raw.as_bytes()).status
+    };
+    let mcp = |client: &str, i: u64| {
+        let id = POST_ID.parse::<u64>().unwrap() + i;
+        let args = json!({"handle": "demo_author", "id": id.to_string(), "thread": "off"});
+        let mut headers = META_HEADERS.to_vec();
+        let xff = format!("X-Forwarded-For: {client}");
+        headers.push(&xff);
+        let v = roundtrip(
+            &x,
+            &post(&x.host(), &headers, &call(1, "x_md_get_post", &args)),
+        )
+        .json();
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("code rate_limited")
+    };
+    // Client A: one post over REST, one over MCP (the burst), then refused
+    // on both routes.
+    assert_eq!(rest("198.51.100.1", 0), 200);
+    assert!(!mcp("198.51.100.1", 1));
+    assert_eq!(rest("198.51.100.1", 2), 429);
+    assert!(mcp("198.51.100.1", 3));
+    // Client B, through the same proxy, has its own allowance.
+    assert!(!mcp("198.51.100.2", 4));
+    assert_eq!(rest("198.51.100.2", 5), 200);
+    assert_eq!(up.count_prefix("/2/status/"), 4);
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    let refused = loop {
+        let log = x.log.lock().unwrap().clone();
+        if let Some(l) = log.iter().find(|l| l.contains(" 429 ")) {
+            break l.clone();
+        }
+        assert!(std::time::Instant::now() < until, "{log:#?}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let fields: Vec<&str> = refused.split(' ').collect();
+    assert_eq!(fields[1], "198.51.100.1", "{refused}");
+    assert!(
+        refused.contains(" tool=x_md_get_post error=rate_limited via=127.0.0.1:"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn item7_every_spelling_of_a_handle_or_id_is_one_upstream_request() {
     let up = FakeUpstream::start();
@@ -449,7 +549,17 @@ const MIB: usize = 1024 * 1024;
 #[test]
 fn item4_bodies_held_by_300_clients_stay_within_the_budget() {
     // One event loop, so the budget is taken in accept order.
-    let x = Xmd::start(&["--event-loops", "1", "--max-connections-per-ip", "1000"]);
+    // All 300 come from 127.0.0.1: the per-address share is off here so
+    // that the server-wide budget alone decides (the share has its test
+    // below).
+    let x = Xmd::start(&[
+        "--event-loops",
+        "1",
+        "--max-connections-per-ip",
+        "1000",
+        "--max-buffered-bytes-per-ip",
+        "0",
+    ]);
     let pid = x.child.id();
     assert_eq!(roundtrip(&x, &post(&x.host(), &LEGACY, LIST)).status, 200);
     let before = rss(pid);
@@ -525,6 +635,70 @@ fn item4_bodies_held_by_300_clients_stay_within_the_budget() {
     assert!(
         metrics.contains("xmd_rejected_requests_total{reason=\"memory_budget\"} 236\n"),
         "{metrics}"
+    );
+}
+
+/// One client address holding slow bodies stops at its share of the
+/// budget (a quarter by default): its further bodies are refused with 503,
+/// and a body from another address is still read and answered. Before the
+/// share, one address filled the whole budget and every other client's
+/// body over 16 KiB was refused. The server listens on `[::]` so that
+/// 127.0.0.1 and ::1 are two client addresses.
+#[test]
+fn item4_one_address_cannot_spend_the_budget_for_the_others() {
+    let x = Xmd::start(&[
+        "--listen",
+        "[::]:0",
+        "--event-loops",
+        "1",
+        "--max-buffered-bytes",
+        "4194304",
+        "--max-body-bytes",
+        "262144",
+    ]);
+    let port = x.addr.port();
+    let head = |len: usize| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {len}\r\n\r\n"
+        )
+    };
+    let connect = |ip: &str| {
+        let s =
+            std::net::TcpStream::connect((ip.parse::<std::net::IpAddr>().unwrap(), port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s
+    };
+    // 16 bodies of 256 KiB from 127.0.0.1 would fill the 4 MiB budget;
+    // its 1 MiB share holds 4 of them.
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..16 {
+        let mut s = connect("127.0.0.1");
+        s.write_all(head(256 * 1024).as_bytes()).unwrap();
+        s.write_all(b" ").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        match reply_within(&mut s, Duration::from_millis(200)) {
+            Some(r) => {
+                assert_eq!(r.status, 503, "{}", r.head);
+                assert_eq!(r.header("retry-after").as_deref(), Some("1"));
+                refused += 1;
+            }
+            None => held.push(s),
+        }
+    }
+    assert_eq!((held.len(), refused), (4, 12));
+    // Another address still has the rest of the budget.
+    let body = format!("{LIST}{}", " ".repeat(100 * 1024));
+    let mut other = connect("::1");
+    other.write_all(head(body.len()).as_bytes()).unwrap();
+    other.write_all(body.as_bytes()).unwrap();
+    let r = read_reply(&mut other, false);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("x_md_get_post"));
+    let start = x.log.lock().unwrap()[0].clone();
+    assert!(
+        start.contains("\"max_buffered_bytes_per_ip\":1048576"),
+        "{start}"
     );
 }
 

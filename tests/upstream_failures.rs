@@ -195,3 +195,98 @@ fn refused_timeout_and_status_causes() {
         Some(1)
     );
 }
+
+/// An upstream that answers 200 with a body that is not its JSON (a
+/// captive portal's or a CDN's HTML page): the log names the status and
+/// that the body was wrong, on MCP and on the X routes alike, and
+/// `xmd_upstream_failures_total{cause="invalid_body"}` counts each.
+#[test]
+fn a_200_that_is_not_fxtwitter_json_names_its_status_in_the_log() {
+    let html = FakeUpstream::start();
+    html.handler(|_| {
+        Some(Answer::raw(
+            200,
+            "text/html",
+            "<html><body>Please wait…</body></html>",
+        ))
+    });
+    let x = Xmd::start(&["--upstream", &html.base_url(), "--cache-bytes", "0"]);
+    assert_eq!(code_of(&call(&x)), "upstream_invalid_response");
+    let line = log_line(&x, " POST /mcp ", Duration::from_secs(5));
+    assert!(
+        line.ends_with(" error=upstream_invalid_response cause=upstream_status_200_invalid_body"),
+        "{line}"
+    );
+    let r = get(&x, "/demo_author");
+    assert_eq!(r.status, 502, "{}", r.text());
+    let line = log_line(&x, " GET /demo_author ", Duration::from_secs(5));
+    assert!(
+        line.ends_with(" error=upstream_invalid_response cause=upstream_status_200_invalid_body"),
+        "{line}"
+    );
+    assert_eq!(
+        metric(&x, "xmd_upstream_failures_total{cause=\"invalid_body\"}"),
+        Some(2)
+    );
+    assert_eq!(
+        metric(
+            &x,
+            "xmd_tool_errors_total{code=\"upstream_invalid_response\"}"
+        ),
+        Some(2)
+    );
+}
+
+/// A call refused by the upstream budget after an earlier request of the
+/// same call failed (a thread 404 before the post lookup) names no cause:
+/// the refusal sent nothing, so the 404 did not cause it.
+#[test]
+fn an_upstream_budget_refusal_names_no_older_cause() {
+    let missing = FakeUpstream::start();
+    missing.handler(|_| Some(Answer::json(404, r#"{"code":404,"message":"NOT_FOUND"}"#)));
+    let x = Xmd::start(&[
+        "--upstream",
+        &missing.base_url(),
+        "--cache-bytes",
+        "0",
+        "--rate-limit",
+        "0",
+        "--upstream-budget",
+        "1",
+    ]);
+    // The budget holds 3 requests; each call makes 2 (thread, then post).
+    let mut lines = Vec::new();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"id":"{POST_ID}","handle":"demo_author"}}}}}}"#
+    );
+    for _ in 0..2 {
+        let raw = post(
+            &x.host(),
+            &[
+                "Content-Type: application/json",
+                "Accept: application/json",
+                "MCP-Protocol-Version: 2025-11-25",
+            ],
+            &body,
+        );
+        assert_eq!(roundtrip(&x, &raw).status, 200);
+    }
+    let until = Instant::now() + Duration::from_secs(5);
+    while lines.len() < 2 && Instant::now() < until {
+        lines = x
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(" POST /mcp "))
+            .cloned()
+            .collect();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(missing.request_count(), 3, "{:?}", missing.targets());
+    assert!(
+        lines[0].ends_with(" error=not_found cause=upstream_status_404"),
+        "{lines:?}"
+    );
+    assert!(lines[1].ends_with(" error=upstream_budget"), "{lines:?}");
+}

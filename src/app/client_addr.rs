@@ -77,6 +77,13 @@ impl Cidr {
     }
 }
 
+impl std::fmt::Display for Cidr {
+    /// `ADDR/PREFIX`, as `--trusted-proxies` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.net, self.prefix)
+    }
+}
+
 /// Which header a trusted proxy writes (`--proxy-header`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProxyHeader {
@@ -147,6 +154,11 @@ impl TrustedProxies {
     /// Whether any range is trusted.
     pub fn any(&self) -> bool {
         !self.ranges.is_empty()
+    }
+
+    /// The trusted ranges as `ADDR/PREFIX` strings (for the start-up line).
+    pub fn ranges_text(&self) -> Vec<String> {
+        self.ranges.iter().map(ToString::to_string).collect()
     }
 
     /// The header read from trusted peers.
@@ -331,6 +343,10 @@ mod tests {
         assert!(v6.contains(ip("2001:db8:ffff::1")));
         assert!(!v6.contains(ip("2001:db9::1")));
         assert_eq!(Cidr::parse("::1").unwrap().prefix, 128);
+        assert_eq!(
+            proxies(" 127.0.0.1, 10.0.0.0/8,::1", ProxyHeader::Forwarded).ranges_text(),
+            ["127.0.0.1/32", "10.0.0.0/8", "::1/128"]
+        );
         assert_eq!(
             Cidr::parse("10.0.0.0/33").unwrap_err(),
             "'10.0.0.0/33': the prefix length must be 0 to 32"

@@ -29,12 +29,16 @@ pub enum Cause {
     Network,
     /// The upstream answered with this HTTP status (4xx or 5xx).
     Status(u16),
+    /// The upstream answered with this (2xx or 3xx) status but a body that
+    /// is not the JSON it should send (a tool error
+    /// `upstream_invalid_response`).
+    InvalidBody(u16),
 }
 
 impl Cause {
     /// Labels of `xmd_upstream_failures_total`, in [`Cause::label`] order
     /// (every status is `status`).
-    pub const LABELS: [&'static str; 8] = [
+    pub const LABELS: [&'static str; 9] = [
         "dns",
         "refused",
         "reset",
@@ -43,6 +47,7 @@ impl Cause {
         "too_large",
         "network",
         "status",
+        "invalid_body",
     ];
 
     /// The metrics label.
@@ -56,6 +61,7 @@ impl Cause {
             Cause::TooLarge => 5,
             Cause::Network => 6,
             Cause::Status(_) => 7,
+            Cause::InvalidBody(_) => 8,
         }]
     }
 
@@ -82,6 +88,7 @@ impl std::fmt::Display for Cause {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Cause::Status(s) => write!(f, "upstream_status_{s}"),
+            Cause::InvalidBody(s) => write!(f, "upstream_status_{s}_invalid_body"),
             other => f.write_str(other.label()),
         }
     }
@@ -110,12 +117,16 @@ fn classify_connect(msg: &str) -> Cause {
 thread_local! {
     /// The cause of the last failed upstream request made on this thread.
     static LAST_CAUSE: Cell<Option<Cause>> = const { Cell::new(None) };
+    /// The status of the last upstream request on this thread that was
+    /// answered below 400 (for [`Cause::InvalidBody`]).
+    static LAST_OK_STATUS: Cell<Option<u16>> = const { Cell::new(None) };
 }
 
 /// Takes (and clears) the cause of the last upstream failure on this
 /// thread. A tool call runs its main fetch on its worker thread, so after
 /// the call this names what broke it.
 pub fn take_cause() -> Option<Cause> {
+    LAST_OK_STATUS.with(Cell::take);
     LAST_CAUSE.with(Cell::take)
 }
 
@@ -125,7 +136,20 @@ pub fn take_cause() -> Option<Cause> {
 /// (`fxtwitter_network cause=dns`). Call [`take_cause`] before the call.
 pub fn failure_note(code: &'static str) -> Box<str> {
     METRICS.tool_error(code);
-    match take_cause() {
+    let ok_status = LAST_OK_STATUS.with(Cell::get);
+    let cause = match take_cause() {
+        // The body of an answered request was not FxTwitter's JSON: the
+        // transport saw no failure, so the cause is named here.
+        None if code == crate::x::error::code::INVALID_RESPONSE => ok_status.map(|s| {
+            METRICS.upstream_failure(Cause::InvalidBody(s).label());
+            Cause::InvalidBody(s)
+        }),
+        // Refused here, before any request: an earlier request's failure
+        // in the same call is not its cause.
+        _ if code == crate::x::error::code::UPSTREAM_BUDGET => None,
+        cause => cause,
+    };
+    match cause {
         Some(cause) => format!("{code} cause={cause}").into_boxed_str(),
         None => code.into(),
     }
@@ -174,12 +198,27 @@ impl Upstream for Metered {
 /// a failed upstream request; a request that was never sent (cool-down,
 /// budget) or that succeeded records nothing.
 fn record_failure(result: &Result<UpstreamResponse, FetchError>) {
+    // The log names the cause of the call's last upstream attempt: an
+    // earlier failure (a thread 404 before its post fallback) is forgotten
+    // once a later request is answered or refused locally, so an
+    // `upstream_budget` refusal never carries an older request's status.
+    let ok_status = match result {
+        Ok(r) if r.status < 400 => Some(r.status),
+        _ => None,
+    };
+    LAST_OK_STATUS.with(|c| c.set(ok_status));
     let cause = match result {
         Ok(r) if r.status >= 400 => Cause::Status(r.status),
-        Ok(_) => return,
+        Ok(_) => {
+            LAST_CAUSE.with(|c| c.set(None));
+            return;
+        }
         Err(e) => match Cause::of_error(e) {
             Some(cause) => cause,
-            None => return,
+            None => {
+                LAST_CAUSE.with(|c| c.set(None));
+                return;
+            }
         },
     };
     LAST_CAUSE.with(|c| c.set(Some(cause)));
@@ -227,5 +266,10 @@ mod tests {
         assert_eq!(Cause::of_error(&FetchError::CoolingDown(3)), None);
         assert_eq!(Cause::Status(503).to_string(), "upstream_status_503");
         assert_eq!(Cause::Dns.to_string(), "dns");
+        assert_eq!(
+            Cause::InvalidBody(200).to_string(),
+            "upstream_status_200_invalid_body"
+        );
+        assert_eq!(Cause::InvalidBody(200).label(), "invalid_body");
     }
 }

@@ -348,12 +348,16 @@ impl XRoutes {
         if let Some(limiter) = &self.limiter {
             if let Err(wait) = limiter.check(client, std::time::Instant::now()) {
                 METRICS.rejected(RATE_LIMITED_CODE);
-                return now(problem(
+                let mut refused = problem(
                     429,
                     RATE_LIMITED_CODE,
                     &rate_limited_text(wait),
                     Some(retry_secs(wait)),
-                ));
+                );
+                // Logged as a refused tool call is on /mcp.
+                refused.trace.tool = Some(call.name);
+                refused.trace.error = Some(RATE_LIMITED_CODE.into());
+                return now(refused);
             }
         }
         let repr = negotiate(rc.format.as_deref(), joined(head, "accept").as_deref());

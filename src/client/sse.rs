@@ -57,6 +57,10 @@ pub struct SseDecoder {
     at_start: bool,
     data: String,
     event: String,
+    /// The `id` field of the event being built (the spec's "last event ID
+    /// buffer"); it becomes `last_id` only when an event is dispatched, so
+    /// a stream cut inside an event resumes from the previous whole one.
+    id_buffer: Option<String>,
     last_id: Option<String>,
     retry_ms: Option<u64>,
 }
@@ -82,6 +86,7 @@ impl SseDecoder {
             at_start: true,
             data: String::new(),
             event: String::new(),
+            id_buffer: None,
             last_id: None,
             retry_ms: None,
         }
@@ -181,7 +186,10 @@ impl SseDecoder {
                 self.data.push('\n');
             }
             "event" => self.event = value.to_string(),
-            "id" if !value.contains('\0') => self.last_id = Some(value.to_string()),
+            // An empty `id` resets it: nothing to resume from.
+            "id" if !value.contains('\0') => {
+                self.id_buffer = (!value.is_empty()).then(|| value.to_string());
+            }
             "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
                 self.retry_ms = value.parse().ok();
             }
@@ -190,6 +198,10 @@ impl SseDecoder {
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        // The whole event arrived: its id is now the one to resume after
+        // (HTML "dispatch the event", step 1, before the empty-data check,
+        // so a priming event's id counts).
+        self.last_id.clone_from(&self.id_buffer);
         let event = std::mem::take(&mut self.event);
         if self.data.is_empty() {
             return;
@@ -314,6 +326,33 @@ mod tests {
     fn empty_data_events_are_not_dispatched_but_keep_the_id() {
         let got = all(b"id: prime-1\ndata:\n\nevent: ping\n\ndata: real\n\n");
         assert_eq!(got, vec![ev("message", "real", Some("prime-1"))]);
+    }
+
+    /// The id to resume after is that of the last whole event: a stream
+    /// cut inside an event (after its `id` line, before its blank line)
+    /// resumes from the event before, so the cut one is sent again; an
+    /// empty `id` leaves nothing to resume from (HTML SSE, "dispatch the
+    /// event" and the `id` field). Checked at every cut point.
+    #[test]
+    fn resumption_id_is_the_last_whole_events() {
+        let stream: &[u8] =
+            b"id: 1\ndata:\n\nid: 2\ndata: {\"jsonrpc\":\"2.0\"}\n\nid:\ndata: x\n\n";
+        let first_blank = 13; // after "id: 1\ndata:\n\n"
+        let second_blank = stream.windows(2).rposition(|w| w == b"}\n").unwrap() + 3;
+        for cut in 0..=stream.len() {
+            let mut d = SseDecoder::new();
+            d.feed(&stream[..cut]).unwrap();
+            let want = if cut < first_blank {
+                None
+            } else if cut < second_blank {
+                Some("1")
+            } else if cut < stream.len() {
+                Some("2")
+            } else {
+                None
+            };
+            assert_eq!(d.last_event_id(), want, "cut at {cut}");
+        }
     }
 
     #[test]

@@ -88,6 +88,16 @@ pub(crate) fn handle(
                 Era::Legacy,
             )
         }
+        Err(BodyError::TooDeep) => {
+            return fail(
+                None,
+                RpcError::invalid_request(&format!(
+                    "the body nests arrays and objects deeper than {} levels",
+                    super::jsonrpc::MAX_BODY_DEPTH
+                )),
+                Era::Legacy,
+            )
+        }
     };
     let msg = match classify(&value) {
         Ok(m) => m,

@@ -218,7 +218,16 @@ pub enum BodyError {
     NotJson,
     /// More than [`MAX_BODY_VALUES`] values: `-32600`.
     TooManyValues,
+    /// Well-formed so far but nested deeper than [`MAX_BODY_DEPTH`]
+    /// (the parser's recursion limit): `-32600`.
+    TooDeep,
 }
+
+/// Deepest nesting of arrays and objects a request body may have: 127
+/// (`serde_json`'s recursion limit of 128 counts the value past the last
+/// level). A deeper body is refused with `-32600` naming the limit (it may
+/// be valid JSON, so not `-32700`).
+pub const MAX_BODY_DEPTH: usize = 127;
 
 /// Parses a request body into a [`Value`], refusing it the moment the
 /// parser meets its [`MAX_BODY_VALUES`]+1st value.
@@ -233,6 +242,8 @@ pub fn parse_body(body: &[u8]) -> Result<Value, BodyError> {
         // The only data error a `Value` parse can raise is ours.
         if e.is_data() {
             BodyError::TooManyValues
+        } else if e.to_string().starts_with("recursion limit exceeded") {
+            BodyError::TooDeep
         } else {
             BodyError::NotJson
         }
@@ -535,5 +546,28 @@ mod tests {
         }
         assert_eq!(parse_body(b"{} x"), Err(BodyError::NotJson));
         assert_eq!(parse_body(b""), Err(BodyError::NotJson));
+    }
+
+    #[test]
+    fn nesting_deeper_than_the_limit_is_named() {
+        let nest = |depth: usize, open: &str, close: &str| {
+            format!("{}{}", open.repeat(depth), close.repeat(depth)).into_bytes()
+        };
+        // Arrays, objects and a mix at the limit parse; one more level is
+        // refused as too deep (well-formed or not past that point).
+        assert!(parse_body(&nest(MAX_BODY_DEPTH, "[", "]")).is_ok());
+        assert_eq!(
+            serde_json::from_slice::<Value>(&nest(MAX_BODY_DEPTH + 1, "[", "]")).ok(),
+            None
+        );
+        assert_eq!(
+            parse_body(&nest(MAX_BODY_DEPTH + 1, "[", "]")),
+            Err(BodyError::TooDeep)
+        );
+        assert_eq!(
+            parse_body(&nest(MAX_BODY_DEPTH + 1, "[{\"a\":", "}]")),
+            Err(BodyError::TooDeep)
+        );
+        assert_eq!(parse_body(&nest(100_000, "[", "")), Err(BodyError::TooDeep));
     }
 }

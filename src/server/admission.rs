@@ -16,7 +16,12 @@
 //!   while a refusal frees all three and tells the client when to retry).
 //!   Unsent response bytes are charged as they are queued and released as
 //!   they are written; while the budget is spent, a connection with unsent
-//!   output parses no further request until its peer reads.
+//!   output parses no further request until its peer reads. One client
+//!   address (the [`connection_key`]) may hold at most its share of the
+//!   budget ([`ADDRESS_SHARE_DIVISOR`]): past it, its bodies are refused
+//!   and its connections with unsent output pause in the same way, so one
+//!   address (slow bodies, replies it never reads) cannot spend the budget
+//!   for everyone else.
 
 use crate::app::client_addr::TrustedProxies;
 use std::collections::HashMap;
@@ -104,20 +109,95 @@ impl PerAddress {
     }
 }
 
+/// One client address may hold at most `1 / ADDRESS_SHARE_DIVISOR` of
+/// `--max-buffered-bytes` (default 4: a quarter, 16 MiB of the default
+/// 64 MiB), and never less than `--max-body-bytes`. Past it that address's
+/// next body over [`UNBUDGETED_BODY_BYTES`] gets the same `503` as a spent
+/// budget, and its connections with unsent output parse nothing more until
+/// it reads. Trusted proxies (no [`connection_key`]) have no share.
+pub const ADDRESS_SHARE_DIVISOR: usize = 4;
+
 /// The server-wide budget of buffered bytes.
 #[derive(Debug)]
 pub struct MemoryBudget {
     limit: usize,
     used: AtomicUsize,
+    /// Most bytes one address may hold (0: no per-address share).
+    share: usize,
+    /// Bytes held per address.
+    by_address: Mutex<HashMap<IpAddr, usize>>,
 }
 
 impl MemoryBudget {
-    /// A budget of `limit` bytes; 0 means no limit.
+    /// A budget of `limit` bytes; 0 means no limit. No per-address share.
     pub fn new(limit: usize) -> MemoryBudget {
+        MemoryBudget::with_address_share(limit, 0)
+    }
+
+    /// A budget of `limit` bytes of which one address may hold `share`
+    /// (0: no per-address share; ignored when `limit` is 0).
+    pub fn with_address_share(limit: usize, share: usize) -> MemoryBudget {
         MemoryBudget {
             limit,
             used: AtomicUsize::new(0),
+            share: if limit == 0 { 0 } else { share },
+            by_address: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The share of `--max-buffered-bytes` `limit` one address may hold
+    /// when bodies may be `max_body` bytes long.
+    pub fn address_share(limit: usize, max_body: usize) -> usize {
+        (limit / ADDRESS_SHARE_DIVISOR).max(max_body).min(limit)
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
+        self.by_address.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// [`Self::try_take`] for a connection of address `key`: false also
+    /// when the address would pass its share.
+    pub fn try_take_for(&self, key: Option<IpAddr>, n: usize) -> bool {
+        let Some(key) = key.filter(|_| self.share > 0) else {
+            return self.try_take(n);
+        };
+        let mut held = self.held();
+        let mine = held.get(&key).copied().unwrap_or(0);
+        if mine.saturating_add(n) > self.share || !self.try_take(n) {
+            return false;
+        }
+        held.insert(key, mine + n);
+        true
+    }
+
+    /// [`Self::force_take`] for a connection of address `key`.
+    pub fn force_take_for(&self, key: Option<IpAddr>, n: usize) {
+        self.force_take(n);
+        if let Some(key) = key.filter(|_| self.share > 0 && n > 0) {
+            *self.held().entry(key).or_insert(0) += n;
+        }
+    }
+
+    /// [`Self::give`] for a connection of address `key`.
+    pub fn give_for(&self, key: Option<IpAddr>, n: usize) {
+        self.give(n);
+        if let Some(key) = key.filter(|_| self.share > 0 && n > 0) {
+            let mut held = self.held();
+            if let Some(mine) = held.get_mut(&key) {
+                *mine = mine.saturating_sub(n);
+                if *mine == 0 {
+                    held.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Whether the budget, or address `key`'s share of it, is spent.
+    pub fn spent_for(&self, key: Option<IpAddr>) -> bool {
+        self.spent()
+            || key
+                .filter(|_| self.share > 0)
+                .is_some_and(|key| self.held().get(&key).copied().unwrap_or(0) >= self.share)
     }
 
     /// Takes `n` bytes if they fit; false (nothing taken) otherwise.
@@ -174,6 +254,40 @@ mod tests {
         let unlimited = MemoryBudget::new(0);
         assert!(unlimited.try_take(usize::MAX / 2));
         assert!(!unlimited.spent());
+    }
+
+    #[test]
+    fn one_address_holds_at_most_its_share() {
+        let a = Some("192.0.2.1".parse::<IpAddr>().unwrap());
+        let b = Some("192.0.2.2".parse::<IpAddr>().unwrap());
+        let budget = MemoryBudget::with_address_share(1000, 250);
+        assert_eq!(MemoryBudget::address_share(1000, 100), 250);
+        assert_eq!(MemoryBudget::address_share(1000, 400), 400);
+        assert_eq!(MemoryBudget::address_share(300, 400), 300);
+        assert!(budget.try_take_for(a, 200));
+        assert!(!budget.try_take_for(a, 51));
+        assert!(budget.try_take_for(a, 50));
+        assert!(budget.spent_for(a));
+        assert!(!budget.spent_for(b));
+        assert!(!budget.spent_for(None));
+        // Another address and a trusted proxy (no key) are not held back.
+        assert!(budget.try_take_for(b, 250));
+        assert!(budget.try_take_for(None, 500));
+        assert_eq!(budget.used(), 1000);
+        assert!(budget.spent_for(b) && budget.spent_for(None));
+        budget.give_for(a, 250);
+        budget.give_for(b, 250);
+        budget.give_for(None, 500);
+        assert_eq!(budget.used(), 0);
+        assert!(!budget.spent_for(a));
+        budget.force_take_for(a, 300);
+        assert!(budget.spent_for(a) && !budget.spent() && !budget.spent_for(b));
+        budget.give_for(a, 300);
+        assert!(budget.held().is_empty());
+        // No share: only the whole budget counts.
+        let plain = MemoryBudget::new(1000);
+        assert!(plain.try_take_for(a, 1000));
+        assert!(plain.held().is_empty());
     }
 
     #[test]

@@ -176,6 +176,8 @@ pub struct Conn {
     reserved: usize,
     /// Bytes of `budget` charged for unsent output.
     charged_out: usize,
+    /// The client address whose share of `budget` this connection uses.
+    budget_key: Option<std::net::IpAddr>,
     /// The answer was written and the write side shut down at; input is
     /// being discarded until EOF, [`LINGER_TIMEOUT`] or [`LINGER_MAX_BYTES`].
     linger_since: Option<Instant>,
@@ -187,7 +189,8 @@ impl Drop for Conn {
     /// Gives back the buffered bytes; a connection closed while its job
     /// runs raises the job's cancel flag, so it stops early.
     fn drop(&mut self) {
-        self.budget.give(self.reserved + self.charged_out);
+        self.budget
+            .give_for(self.budget_key, self.reserved + self.charged_out);
         self.cancel_waiting();
     }
 }
@@ -217,6 +220,7 @@ impl Conn {
             budget,
             reserved: 0,
             charged_out: 0,
+            budget_key: None,
             linger_since: None,
             discarded: 0,
         }
@@ -333,7 +337,8 @@ impl Conn {
     pub fn resume_pending(&self) -> bool {
         self.paused_for_output
             && (self.out.is_empty()
-                || (self.out.len() <= MAX_PENDING_WRITE_BYTES && !self.budget.spent()))
+                || (self.out.len() <= MAX_PENDING_WRITE_BYTES
+                    && !self.budget.spent_for(self.budget_key)))
     }
 
     /// Whether reading stopped at the buffer cap and the buffer has room
@@ -352,7 +357,7 @@ impl Conn {
             // Past the pending-output cap, or with output unsent while the
             // memory budget is spent, parse nothing more until the peer
             // reads.
-            let spent = !self.out.is_empty() && self.budget.spent();
+            let spent = !self.out.is_empty() && self.budget.spent_for(self.budget_key);
             if self.out.len() > MAX_PENDING_WRITE_BYTES
                 || (spent && matches!(self.state, State::Head))
             {

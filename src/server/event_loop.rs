@@ -238,7 +238,9 @@ impl Loop {
                         self.refuse_at_accept(poll, stream, peer, response);
                         continue;
                     }
-                    let conn = Conn::with_budget(peer, Instant::now(), Arc::clone(&self.budget));
+                    let mut conn =
+                        Conn::with_budget(peer, Instant::now(), Arc::clone(&self.budget));
+                    conn.set_budget_key(key);
                     if !self.add(poll, stream, conn, Admitted::Served(key)) {
                         if let Some(key) = key {
                             self.per_address.release(key);

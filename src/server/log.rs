@@ -139,7 +139,7 @@ impl AccessLog {
                 if let Some(client) = e.trace.client {
                     v["client"] = client.to_string().into();
                 }
-                let _ = writeln!(b, "{v}");
+                push_json_line(&mut b, &v.to_string());
             }
             LogFormat::Off => {}
         }
@@ -193,6 +193,24 @@ impl std::fmt::Display for Escaped<'_> {
         }
         f.write_str(&self.0[start..])
     }
+}
+
+/// Appends one JSON log line. `serde_json` escapes the C0 controls, `"`
+/// and `\\` but writes every other character raw; DEL, the C1 controls
+/// (U+0080 to U+009F, which include CSI U+009B, a terminal escape on its
+/// own, and NEL U+0085) and the Unicode line and paragraph separators
+/// (U+2028, U+2029) are line breaks or controls to terminals and common
+/// line splitters, so they are written as `\uXXXX` too. Such characters
+/// can only occur inside JSON strings, where the escape means the same.
+fn push_json_line(b: &mut String, json: &str) {
+    for c in json.chars() {
+        if matches!(c, '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}') {
+            let _ = write!(b, "\\u{:04x}", u32::from(c));
+        } else {
+            b.push(c);
+        }
+    }
+    b.push('\n');
 }
 
 /// Now as RFC 3339 UTC with milliseconds, e.g. `2026-11-30T00:55:00.123Z`.
@@ -284,7 +302,50 @@ mod tests {
         );
     }
 
+    fn json_line(path: &str, rpc: &str) -> String {
+        let log = AccessLog::new(LogFormat::Json);
+        let trace = Trace {
+            rpc_method: Some(rpc.into()),
+            ..Trace::default()
+        };
+        log.record(&Entry {
+            peer: "127.0.0.1:9".parse().unwrap(),
+            method: &Method::from_token("POST"),
+            path,
+            status: 200,
+            bytes: 5,
+            duration: Duration::from_millis(1),
+            trace: &trace,
+        });
+        let s = log.buf.borrow().clone();
+        s
+    }
+
+    #[test]
+    fn json_lines_escape_c1_controls_and_unicode_line_separators() {
+        let l = json_line("/mcp", "a\u{85}b\u{9b}31mc\u{2028}d\u{2029}e\u{a0}");
+        assert!(
+            l.contains("\"rpc\":\"a\\u0085b\\u009b31mc\\u2028d\\u2029e\u{a0}\""),
+            "{l}"
+        );
+    }
+
     proptest! {
+        /// Any JSON-RPC method and path make exactly one JSON line with no
+        /// control or line-separator character (C0, DEL, C1, U+2028/9) and the same values when parsed back;
+        /// the oracle is Python's `str.splitlines` set of line breaks.
+        #[test]
+        fn any_request_makes_one_json_line(path in any::<String>(), rpc in any::<String>()) {
+            let l = json_line(&path, &rpc);
+            prop_assert!(l.ends_with('\n'));
+            let body = &l[..l.len() - 1];
+            let breaks = ['\n', '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}', '\u{2029}'];
+            prop_assert!(!body.chars().any(|c| breaks.contains(&c) || c.is_control()), "{:?}", body);
+            let v: serde_json::Value = serde_json::from_str(body).unwrap();
+            prop_assert_eq!(v["path"].as_str(), Some(path.as_str()));
+            prop_assert_eq!(v["rpc"].as_str(), Some(rpc.as_str()));
+        }
+
         /// Any method, path and JSON-RPC method make exactly one line of
         /// printable ASCII with the same number of fields, each decoding
         /// back to what was sent.

@@ -93,6 +93,9 @@ pub struct ServerOptions {
     /// Server-wide budget of buffered bytes (0: none); see
     /// [`admission::DEFAULT_MAX_BUFFERED_BYTES`].
     pub max_buffered_bytes: usize,
+    /// Most of `max_buffered_bytes` one client address may hold (0: no
+    /// share); `None`: [`admission::MemoryBudget::address_share`].
+    pub max_buffered_bytes_per_ip: Option<usize>,
     /// Graceful shutdown deadline.
     pub shutdown_grace: Duration,
     /// Handle [`HANDLED_SIGNALS`] (SIGTERM and SIGINT drain, SIGHUP is
@@ -222,7 +225,15 @@ impl Server {
         let shared = Shared {
             open_total: Arc::new(AtomicUsize::new(0)),
             per_address: Arc::new(admission::PerAddress::new(options.max_connections_per_ip)),
-            budget: Arc::new(admission::MemoryBudget::new(options.max_buffered_bytes)),
+            budget: Arc::new(admission::MemoryBudget::with_address_share(
+                options.max_buffered_bytes,
+                options.max_buffered_bytes_per_ip.unwrap_or_else(|| {
+                    admission::MemoryBudget::address_share(
+                        options.max_buffered_bytes,
+                        options.limits.max_body_bytes,
+                    )
+                }),
+            )),
         };
         let new_loop = |listener: TcpListener, pool: Pool| {
             Loop::new(

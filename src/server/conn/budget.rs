@@ -14,9 +14,11 @@ impl Conn {
     pub(super) fn sync_output_charge(&mut self) {
         let now = self.out.len();
         if now > self.charged_out {
-            self.budget.force_take(now - self.charged_out);
+            self.budget
+                .force_take_for(self.budget_key, now - self.charged_out);
         } else {
-            self.budget.give(self.charged_out - now);
+            self.budget
+                .give_for(self.budget_key, self.charged_out - now);
         }
         self.charged_out = now;
     }
@@ -28,15 +30,26 @@ impl Conn {
         if total <= UNBUDGETED_BODY_BYTES || total <= self.reserved {
             return true;
         }
-        if !self.budget.try_take(total - self.reserved) {
+        if !self
+            .budget
+            .try_take_for(self.budget_key, total - self.reserved)
+        {
             return false;
         }
         self.reserved = total;
         true
     }
 
+    /// Charges this connection's buffered bytes to client address `key`'s
+    /// share of the budget (`None`: a trusted proxy, no share). Set once,
+    /// before anything is buffered.
+    pub fn set_budget_key(&mut self, key: Option<std::net::IpAddr>) {
+        debug_assert!(self.reserved == 0 && self.charged_out == 0);
+        self.budget_key = key;
+    }
+
     pub(super) fn release_body(&mut self) {
-        self.budget.give(self.reserved);
+        self.budget.give_for(self.budget_key, self.reserved);
         self.reserved = 0;
     }
 }
