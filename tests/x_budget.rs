@@ -285,22 +285,6 @@ fn i3_structured_content_holds_each_text_once() {
     assert_eq!(r.text().matches(marker).count(), 3);
 }
 
-/// Python's `str.splitlines` line breaks.
-fn python_line_break(c: char) -> bool {
-    matches!(
-        c,
-        '\n' | '\u{b}'
-            | '\u{c}'
-            | '\r'
-            | '\u{1c}'
-            | '\u{1d}'
-            | '\u{1e}'
-            | '\u{85}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
-}
-
 /// Item 4: text with every Unicode line break, a string id with them too:
 /// the SSE `data:` line and the JSON body hold none raw (the only line
 /// breaks are the SSE framing's), and both parse back to the same text.
@@ -329,7 +313,10 @@ fn i4_sse_data_lines_survive_every_line_splitter() {
         .strip_prefix("event: message\ndata: ")
         .and_then(|t| t.strip_suffix("\n\n"))
         .expect("one SSE event");
-    assert!(!data.chars().any(python_line_break), "{data:?}");
+    assert!(
+        !data.chars().any(xmd::json::is_python_line_break),
+        "{data:?}"
+    );
     assert!(data.contains(r#"a\u2028b\u2029c\u0085d\re"#), "{data}");
     let v: Value = serde_json::from_str(data).unwrap();
     assert_eq!(v["id"], "id\u{2028}\u{85}");
@@ -341,14 +328,17 @@ fn i4_sse_data_lines_survive_every_line_splitter() {
         .strip_prefix("event: message\ndata: ")
         .and_then(|t| t.strip_suffix("\n\n"))
         .unwrap_or(&t);
-    assert!(!payload.chars().any(python_line_break), "{payload}");
+    assert!(
+        !payload.chars().any(xmd::json::is_python_line_break),
+        "{payload}"
+    );
     let raw = format!(
         "GET /demo_author/status/{FIRST_ID}?thread=off HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\n\r\n",
         x.host()
     );
     let r = roundtrip(&x, raw.as_bytes());
     assert_eq!(r.status, 200);
-    assert!(!r.text().chars().any(python_line_break));
+    assert!(!r.text().chars().any(xmd::json::is_python_line_break));
 }
 
 /// A reply 30 levels deep whose ancestors answer in 300 ms each.

@@ -86,21 +86,6 @@ fn wire_message(tools: Tools, version: &str, sse: bool, args: &Value) -> Vec<u8>
     xmd::app::frame(reply, framing).body.to_vec()
 }
 
-fn python_line_break(c: char) -> bool {
-    matches!(
-        c,
-        '\n' | '\u{b}'
-            | '\u{c}'
-            | '\r'
-            | '\u{1c}'
-            | '\u{1d}'
-            | '\u{1e}'
-            | '\u{85}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
-}
-
 fn tools(pages: HashMap<String, String>, max_chars: usize) -> Tools {
     Tools::with_cache_bytes(Arc::new(Pages(pages)), 0).with_settings(Settings {
         max_chars,
@@ -192,7 +177,7 @@ proptest! {
             } else {
                 &s
             };
-            prop_assert!(!data.chars().any(python_line_break));
+            prop_assert!(!data.chars().any(xmd::json::is_python_line_break));
             let v: Value = serde_json::from_str(data).unwrap();
             prop_assert_eq!(&v["result"]["isError"], &json!(false));
             let t = v["result"]["content"][0]["text"].as_str().unwrap();

@@ -265,8 +265,9 @@ mod tests {
         out
     }
 
-    fn line(method: &str, path: &str, rpc: Option<&str>) -> String {
-        let log = AccessLog::new(LogFormat::Plain);
+    /// The line `format` writes for one request.
+    fn record(format: LogFormat, method: &str, path: &str, rpc: Option<&str>) -> String {
+        let log = AccessLog::new(format);
         let trace = Trace {
             rpc_method: rpc.map(Into::into),
             ..Trace::default()
@@ -282,6 +283,10 @@ mod tests {
         });
         let s = log.buf.borrow().clone();
         s
+    }
+
+    fn line(method: &str, path: &str, rpc: Option<&str>) -> String {
+        record(LogFormat::Plain, method, path, rpc)
     }
 
     #[test]
@@ -303,22 +308,7 @@ mod tests {
     }
 
     fn json_line(path: &str, rpc: &str) -> String {
-        let log = AccessLog::new(LogFormat::Json);
-        let trace = Trace {
-            rpc_method: Some(rpc.into()),
-            ..Trace::default()
-        };
-        log.record(&Entry {
-            peer: "127.0.0.1:9".parse().unwrap(),
-            method: &Method::from_token("POST"),
-            path,
-            status: 200,
-            bytes: 5,
-            duration: Duration::from_millis(1),
-            trace: &trace,
-        });
-        let s = log.buf.borrow().clone();
-        s
+        record(LogFormat::Json, "POST", path, Some(rpc))
     }
 
     #[test]
