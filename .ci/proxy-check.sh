@@ -20,7 +20,8 @@
 #                  of the 2 replicas), client B, sending a forged
 #                  X-Forwarded-For naming A, still gets its own buckets, and
 #                  the replicas' access logs name 127.0.0.2 and 127.0.0.3
-#   cache          50 GETs of one post (5 in flight, both clients) through
+#   cache          50 GETs of one post (5 in flight, from two more client
+#                  addresses with fresh rate-limit buckets) through
 #                  nginx: exactly 1 request reaches the fake upstream
 #                  (tests/interop/fake_upstream.py counts them), and a GET
 #                  with the ETag in If-None-Match is answered 304
@@ -191,6 +192,10 @@ ctx = ssl.create_default_context()
 ctx.check_hostname = False
 ctx.verify_mode = ssl.CERT_NONE
 A, B = "127.0.0.2", "127.0.0.3"
+# The GETs come from two more addresses: A has spent its tool-call buckets
+# above, and the REST routes share those per-client buckets, so a GET from A
+# that nginx forwards could rightly be refused with 429.
+C, D = "127.0.0.4", "127.0.0.5"
 
 
 def request(source, method, path, body=None, headers=None):
@@ -226,7 +231,7 @@ out["b"] = [tool_call(B, 100 + i, {"X-Forwarded-For": A}) for i in range(2)]
 urllib.request.urlopen(urllib.request.Request(upstream + "/__fake/reset", method="POST")).read()
 
 with ThreadPoolExecutor(5) as pool:
-    results = list(pool.map(lambda i: request(A if i % 2 else B, "GET", post_path), range(gets)))
+    results = list(pool.map(lambda i: request(C if i % 2 else D, "GET", post_path), range(gets)))
 out["get_statuses"] = sorted({s for s, _, _ in results})
 out["cache_status"] = {}
 for _, h, _ in results:
@@ -234,7 +239,7 @@ for _, h, _ in results:
     out["cache_status"][k] = out["cache_status"].get(k, 0) + 1
 etag = results[0][1].get("etag")
 out["etag"] = etag
-status, h, data = request(A, "GET", post_path, headers={"If-None-Match": etag or '"none"'})
+status, h, data = request(C, "GET", post_path, headers={"If-None-Match": etag or '"none"'})
 out["conditional"] = [status, len(data)]
 print(json.dumps(out))
 PY
