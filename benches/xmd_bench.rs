@@ -27,138 +27,15 @@
 //! requests served, read from `/proc/<pid>/stat`.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
-const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fxtwitter/");
+mod support;
 
-/// Where the benchmark builds the server it measures (unless `BENCH_BIN`
-/// names one).
-const BENCH_TARGET_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench");
-
-/// The fake upstream: thread per connection, keep-alive, every answer
-/// after `delay_ms`.
-struct Upstream {
-    addr: SocketAddr,
-    delay_ms: Arc<AtomicU64>,
-    served: Arc<AtomicU64>,
-}
-
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("{FIX}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-impl Upstream {
-    fn start() -> Upstream {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let delay_ms = Arc::new(AtomicU64::new(0));
-        let served = Arc::new(AtomicU64::new(0));
-        let profile = Arc::new(fixture("profile.json"));
-        let statuses = Arc::new(fixture("profile-statuses-page1.json"));
-        let status = Arc::new(fixture("status-plain.json"));
-        let (d, s) = (Arc::clone(&delay_ms), Arc::clone(&served));
-        thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let (d, s) = (Arc::clone(&d), Arc::clone(&s));
-                let (profile, statuses, status) = (
-                    Arc::clone(&profile),
-                    Arc::clone(&statuses),
-                    Arc::clone(&status),
-                );
-                thread::Builder::new()
-                    .stack_size(64 * 1024)
-                    .spawn(move || serve(stream, &d, &s, &profile, &statuses, &status))
-                    .ok();
-            }
-        });
-        Upstream {
-            addr,
-            delay_ms,
-            served,
-        }
-    }
-}
-
-fn serve(
-    stream: TcpStream,
-    delay: &AtomicU64,
-    served: &AtomicU64,
-    profile: &str,
-    statuses: &str,
-    status: &str,
-) {
-    let _ = stream.set_nodelay(true);
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut out = stream;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let target = line.split(' ').nth(1).unwrap_or("/").to_string();
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).unwrap_or(0) == 0 {
-                return;
-            }
-            if h == "\r\n" || h == "\n" {
-                break;
-            }
-        }
-        let ms = delay.load(Ordering::Relaxed);
-        if ms > 0 {
-            thread::sleep(Duration::from_millis(ms));
-        }
-        let path = target.split('?').next().unwrap_or("");
-        let parts: Vec<&str> = path.split('/').collect();
-        let body = match parts.as_slice() {
-            ["", "2", "profile", handle] if handle.starts_with("tiny_") => tiny_profile(handle),
-            ["", "2", "profile", handle, "statuses"] if handle.starts_with("tiny_") => {
-                tiny_page(handle)
-            }
-            ["", "2", "profile", handle] => profile.replace("demo_author", handle),
-            // The first timeline page, then the end of the timeline (an
-            // empty page), as X answers a short account.
-            ["", "2", "profile", _, "statuses"] if target.contains("cursor=") => {
-                r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#.to_string()
-            }
-            ["", "2", "profile", handle, "statuses"] => statuses.replace("demo_author", handle),
-            ["", "2", "status", _] | ["", "2", "thread", _] => status.to_string(),
-            _ => r#"{"code":404,"message":"Not found"}"#.to_string(),
-        };
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        if out
-            .write_all(head.as_bytes())
-            .and_then(|_| out.write_all(body.as_bytes()))
-            .is_err()
-        {
-            return;
-        }
-        served.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// A one-post account's profile (row (b1)).
-fn tiny_profile(handle: &str) -> String {
-    format!(
-        r#"{{"code":200,"message":"OK","user":{{"type":"profile","screen_name":"{handle}","name":"Tiny","id":"7","followers":1,"following":1,"statuses":1,"protected":false}}}}"#
-    )
-}
-
-/// A one-post account's whole timeline: one original post, no next page.
-fn tiny_page(handle: &str) -> String {
-    format!(
-        r#"{{"code":200,"results":[{{"type":"status","id":"8","url":"https://x.com/{handle}/status/8","text":"hello","author":{{"screen_name":"{handle}","name":"Tiny","id":"7"}},"replies":0,"reposts":0,"likes":1,"created_at":"Mon Nov 30 05:00:00 +0000 2026","created_timestamp":1796014800}}],"cursor":{{"top":null,"bottom":null}}}}"#
-    )
-}
+use support::{bench_bin, listening_addr, serve_args, Upstream, LIST, PROFILE, TINY_PROFILE};
 
 struct Server {
     child: Child,
@@ -166,31 +43,9 @@ struct Server {
 }
 
 impl Server {
-    fn start(upstream: SocketAddr, extra: &[&str]) -> Server {
-        let bin = std::env::var("BENCH_BIN")
-            .unwrap_or_else(|_| format!("{BENCH_TARGET_DIR}/release/xmd"));
-        let mut child = Command::new(&bin)
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--log-format",
-                "off",
-                // One loopback client measuring throughput: the abuse
-                // limits (per-client rate, upstream budget, connections
-                // per address) would cap it.
-                "--rate-limit",
-                "0",
-                "--max-connections-per-ip",
-                "0",
-                "--upstream-budget",
-                "0",
-                // Never the real syndication endpoint from a benchmark.
-                "--syndication-url",
-                "",
-                "--upstream",
-            ])
-            .arg(format!("http://{upstream}"))
+    fn start(bin: &str, upstream: SocketAddr, extra: &[&str]) -> Server {
+        let mut child = Command::new(bin)
+            .args(serve_args(upstream))
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -200,13 +55,7 @@ impl Server {
         BufReader::new(child.stderr.take().unwrap())
             .read_line(&mut first)
             .unwrap();
-        let addr = first
-            .split("http://")
-            .nth(1)
-            .and_then(|r| r.split("/mcp").next())
-            .unwrap()
-            .parse()
-            .unwrap();
+        let addr = listening_addr(&first);
         Server { child, addr }
     }
 
@@ -330,14 +179,6 @@ fn lua(body: &str, per_request_handle: bool) -> String {
     }
 }
 
-const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
-/// `limit` 3: the fixture's first timeline page holds exactly 3 original
-/// posts, so a call needs the profile and that page, fetched at once: one
-/// upstream round trip.
-const PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"HANDLE","limit":3}}}"#;
-/// Row (b1): a one-post account, whose whole timeline is one small page.
-const TINY_PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"tiny_HANDLE","limit":1}}}"#;
-
 /// Server CPU per request in µs: (total, user).
 type Cpu = (f64, f64);
 
@@ -380,17 +221,7 @@ fn main() {
         .unwrap_or(64);
     let only = std::env::var("BENCH_ONLY").unwrap_or_else(|_| "a,b,b1,c,d,e,f".into());
     let want = |k: &str| only.split(',').any(|o| o.trim() == k);
-    if std::env::var_os("BENCH_BIN").is_none() {
-        // Its own target directory: `cargo bench` builds the library with
-        // the dev-dependencies' features, a plain release build without,
-        // and sharing `target/release` made each invalidate the other.
-        let status = Command::new("cargo")
-            .args(["build", "--release", "--bin", "xmd", "--target-dir"])
-            .arg(BENCH_TARGET_DIR)
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build --release failed");
-    }
+    let bin = bench_bin();
     let upstream = Upstream::start();
     println!("xmd benchmark: {secs} s per row, {conns} keep-alive connections, wrk on loopback, {} cores", thread::available_parallelism().map_or(0, |n| n.get()));
     println!();
@@ -398,7 +229,7 @@ fn main() {
         "| row | req/s | p50 ms | p99 ms | server CPU µs/req | of which user | peak RSS MiB | non-2xx | note |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---|");
-    let server = Server::start(upstream.addr, &[]);
+    let server = Server::start(&bin, upstream.addr, &[]);
     thread::sleep(Duration::from_millis(200));
     if want("d") {
         println!(
@@ -484,7 +315,7 @@ fn main() {
     }
     drop(server);
     if want("e") {
-        let server = Server::start(upstream.addr, &[]);
+        let server = Server::start(&bin, upstream.addr, &[]);
         thread::sleep(Duration::from_millis(200));
         let before = server.status_kib("VmRSS:");
         let mut idle = Vec::with_capacity(5000);
@@ -503,7 +334,7 @@ fn main() {
         drop(idle);
     }
     if want("f") {
-        let server = Server::start(upstream.addr, &["--workers", "64", "--queue", "2048"]);
+        let server = Server::start(&bin, upstream.addr, &["--workers", "64", "--queue", "2048"]);
         upstream.delay_ms.store(2000, Ordering::Relaxed);
         let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x_md_get_post","arguments":{"url":"https://x.com/demo_author/status/2087208847298015232","thread":"off"}}}"#;
         let req = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{call}", server.addr, call.len());
