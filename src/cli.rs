@@ -5,8 +5,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::config::LogFormat;
 use crate::config::{self, Config};
-use crate::server::log::LogFormat;
 
 /// What the command line asked for.
 #[derive(Debug)]
@@ -35,28 +35,28 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--upstream", env: "XMD_UPSTREAM", value: "URLS", help: format!("FxTwitter API base URL, or several comma-separated, used in turn (a base answering 429 cools down on its own) [default: {}]", config::DEFAULT_UPSTREAM) },
         Setting { flag: "--syndication-url", env: "XMD_SYNDICATION_URL", value: "URL", help: format!("base URL of X's syndication endpoint, asked for a single post when FxTwitter fails for it (no answer, timeout, 429, 5xx, a non-JSON body; never for a 404 or 401); the post comes alone, with a note. An empty value turns the fallback off [default: {}]", config::DEFAULT_SYNDICATION_URL) },
         Setting { flag: "--syndication-timeout", env: "XMD_SYNDICATION_TIMEOUT", value: "SECS", help: format!("timeout of one syndication request [default: {}]", secs(config::DEFAULT_SYNDICATION_TIMEOUT)) },
-        Setting { flag: "--cache-bytes", env: "XMD_CACHE_BYTES", value: "BYTES", help: format!("upstream response cache budget, least recently used out first; 0 turns it off [default: {}]", crate::x::cache::DEFAULT_CACHE_BYTES) },
+        Setting { flag: "--cache-bytes", env: "XMD_CACHE_BYTES", value: "BYTES", help: format!("upstream response cache budget, least recently used out first; 0 turns it off [default: {}]", config::DEFAULT_CACHE_BYTES) },
         Setting { flag: "--public-url", env: "XMD_PUBLIC_URL", value: "URL", help: "base URL for self links, resource URIs and the server card [default: http://<listen>]".into() },
         Setting { flag: "--event-loops", env: "XMD_EVENT_LOOPS", value: "N", help: format!("event-loop threads accepting and serving connections [default: {}, or the CPU count when fewer]", config::DEFAULT_EVENT_LOOPS) },
         Setting { flag: "--workers", env: "XMD_WORKERS", value: "N", help: format!("worker threads for tool calls [default: {}]", config::DEFAULT_WORKERS) },
         Setting { flag: "--queue", env: "XMD_QUEUE", value: "N", help: format!("tool calls that may wait for a worker; past it: 503 [default: {}]", config::DEFAULT_QUEUE) },
         Setting { flag: "--max-connections", env: "XMD_MAX_CONNECTIONS", value: "N", help: format!("open connections; past it: 503 and close [default: {}]", config::DEFAULT_MAX_CONNECTIONS) },
-        Setting { flag: "--max-connections-per-ip", env: "XMD_MAX_CONNECTIONS_PER_IP", value: "N", help: format!("open connections per client address (IPv6: per /64); a --trusted-proxies peer is not capped (its connections carry many clients); past it: 429 and close; 0 turns it off [default: {}]", crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP) },
-        Setting { flag: "--max-buffered-bytes", env: "XMD_MAX_BUFFERED_BYTES", value: "BYTES", help: format!("server-wide budget for request bodies being read and responses not yet sent; a body (over 16 KiB) that does not fit: 503 and close before it is read; 0 turns it off [default: {}]", crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES) },
+        Setting { flag: "--max-connections-per-ip", env: "XMD_MAX_CONNECTIONS_PER_IP", value: "N", help: format!("open connections per client address (IPv6: per /64); a --trusted-proxies peer is not capped (its connections carry many clients); past it: 429 and close; 0 turns it off [default: {}]", config::DEFAULT_MAX_CONNECTIONS_PER_IP) },
+        Setting { flag: "--max-buffered-bytes", env: "XMD_MAX_BUFFERED_BYTES", value: "BYTES", help: format!("server-wide budget for request bodies being read and responses not yet sent; a body (over 16 KiB) that does not fit: 503 and close before it is read; 0 turns it off [default: {}]", config::DEFAULT_MAX_BUFFERED_BYTES) },
         Setting { flag: "--max-buffered-bytes-per-ip", env: "XMD_MAX_BUFFERED_BYTES_PER_IP", value: "BYTES", help: format!("most of --max-buffered-bytes one client address (IPv6: per /64) may hold, so one client cannot spend it for all; past it that address's bodies over 16 KiB: 503 and close, its unread replies pause its connections; a --trusted-proxies peer has no share; 0 turns it off [default: --max-buffered-bytes / {}, at least --max-body-bytes]", crate::server::admission::ADDRESS_SHARE_DIVISOR) },
         Setting { flag: "--max-body-bytes", env: "XMD_MAX_BODY_BYTES", value: "BYTES", help: format!("largest request body; past it: 413 [default: {}]", config::DEFAULT_MAX_BODY_BYTES) },
         Setting { flag: "--header-timeout", env: "XMD_HEADER_TIMEOUT", value: "SECS", help: format!("time to receive a request head; past it: 408 [default: {}]", secs(config::DEFAULT_HEADER_TIMEOUT)) },
         Setting { flag: "--body-timeout", env: "XMD_BODY_TIMEOUT", value: "SECS", help: format!("time to receive a request body; past it: 408 [default: {}]", secs(config::DEFAULT_BODY_TIMEOUT)) },
         Setting { flag: "--idle-timeout", env: "XMD_IDLE_TIMEOUT", value: "SECS", help: format!("idle keep-alive time before closing [default: {}]", secs(config::DEFAULT_IDLE_TIMEOUT)) },
         Setting { flag: "--upstream-timeout", env: "XMD_UPSTREAM_TIMEOUT", value: "SECS", help: format!("timeout of one upstream request [default: {}]", secs(config::DEFAULT_UPSTREAM_TIMEOUT)) },
-        Setting { flag: "--max-result-chars", env: "XMD_MAX_RESULT_CHARS", value: "CHARS", help: format!("text budget of one tool result, {} to {}; a longer result stops at a post or row boundary with a note giving the cursor and the exact call that continues [default: {}]", crate::x::budget::MIN_RESULT_CHARS, crate::x::budget::MAX_RESULT_CHARS_LIMIT, crate::x::budget::DEFAULT_MAX_RESULT_CHARS) },
-        Setting { flag: "--call-timeout", env: "XMD_CALL_TIMEOUT", value: "SECS", help: format!("deadline of one tool call; a thread walk past it returns what it has with a note, or isError code deadline with nothing to show [default: {}]", secs(crate::x::budget::DEFAULT_CALL_TIMEOUT)) },
+        Setting { flag: "--max-result-chars", env: "XMD_MAX_RESULT_CHARS", value: "CHARS", help: format!("text budget of one tool result, {} to {}; a longer result stops at a post or row boundary with a note giving the cursor and the exact call that continues [default: {}]", crate::x::budget::MIN_RESULT_CHARS, crate::x::budget::MAX_RESULT_CHARS_LIMIT, config::DEFAULT_MAX_RESULT_CHARS) },
+        Setting { flag: "--call-timeout", env: "XMD_CALL_TIMEOUT", value: "SECS", help: format!("deadline of one tool call; a thread walk past it returns what it has with a note, or isError code deadline with nothing to show [default: {}]", secs(config::DEFAULT_CALL_TIMEOUT)) },
         Setting { flag: "--shutdown-grace", env: "XMD_SHUTDOWN_GRACE", value: "SECS", help: format!("how long SIGTERM waits for in-flight requests [default: {}]", secs(config::DEFAULT_SHUTDOWN_GRACE)) },
-        Setting { flag: "--rate-limit", env: "XMD_RATE_LIMIT", value: "PER_SEC", help: format!("tool calls per second per client address (IPv6: per /64) that reach a worker (a repeated call answered from the result cache costs the upstream nothing and is not counted); past it and the burst the call is an isError result naming the seconds to wait; 0 turns it off [default: {}]", crate::app::limits::DEFAULT_RATE_LIMIT) },
-        Setting { flag: "--rate-burst", env: "XMD_RATE_BURST", value: "N", help: format!("tool calls a client may make at once before --rate-limit applies [default: {}]", crate::app::limits::DEFAULT_RATE_BURST) },
-        Setting { flag: "--upstream-budget", env: "XMD_UPSTREAM_BUDGET", value: "PER_SEC", help: format!("upstream requests per second for the whole server (burst: {}s' worth), kept under FxTwitter's 1000/min per IP; past it tools answer isError with code upstream_budget; 0 turns it off [default: {}]", crate::app::limits::UPSTREAM_BUDGET_BURST_SECS, crate::app::limits::DEFAULT_UPSTREAM_BUDGET) },
+        Setting { flag: "--rate-limit", env: "XMD_RATE_LIMIT", value: "PER_SEC", help: format!("tool calls per second per client address (IPv6: per /64) that reach a worker (a repeated call answered from the result cache costs the upstream nothing and is not counted); past it and the burst the call is an isError result naming the seconds to wait; 0 turns it off [default: {}]", config::DEFAULT_RATE_LIMIT) },
+        Setting { flag: "--rate-burst", env: "XMD_RATE_BURST", value: "N", help: format!("tool calls a client may make at once before --rate-limit applies [default: {}]", config::DEFAULT_RATE_BURST) },
+        Setting { flag: "--upstream-budget", env: "XMD_UPSTREAM_BUDGET", value: "PER_SEC", help: format!("upstream requests per second for the whole server (burst: {}s' worth), kept under FxTwitter's 1000/min per IP; past it tools answer isError with code upstream_budget; 0 turns it off [default: {}]", crate::app::limits::UPSTREAM_BUDGET_BURST_SECS, config::DEFAULT_UPSTREAM_BUDGET) },
         Setting { flag: "--log-format", env: "XMD_LOG_FORMAT", value: "FORMAT", help: "access log on stderr: plain, json or off [default: plain]".into() },
-        Setting { flag: "--trusted-proxies", env: "XMD_TRUSTED_PROXIES", value: "CIDRS", help: format!("comma-separated reverse-proxy addresses or ranges (127.0.0.1,10.0.0.0/8,::1); from these peers only, the client address (rate limits, access log) is the rightmost untrusted hop of --proxy-header; at most {} [default: none, the TCP peer is the client]", crate::app::client_addr::MAX_TRUSTED_PROXIES) },
+        Setting { flag: "--trusted-proxies", env: "XMD_TRUSTED_PROXIES", value: "CIDRS", help: format!("comma-separated reverse-proxy addresses or ranges (127.0.0.1,10.0.0.0/8,::1); from these peers only, the client address (rate limits, access log) is the rightmost untrusted hop of --proxy-header; at most {} [default: none, the TCP peer is the client]", config::proxies::MAX_TRUSTED_PROXIES) },
         Setting { flag: "--proxy-header", env: "XMD_PROXY_HEADER", value: "NAME", help: "the header the trusted proxies write: x-forwarded-for or forwarded (RFC 7239) [default: x-forwarded-for]".into() },
         Setting { flag: "--allowed-origins", env: "XMD_ALLOWED_ORIGINS", value: "LIST", help: "comma-separated Origins allowed to call the server (replaces the loopback-only rule) [default: loopback origins on a loopback listener, any on a public one]".into() },
     ]
@@ -286,15 +286,15 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         );
     }
     let proxy_header = match lookup("--proxy-header") {
-        None => crate::app::client_addr::ProxyHeader::XForwardedFor,
-        Some((name, v)) => crate::app::client_addr::ProxyHeader::parse(&v).ok_or_else(|| {
+        None => crate::config::proxies::ProxyHeader::XForwardedFor,
+        Some((name, v)) => crate::config::proxies::ProxyHeader::parse(&v).ok_or_else(|| {
             UsageError(format!(
                 "invalid {name} '{v}' (expected x-forwarded-for or forwarded)"
             ))
         })?,
     };
     if let Some((name, v)) = lookup("--trusted-proxies") {
-        config.trusted_proxies = crate::app::client_addr::TrustedProxies::parse(&v, proxy_header)
+        config.trusted_proxies = crate::config::proxies::TrustedProxies::parse(&v, proxy_header)
             .map_err(|e| UsageError(format!("invalid {name}: {e}")))?;
     }
     if let Some((name, v)) = lookup("--log-format") {

@@ -1,9 +1,18 @@
-//! Every setting of the server, with its default and unit. No logic beyond
-//! defaults lives here; `cli` fills a [`Config`] from flags and `XMD_*`
-//! environment variables.
+//! Every setting of the server, with its default and unit, and the value
+//! types of the settings that are more than a number ([`LogFormat`],
+//! [`proxies::TrustedProxies`]). No logic beyond defaults and parsing a
+//! setting's value lives here; `cli` fills a [`Config`] from flags and
+//! `XMD_*` environment variables.
+//!
+//! A leaf: it imports nothing from the crate. The modules that enforce a
+//! setting read its default from here.
 
 use std::net::SocketAddr;
 use std::time::Duration;
+
+pub mod proxies;
+
+use proxies::TrustedProxies;
 
 /// Default listen address (`--listen`, `XMD_LISTEN`).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -72,7 +81,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
 /// Most worker threads that run blocking tool calls (upstream requests).
 /// Threads start on demand and exit after idling for
-/// [`crate::server::workers::WORKER_IDLE_EXIT`], so an idle server runs
+/// `server::workers::WORKER_IDLE_EXIT` (60 s), so an idle server runs
 /// none.
 ///
 /// Default is 64. With every worker busy, calls wait in the queue
@@ -118,6 +127,86 @@ pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 ///
 /// Default is 10 s. Connections still busy then are closed.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Default for `--max-buffered-bytes`: 64 MiB.
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Default for `--max-connections-per-ip`: 256 (0 turns the cap off).
+///
+/// Generous for a NAT or an office behind one address (an agent holds one
+/// or two keep-alive connections), and a quarter of a percent of the
+/// default `--max-connections` per address.
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
+
+/// Default byte budget of the cache: 32 MiB. When full, the least recently
+/// used answers are dropped; the agent then sees `cache: "miss"` for them.
+pub const DEFAULT_CACHE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Default per-client `tools/call` rate, in calls per second
+/// (`--rate-limit`, `XMD_RATE_LIMIT`; 0 turns the limit off).
+///
+/// Default is 10/s sustained, generous for an agent (which waits for each
+/// answer) and far below what one address can send. Past it (and the burst)
+/// the client gets an `isError` result naming the seconds to wait. A call
+/// answered from the result cache on the event loop is not counted: it
+/// costs no worker and no upstream request.
+pub const DEFAULT_RATE_LIMIT: u32 = 10;
+
+/// Default per-client burst: tool calls a fresh client may make at once
+/// (`--rate-burst`, `XMD_RATE_BURST`).
+///
+/// Default is 60. Past it the client is held to [`DEFAULT_RATE_LIMIT`].
+pub const DEFAULT_RATE_BURST: u32 = 60;
+
+/// Default global upstream budget, in requests per second
+/// (`--upstream-budget`, `XMD_UPSTREAM_BUDGET`; 0 turns it off).
+///
+/// Default is 15/s. FxTwitter documents an edge limit of 1000 requests per
+/// minute per IP address (16.7/s); 15/s sustained plus the burst below
+/// makes at most 945 requests in any minute, so a flood of uncached calls
+/// cannot get this server's address banned. Cache hits and coalesced calls
+/// spend nothing. With several `--upstream` bases on different hosts the
+/// budget still counts them together; raise it accordingly. Past it the
+/// agent sees `… (HTTP 503, code upstream_budget, retry after 1s)`.
+pub const DEFAULT_UPSTREAM_BUDGET: u32 = 15;
+
+/// Default budget of a result's text content, in characters (Unicode
+/// scalar values): 60,000, about 15k tokens, under Claude Code's 25,000
+/// token limit for a tool result. Setting: `--max-result-chars` /
+/// `XMD_MAX_RESULT_CHARS`. Past it the result stops at a post or row
+/// boundary with a note naming the call that continues.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 60_000;
+
+/// Default deadline of one tool call: 30 s, under the TypeScript SDKs'
+/// 60 s request timeout. Setting: `--call-timeout` / `XMD_CALL_TIMEOUT`.
+/// A thread walk that reaches it returns what it has with a note; with
+/// nothing to show the result is `isError` with code `deadline`.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Access-log format (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// `time client method path status bytes duration key=value…`; the
+    /// client is the TCP peer, or the address a trusted proxy reported
+    /// (then `via=<peer>` follows).
+    Plain,
+    /// One JSON object per line.
+    Json,
+    /// No access log (start-up and shutdown lines are still written).
+    Off,
+}
+
+impl LogFormat {
+    /// Parses `plain`, `json` or `off`.
+    pub fn parse(s: &str) -> Option<LogFormat> {
+        match s {
+            "plain" => Some(LogFormat::Plain),
+            "json" => Some(LogFormat::Json),
+            "off" => Some(LogFormat::Off),
+            _ => None,
+        }
+    }
+}
 
 /// HTTP-level limits the connection state machine enforces.
 #[derive(Debug, Clone)]
@@ -176,15 +265,15 @@ pub struct Config {
     /// Most open connections; see [`DEFAULT_MAX_CONNECTIONS`].
     pub max_connections: usize,
     /// Most open connections per client address (0 = no cap); see
-    /// [`crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP`].
+    /// [`DEFAULT_MAX_CONNECTIONS_PER_IP`].
     pub max_connections_per_ip: usize,
     /// Server-wide budget of buffered request bodies and unsent output, in
     /// bytes (0 = none); see
-    /// [`crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES`].
+    /// [`DEFAULT_MAX_BUFFERED_BYTES`].
     pub max_buffered_bytes: usize,
     /// Most of `max_buffered_bytes` one client address may hold (0 = no
     /// per-address share); `None`: the default,
-    /// [`crate::server::admission::MemoryBudget::address_share`].
+    /// `server::admission::MemoryBudget::address_share`.
     pub max_buffered_bytes_per_ip: Option<usize>,
     /// Upstream request timeout; see [`DEFAULT_UPSTREAM_TIMEOUT`].
     pub upstream_timeout: Duration,
@@ -195,28 +284,28 @@ pub struct Config {
     /// accept any origin).
     pub allowed_origins: Option<Vec<String>>,
     /// Upstream response cache budget in bytes (0 = off); default
-    /// [`crate::x::cache::DEFAULT_CACHE_BYTES`].
+    /// [`DEFAULT_CACHE_BYTES`].
     pub cache_bytes: usize,
     /// Per-client `tools/call` rate in calls per second (0 = off); see
-    /// [`crate::app::limits::DEFAULT_RATE_LIMIT`].
+    /// [`DEFAULT_RATE_LIMIT`].
     pub rate_limit: u32,
     /// Per-client `tools/call` burst; see
-    /// [`crate::app::limits::DEFAULT_RATE_BURST`].
+    /// [`DEFAULT_RATE_BURST`].
     pub rate_burst: u32,
     /// Global upstream requests per second (0 = off); see
-    /// [`crate::app::limits::DEFAULT_UPSTREAM_BUDGET`].
+    /// [`DEFAULT_UPSTREAM_BUDGET`].
     pub upstream_budget: u32,
     /// Reverse proxies whose `X-Forwarded-For` (or `Forwarded`) names the
     /// client (`--trusted-proxies`, `--proxy-header`); default none.
-    pub trusted_proxies: crate::app::client_addr::TrustedProxies,
+    pub trusted_proxies: TrustedProxies,
     /// Text budget of a tool result in characters; see
-    /// [`crate::x::budget::DEFAULT_MAX_RESULT_CHARS`].
+    /// [`DEFAULT_MAX_RESULT_CHARS`].
     pub max_result_chars: usize,
     /// Deadline of one tool call; see
-    /// [`crate::x::budget::DEFAULT_CALL_TIMEOUT`].
+    /// [`DEFAULT_CALL_TIMEOUT`].
     pub call_timeout: Duration,
     /// Access-log format; default plain.
-    pub log_format: crate::server::log::LogFormat,
+    pub log_format: LogFormat,
     /// HTTP limits.
     pub limits: Limits,
 }
@@ -234,20 +323,20 @@ impl Config {
             workers: DEFAULT_WORKERS,
             queue: DEFAULT_QUEUE,
             max_connections: DEFAULT_MAX_CONNECTIONS,
-            max_connections_per_ip: crate::server::admission::DEFAULT_MAX_CONNECTIONS_PER_IP,
-            max_buffered_bytes: crate::server::admission::DEFAULT_MAX_BUFFERED_BYTES,
+            max_connections_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP,
+            max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
             max_buffered_bytes_per_ip: None,
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             allowed_origins: None,
-            cache_bytes: crate::x::cache::DEFAULT_CACHE_BYTES,
-            rate_limit: crate::app::limits::DEFAULT_RATE_LIMIT,
-            rate_burst: crate::app::limits::DEFAULT_RATE_BURST,
-            upstream_budget: crate::app::limits::DEFAULT_UPSTREAM_BUDGET,
-            trusted_proxies: crate::app::client_addr::TrustedProxies::default(),
-            max_result_chars: crate::x::budget::DEFAULT_MAX_RESULT_CHARS,
-            call_timeout: crate::x::budget::DEFAULT_CALL_TIMEOUT,
-            log_format: crate::server::log::LogFormat::Plain,
+            cache_bytes: DEFAULT_CACHE_BYTES,
+            rate_limit: DEFAULT_RATE_LIMIT,
+            rate_burst: DEFAULT_RATE_BURST,
+            upstream_budget: DEFAULT_UPSTREAM_BUDGET,
+            trusted_proxies: TrustedProxies::default(),
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            log_format: LogFormat::Plain,
             limits: Limits::default(),
         }
     }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use xmd::app::App;
 use xmd::cli::{self, Command};
-use xmd::server::log::{rfc3339_now, LogFormat};
+use xmd::config::LogFormat;
+use xmd::server::log::rfc3339_now;
 use xmd::server::{Server, ServerOptions};
 use xmd::x::upstream::HttpUpstream;
 

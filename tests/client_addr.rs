@@ -15,7 +15,7 @@ use common::fake_upstream::{Answer, FakeUpstream};
 use proptest::prelude::*;
 use serde_json::Value;
 use util::*;
-use xmd::app::client_addr::{ProxyHeader, TrustedProxies};
+use xmd::config::proxies::{ProxyHeader, TrustedProxies};
 
 /// Trusted in every generated case: 10.0.0.0/8, 2001:db8:aaaa::/48 and
 /// 127.0.0.1.

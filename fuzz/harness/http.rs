@@ -209,7 +209,7 @@ fn drive(plan: &Plan<'_>, limits: &Limits) -> (Vec<u8>, Option<CloseReason>) {
         scratch: vec![0; plan.scratch],
         defer_jobs: plan.defer_jobs,
         waiting: None,
-        log: crate::server::log::AccessLog::new(crate::server::log::LogFormat::Off),
+        log: crate::server::log::AccessLog::new(crate::config::LogFormat::Off),
         bound: limits.max_head_bytes
             + limits.max_body_bytes
             + READ_CHUNK_BYTES

@@ -2,7 +2,8 @@
 //! budget for upstream requests.
 //!
 //! - [`ClientLimiter`]: each client address gets a bucket of
-//!   [`DEFAULT_RATE_BURST`] tool calls refilled at [`DEFAULT_RATE_LIMIT`] per
+//!   [`crate::config::DEFAULT_RATE_BURST`] tool calls refilled at
+//!   [`crate::config::DEFAULT_RATE_LIMIT`] per
 //!   second. A call past it never reaches a worker or the upstream; it is
 //!   answered at once as a normal `tools/call` result with `isError: true`:
 //!   `Too many tool calls from this address. Retry after 2s. (HTTP 429,
@@ -12,7 +13,8 @@
 //!   limit there or raise `--rate-limit`. The table is bounded by
 //!   [`MAX_TRACKED_CLIENTS`].
 //! - [`Budgeted`]: an [`Upstream`] decorator holding one bucket shared by
-//!   every worker, [`DEFAULT_UPSTREAM_BUDGET`] requests per second with a
+//!   every worker, [`crate::config::DEFAULT_UPSTREAM_BUDGET`] requests per
+//!   second with a
 //!   burst of [`UPSTREAM_BUDGET_BURST_SECS`] seconds' worth. When it is
 //!   empty the request is not sent and fails at once with
 //!   [`FetchError::BudgetExhausted`], which the tools render as a retryable
@@ -35,23 +37,9 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[cfg(test)]
+use crate::config::DEFAULT_UPSTREAM_BUDGET;
 use crate::x::upstream::{FetchError, PerClient, Upstream, UpstreamResponse};
-
-/// Default per-client `tools/call` rate, in calls per second
-/// (`--rate-limit`, `XMD_RATE_LIMIT`; 0 turns the limit off).
-///
-/// Default is 10/s sustained, generous for an agent (which waits for each
-/// answer) and far below what one address can send. Past it (and the burst)
-/// the client gets an `isError` result naming the seconds to wait. A call
-/// answered from the result cache on the event loop is not counted: it
-/// costs no worker and no upstream request.
-pub const DEFAULT_RATE_LIMIT: u32 = 10;
-
-/// Default per-client burst: tool calls a fresh client may make at once
-/// (`--rate-burst`, `XMD_RATE_BURST`).
-///
-/// Default is 60. Past it the client is held to [`DEFAULT_RATE_LIMIT`].
-pub const DEFAULT_RATE_BURST: u32 = 60;
 
 /// Most client addresses tracked at once.
 ///
@@ -60,18 +48,6 @@ pub const DEFAULT_RATE_BURST: u32 = 60;
 /// not enough the least recently seen half goes. A dropped client starts
 /// again with a full bucket.
 pub const MAX_TRACKED_CLIENTS: usize = 65_536;
-
-/// Default global upstream budget, in requests per second
-/// (`--upstream-budget`, `XMD_UPSTREAM_BUDGET`; 0 turns it off).
-///
-/// Default is 15/s. FxTwitter documents an edge limit of 1000 requests per
-/// minute per IP address (16.7/s); 15/s sustained plus the burst below
-/// makes at most 945 requests in any minute, so a flood of uncached calls
-/// cannot get this server's address banned. Cache hits and coalesced calls
-/// spend nothing. With several `--upstream` bases on different hosts the
-/// budget still counts them together; raise it accordingly. Past it the
-/// agent sees `… (HTTP 503, code upstream_budget, retry after 1s)`.
-pub const DEFAULT_UPSTREAM_BUDGET: u32 = 15;
 
 /// Seconds' worth of the upstream budget that may be spent at once.
 ///

@@ -160,7 +160,7 @@ pub struct App {
     policy: OriginPolicy,
     xroutes: xroutes::XRoutes,
     /// Who may report the client address (`--trusted-proxies`).
-    proxies: client_addr::TrustedProxies,
+    proxies: crate::config::proxies::TrustedProxies,
 }
 
 impl App {

@@ -23,21 +23,11 @@
 //!   address (slow bodies, replies it never reads) cannot spend the budget
 //!   for everyone else.
 
-use crate::app::client_addr::TrustedProxies;
+use crate::config::proxies::TrustedProxies;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-
-/// Default for `--max-buffered-bytes`: 64 MiB.
-pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
-
-/// Default for `--max-connections-per-ip`: 256 (0 turns the cap off).
-///
-/// Generous for a NAT or an office behind one address (an agent holds one
-/// or two keep-alive connections), and a quarter of a percent of the
-/// default `--max-connections` per address.
-pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
 
 /// Request bodies up to this size are read without a reservation: every
 /// connection may hold one such body (and a head) outside the budget, so
@@ -313,7 +303,7 @@ mod tests {
 
     #[test]
     fn trusted_proxies_are_not_capped_per_address() {
-        use crate::app::client_addr::ProxyHeader;
+        use crate::config::proxies::ProxyHeader;
         let proxies = TrustedProxies::parse("10.0.0.0/8,::1", ProxyHeader::XForwardedFor).unwrap();
         let proxy: SocketAddr = "10.1.2.3:40000".parse().unwrap();
         let loopback6: SocketAddr = "[::1]:40000".parse().unwrap();

@@ -9,32 +9,8 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::config::LogFormat;
 use crate::http::{Method, Trace};
-
-/// Access-log format (`--log-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFormat {
-    /// `time client method path status bytes duration key=value…`; the
-    /// client is the TCP peer, or the address a trusted proxy reported
-    /// (then `via=<peer>` follows).
-    Plain,
-    /// One JSON object per line.
-    Json,
-    /// No access log (start-up and shutdown lines are still written).
-    Off,
-}
-
-impl LogFormat {
-    /// Parses `plain`, `json` or `off`.
-    pub fn parse(s: &str) -> Option<LogFormat> {
-        match s {
-            "plain" => Some(LogFormat::Plain),
-            "json" => Some(LogFormat::Json),
-            "off" => Some(LogFormat::Off),
-            _ => None,
-        }
-    }
-}
 
 /// Buffered access-log lines.
 pub struct AccessLog {

@@ -84,14 +84,14 @@ pub struct ServerOptions {
     /// Most open connections.
     pub max_connections: usize,
     /// Most open connections per client address (0: no cap); see
-    /// [`admission::DEFAULT_MAX_CONNECTIONS_PER_IP`].
+    /// [`crate::config::DEFAULT_MAX_CONNECTIONS_PER_IP`].
     pub max_connections_per_ip: usize,
     /// Reverse proxies (`--trusted-proxies`): their connections carry many
     /// clients, so `max_connections_per_ip` does not count them (their
     /// clients are told apart per request, by the forwarded address).
-    pub trusted_proxies: crate::app::client_addr::TrustedProxies,
+    pub trusted_proxies: crate::config::proxies::TrustedProxies,
     /// Server-wide budget of buffered bytes (0: none); see
-    /// [`admission::DEFAULT_MAX_BUFFERED_BYTES`].
+    /// [`crate::config::DEFAULT_MAX_BUFFERED_BYTES`].
     pub max_buffered_bytes: usize,
     /// Most of `max_buffered_bytes` one client address may hold (0: no
     /// share); `None`: [`admission::MemoryBudget::address_share`].
@@ -102,7 +102,7 @@ pub struct ServerOptions {
     /// ignored, SIGQUIT exits at once).
     pub handle_signals: bool,
     /// Access-log format.
-    pub log_format: log::LogFormat,
+    pub log_format: crate::config::LogFormat,
 }
 
 /// Stops a running server from another thread.

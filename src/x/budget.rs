@@ -14,14 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use crate::config::{DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS};
 
-/// Default budget of a result's text content, in characters (Unicode
-/// scalar values): 60,000, about 15k tokens, under Claude Code's 25,000
-/// token limit for a tool result. Setting: `--max-result-chars` /
-/// `XMD_MAX_RESULT_CHARS`. Past it the result stops at a post or row
-/// boundary with a note naming the call that continues.
-pub const DEFAULT_MAX_RESULT_CHARS: usize = 60_000;
+use serde_json::Value;
 
 /// The largest JSON-RPC message xmd sends, in bytes, in either framing:
 /// 1,048,576, the SSE event limit of the official Python SDK.
@@ -54,12 +49,6 @@ pub const MAX_RESULT_CHARS_LIMIT: usize = 160_000;
 /// Smallest accepted `--max-result-chars`: 2,000, room for a post's head,
 /// a cut marker and the continuation note.
 pub const MIN_RESULT_CHARS: usize = 2_000;
-
-/// Default deadline of one tool call: 30 s, under the TypeScript SDKs'
-/// 60 s request timeout. Setting: `--call-timeout` / `XMD_CALL_TIMEOUT`.
-/// A thread walk that reaches it returns what it has with a note; with
-/// nothing to show the result is `isError` with code `deadline`.
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How tool results are shaped, server-wide.
 #[derive(Debug, Clone)]

@@ -16,10 +16,6 @@ use std::time::{Duration, Instant};
 use super::side::SidePool;
 use super::upstream::{FetchError, Upstream, UpstreamResponse};
 
-/// Default byte budget of the cache: 32 MiB. When full, the least recently
-/// used answers are dropped; the agent then sees `cache: "miss"` for them.
-pub const DEFAULT_CACHE_BYTES: usize = 32 * 1024 * 1024;
-
 /// Bytes counted per stored answer on top of its key and body. Default 256.
 pub const ENTRY_OVERHEAD_BYTES: usize = 256;
 

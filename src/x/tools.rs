@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::args;
 use super::browse::{self, BrowseResult};
 use super::budget::{Guard, Run, Settings};
-use super::cache::{Cache, Fetcher, DEFAULT_CACHE_BYTES};
+use super::cache::{Cache, Fetcher};
 use super::error::XError;
 use super::post;
 use super::profile;
@@ -22,6 +22,7 @@ use super::search;
 use super::side::SidePool;
 use super::upstream::{PerClient, Upstream};
 use super::url;
+use crate::config::DEFAULT_CACHE_BYTES;
 
 /// Tool names, in `tools/list` order.
 pub const TOOL_NAMES: [&str; 5] = [

@@ -2,8 +2,9 @@ use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::config::LogFormat;
 use crate::http::Body;
-use crate::server::log::{AccessLog, LogFormat};
+use crate::server::log::AccessLog;
 
 /// Answers every request at once with `<METHOD> <target> <body>`, or hands
 /// `/slow` to a worker.
