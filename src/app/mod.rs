@@ -19,6 +19,7 @@
 //! Query strings never change the route and nothing ever redirects.
 
 pub mod client_addr;
+mod fallback;
 mod head_checks;
 pub mod landing;
 pub mod limits;
@@ -38,7 +39,7 @@ use crate::http::accept::{self, Framing};
 use crate::http::{Body, Method, Request, Response};
 use crate::mcp::{self, Mcp, Outcome, Reply, ServerInfo};
 use crate::metrics::METRICS;
-use crate::server::conn::{Handled, Handler, Job, Work};
+use crate::server::conn::{Fallback, Handled, Handler, Job, Work};
 use crate::x::tools::Tools;
 use crate::x::upstream::Upstream;
 use origin::{OriginPolicy, Verdict};
@@ -456,6 +457,10 @@ fn finish(
 impl Handler for App {
     fn check_head(&self, head: &crate::http::Head) -> Option<Response> {
         self.refuse_head(head)
+    }
+
+    fn fallback(&self, fallback: Fallback) -> Response {
+        fallback::answer(fallback)
     }
 
     fn handle(&self, request: Request) -> Handled {

@@ -219,10 +219,7 @@ impl PendingCall {
     /// queue full): HTTP `503` in every revision, a JSON-RPC `-32603` error
     /// with this request's id. The caller adds `Retry-After`.
     pub fn busy(&self) -> Reply {
-        let err = error::RpcError::new(
-            error::INTERNAL_ERROR,
-            "Server busy: worker queue full, retry shortly",
-        );
+        let err = error::RpcError::new(error::INTERNAL_ERROR, BUSY_MESSAGE);
         Reply {
             status: 503,
             body: Some(jsonrpc::error_message(Some(&self.id), &err)),
@@ -371,6 +368,10 @@ impl Mcp {
         self.statics.resources()
     }
 }
+
+/// The message of the `-32603` error a call gets when every worker is busy
+/// and the queue is full.
+pub const BUSY_MESSAGE: &str = "Server busy: worker queue full, retry shortly";
 
 /// A JSON-RPC error message with `"id": null`, for transport-level refusals
 /// (406, 415, 403 bodies).

@@ -38,7 +38,7 @@ use crate::http::{Head, Method, Request, Response};
 
 use super::admission::{MemoryBudget, UNBUDGETED_BODY_BYTES};
 
-pub use super::work::{queue_full, Job, Work, QUEUE_FULL_BODY};
+pub use super::work::{Fallback, Job, Work};
 
 /// What a handler does with a request.
 pub enum Handled {
@@ -59,6 +59,13 @@ pub trait Handler: Send + Sync + 'static {
     /// refusal is sent instead, with `Connection: close`. Must not block.
     fn check_head(&self, _head: &Head) -> Option<Response> {
         None
+    }
+
+    /// The answer the server gives on its own in `fallback`'s case, in the
+    /// handler's protocol. Called on an event loop or a worker; must not
+    /// block. Default: [`Fallback::bare`], the status without a body.
+    fn fallback(&self, fallback: Fallback) -> Response {
+        fallback.bare()
     }
 }
 

@@ -13,11 +13,11 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 use super::admission::{connection_key, MemoryBudget, PerAddress};
-use super::conn::{Conn, Ctx, Handler, ReadUntil, READ_CHUNK_BYTES};
+use super::conn::{Conn, Ctx, Fallback, Handler, ReadUntil, READ_CHUNK_BYTES};
 use super::workers::{Pool, Ticket};
 use super::{log, slab, ServerOptions, ShutdownHandle, SignalAction};
 use crate::http::date::DateCache;
-use crate::http::{Body, Response};
+use crate::http::Response;
 
 pub(super) const LISTENER: Token = Token(0);
 pub(super) const WAKER: Token = Token(1);
@@ -226,13 +226,14 @@ impl Loop {
                     let refusal = if self.open_total.fetch_add(1, Ordering::Relaxed)
                         >= self.options.max_connections
                     {
-                        Some((overloaded(), "too_many_connections"))
+                        Some((Fallback::Overloaded, "too_many_connections"))
                     } else if key.is_some_and(|k| !self.per_address.admit(k)) {
-                        Some((too_many_from_address(), "too_many_connections_per_ip"))
+                        Some((Fallback::TooManyFromAddress, "too_many_connections_per_ip"))
                     } else {
                         None
                     };
-                    if let Some((response, reason)) = refusal {
+                    if let Some((fallback, reason)) = refusal {
+                        let response = self.handler.fallback(fallback);
                         self.open_total.fetch_sub(1, Ordering::Relaxed);
                         crate::metrics::METRICS.rejected(reason);
                         self.refuse_at_accept(poll, stream, peer, response);
@@ -565,28 +566,6 @@ fn drive(
             return Driven::Failed;
         }
     }
-}
-
-/// The answer to a connection past `--max-connections`.
-fn overloaded() -> Response {
-    Response::with_body(
-        503,
-        "application/json",
-        Body::Static(br#"{"error":{"status":503,"message":"too many open connections"}}"#),
-    )
-    .header("Retry-After", "1")
-}
-
-/// The answer to a connection past `--max-connections-per-ip`.
-fn too_many_from_address() -> Response {
-    Response::with_body(
-        429,
-        "application/json",
-        Body::Static(
-            br#"{"error":{"status":429,"message":"too many open connections from this address"}}"#,
-        ),
-    )
-    .header("Retry-After", "1")
 }
 
 /// What every event loop shares besides the worker pool.

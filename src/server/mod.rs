@@ -221,7 +221,13 @@ impl Server {
             signals,
             ..
         } = self;
-        let pool = Pool::start(options.workers, options.queue, stop.wakers.clone())?;
+        let answers = Arc::clone(&handler);
+        let pool = Pool::start(
+            options.workers,
+            options.queue,
+            stop.wakers.clone(),
+            Arc::new(move || answers.fallback(conn::Fallback::Panicked)),
+        )?;
         let shared = Shared {
             open_total: Arc::new(AtomicUsize::new(0)),
             per_address: Arc::new(admission::PerAddress::new(options.max_connections_per_ip)),

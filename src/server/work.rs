@@ -14,9 +14,10 @@ pub trait Work: Send + 'static {
 
     /// The response when every worker is busy and the queue is full
     /// (called on the event loop; must not block). Default:
-    /// [`queue_full`], a generic JSON `503`.
+    /// [`Fallback::Busy`] without a body; work that knows its request
+    /// answers in its protocol.
     fn busy(self: Box<Self>) -> Response {
-        queue_full()
+        Fallback::Busy.bare()
     }
 
     /// A flag the connection raises when its client goes before the
@@ -37,14 +38,79 @@ impl<F: FnOnce() -> Response + Send + 'static> Work for F {
 /// A boxed [`Work`].
 pub type Job = Box<dyn Work>;
 
-/// The generic answer when every worker is busy and the queue is full:
-/// `503`, `Retry-After: 1`, a JSON-RPC error without an id. Work that knows
-/// its request answers better through [`Work::busy`].
-pub fn queue_full() -> Response {
-    Response::with_body(503, "application/json", Body::Static(QUEUE_FULL_BODY))
-        .header("Retry-After", "1")
+/// An answer the server gives on its own, instead of a handler's: it
+/// picks the status and `Retry-After`, the handler the body, in its
+/// protocol (`Handler::fallback`). The server writes no protocol above
+/// HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallback {
+    /// A connection past `--max-connections`: `503`, `Retry-After: 1`,
+    /// then closed.
+    Overloaded,
+    /// A connection past `--max-connections-per-ip`: `429`,
+    /// `Retry-After: 1`, then closed.
+    TooManyFromAddress,
+    /// Work that panicked on a worker (the panic is caught and the worker
+    /// lives on): `500`.
+    Panicked,
+    /// Work without an answer of its own ([`Work::busy`]) when every
+    /// worker is busy and the queue is full: `503`, `Retry-After: 1`.
+    Busy,
 }
 
-/// The body of [`queue_full`].
-pub const QUEUE_FULL_BODY: &[u8] =
-    br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Server busy: worker queue full, retry shortly"}}"#;
+impl Fallback {
+    /// The HTTP status of this answer.
+    pub fn status(self) -> u16 {
+        match self {
+            Fallback::Overloaded | Fallback::Busy => 503,
+            Fallback::TooManyFromAddress => 429,
+            Fallback::Panicked => 500,
+        }
+    }
+
+    /// This answer with `body` of `content_type`.
+    pub fn answer(self, content_type: &'static str, body: Body) -> Response {
+        self.headers(Response::with_body(self.status(), content_type, body))
+    }
+
+    /// This answer without a body.
+    pub fn bare(self) -> Response {
+        self.headers(Response::new(self.status()))
+    }
+
+    fn headers(self, response: Response) -> Response {
+        match self {
+            Fallback::Panicked => response,
+            _ => response.header("Retry-After", "1"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fallbacks_carry_status_and_retry_after() {
+        let cases = [
+            (Fallback::Overloaded, 503, Some("1")),
+            (Fallback::TooManyFromAddress, 429, Some("1")),
+            (Fallback::Panicked, 500, None),
+            (Fallback::Busy, 503, Some("1")),
+        ];
+        for (fallback, status, retry) in cases {
+            let bare = fallback.bare();
+            assert_eq!(
+                (bare.status, bare.header_value("Retry-After")),
+                (status, retry)
+            );
+            assert_eq!(bare.header_value("Content-Type"), None);
+            let full = fallback.answer("text/plain", Body::Static(b"x"));
+            assert_eq!(
+                (full.status, full.header_value("Retry-After")),
+                (status, retry)
+            );
+            assert_eq!(full.header_value("Content-Type"), Some("text/plain"));
+        }
+    }
+}

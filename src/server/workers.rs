@@ -9,7 +9,8 @@
 //! [`WORKER_IDLE_EXIT`] exits, down to the pool's minimum. An idle server
 //! so holds no worker threads (nor their stacks and allocator arenas).
 //!
-//! A job that panics yields a `500` for its request; the worker lives on.
+//! A job that panics yields the pool's [`PanicAnswer`] (the handler's
+//! [`Fallback::Panicked`](super::conn::Fallback::Panicked), a `500`) for its request; the worker lives on.
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
@@ -20,7 +21,12 @@ use std::time::{Duration, Instant};
 use mio::Waker;
 
 use super::conn::Job;
-use crate::http::{Body, Response};
+use crate::http::Response;
+
+/// What a job that panicked is answered (made on the worker that caught
+/// the panic): the handler's
+/// [`Fallback::Panicked`](super::conn::Fallback::Panicked).
+pub type PanicAnswer = Arc<dyn Fn() -> Response + Send + Sync>;
 
 /// How long a worker waits for a job before it exits (while more than the
 /// pool's minimum are alive).
@@ -100,6 +106,7 @@ struct Shared {
     ready: Condvar,
     options: PoolOptions,
     lanes: Vec<Lane>,
+    panicked: PanicAnswer,
 }
 
 impl Shared {
@@ -119,10 +126,16 @@ impl Pool {
     /// A pool of at most `workers` threads, started on demand, sharing a
     /// queue of `queue` slots; idle threads exit after [`WORKER_IDLE_EXIT`].
     /// One lane per waker (event loop); the handle returned is lane 0's.
+    /// A job that panics is answered `panicked()`.
     ///
     /// # Errors
     /// When one of the [`MIN_WORKERS`] threads cannot be spawned.
-    pub fn start(workers: usize, queue: usize, wakers: Vec<Arc<Waker>>) -> std::io::Result<Pool> {
+    pub fn start(
+        workers: usize,
+        queue: usize,
+        wakers: Vec<Arc<Waker>>,
+        panicked: PanicAnswer,
+    ) -> std::io::Result<Pool> {
         Pool::with_options(
             PoolOptions {
                 max_workers: workers,
@@ -131,6 +144,7 @@ impl Pool {
                 idle_exit: WORKER_IDLE_EXIT,
             },
             wakers,
+            panicked,
         )
     }
 
@@ -139,7 +153,11 @@ impl Pool {
     ///
     /// # Errors
     /// When one of the `min_workers` threads cannot be spawned.
-    pub fn with_options(options: PoolOptions, wakers: Vec<Arc<Waker>>) -> std::io::Result<Pool> {
+    pub fn with_options(
+        options: PoolOptions,
+        wakers: Vec<Arc<Waker>>,
+        panicked: PanicAnswer,
+    ) -> std::io::Result<Pool> {
         let max_workers = options.max_workers.max(1);
         let options = PoolOptions {
             max_workers,
@@ -163,6 +181,7 @@ impl Pool {
                     waker,
                 })
                 .collect(),
+            panicked,
         });
         let pool = Pool { shared, lane: 0 };
         let mut state = pool.shared.lock();
@@ -269,7 +288,7 @@ fn work(shared: &Shared) {
             state.waiting -= 1;
             drop(state);
             let response = panic::catch_unwind(AssertUnwindSafe(|| task.job.run()))
-                .unwrap_or_else(|_| internal_error());
+                .unwrap_or_else(|_| (shared.panicked)());
             // Waiting again before the completion is visible, so a job the
             // event loop submits in answer finds this worker free.
             state = shared.lock();
@@ -302,20 +321,10 @@ fn work(shared: &Shared) {
     }
 }
 
-/// The response for a job that panicked.
-pub fn internal_error() -> Response {
-    Response::with_body(
-        500,
-        "application/json",
-        Body::Static(
-            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
-        ),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::conn::Fallback;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// A pool over a fresh poll's waker (the poll is kept alive alongside).
@@ -328,7 +337,11 @@ mod tests {
             queue,
             idle_exit,
         };
-        (Pool::with_options(options, vec![waker]).unwrap(), poll)
+        (
+            Pool::with_options(options, vec![waker], Arc::new(|| Fallback::Panicked.bare()))
+                .unwrap(),
+            poll,
+        )
     }
 
     fn ticket(index: usize) -> Ticket {
@@ -504,7 +517,6 @@ mod tests {
         assert_eq!(ticket_back, ticket(2));
         assert_eq!(response.status, 200);
         assert_eq!(pool.threads(), 1, "the same worker lived on");
-        assert_eq!(internal_error().status, 500);
         pool.shutdown();
     }
 
