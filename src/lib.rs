@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod calendar;
 pub mod cli;
 pub mod client;
 pub mod config;
@@ -33,4 +34,5 @@ pub mod json;
 pub mod mcp;
 pub mod metrics;
 pub mod server;
+pub mod text;
 pub mod x;

@@ -63,7 +63,7 @@ impl TrustedProxies {
 /// One `X-Forwarded-For` element: an address, optionally bracketed (IPv6)
 /// and optionally with a port (`192.0.2.1:80`, `[2001:db8::1]:80`).
 fn xff_hop(raw: &[u8]) -> Option<IpAddr> {
-    let s = std::str::from_utf8(crate::http::trim_ows(raw)).ok()?;
+    let s = std::str::from_utf8(crate::text::trim_ows(raw)).ok()?;
     node_addr(s)
 }
 

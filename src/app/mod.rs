@@ -581,7 +581,7 @@ fn preflight(allow: &'static str, requested: Option<&[u8]>) -> Response {
     if let Some(req) = requested {
         let names: Vec<&[u8]> = req
             .split(|b| *b == b',')
-            .map(crate::http::trim_ows)
+            .map(crate::text::trim_ows)
             .filter(|n| !n.is_empty())
             .collect();
         let valid = names.iter().all(|n| {

@@ -11,7 +11,7 @@
 
 use std::net::IpAddr;
 
-use crate::http::trim_ows;
+use crate::text::trim_ows;
 
 /// The rule in force.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -54,8 +54,12 @@ pub fn parse_query(query: Option<&str>) -> Result<Vec<(String, String)>, String>
     Ok(out)
 }
 
-fn clip(s: &str) -> String {
-    s.chars().take(40).collect()
+/// Most characters of a parameter name echoed in an error. Default 40;
+/// a longer name is cut and ends with `…`.
+pub const MAX_ECHOED_NAME_CHARS: usize = 40;
+
+fn clip(name: &str) -> std::borrow::Cow<'_, str> {
+    crate::text::clip(name, MAX_ECHOED_NAME_CHARS)
 }
 
 fn decode(s: &str) -> Option<String> {
@@ -131,7 +135,7 @@ pub fn none_match(if_none_match: Option<&[u8]>, tag: &str) -> bool {
     };
     let tag = tag.as_bytes();
     v.split(|b| *b == b',').any(|item| {
-        let item = crate::http::trim_ows(item);
+        let item = crate::text::trim_ows(item);
         item == b"*" || item.strip_prefix(b"W/").unwrap_or(item) == tag
     })
 }

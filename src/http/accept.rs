@@ -2,7 +2,7 @@
 //! chooses JSON or single-frame SSE framing, and `Content-Type` (RFC 9110
 //! §8.3) must name JSON.
 
-use super::trim_ows;
+use crate::text::trim_ows;
 
 /// How a JSON-RPC reply is framed on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

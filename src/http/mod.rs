@@ -11,6 +11,7 @@ pub mod outgoing;
 pub mod parse;
 pub mod response;
 
+use crate::text::trim_ows;
 pub use response::{Body, Response, Trace};
 
 /// Request method (RFC 9110 §9).
@@ -297,19 +298,6 @@ pub struct Request {
     pub peer: std::net::SocketAddr,
 }
 
-/// Trims optional whitespace (SP and HTAB) from both ends (RFC 9110 §5.6.3).
-pub fn trim_ows(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| *b != b' ' && *b != b'\t')
-        .unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|b| *b != b' ' && *b != b'\t')
-        .map_or(start, |i| i + 1);
-    &bytes[start..end]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,12 +361,5 @@ mod tests {
         assert!(!head("/", 1, &[("connection", "keep-alive, close")]).keep_alive());
         assert!(!head("/", 0, &[]).keep_alive());
         assert!(head("/", 0, &[("Connection", "Keep-Alive")]).keep_alive());
-    }
-
-    #[test]
-    fn trim_ows_trims_spaces_and_tabs_only() {
-        assert_eq!(trim_ows(b" \t a b \t"), b"a b");
-        assert_eq!(trim_ows(b"   "), b"");
-        assert_eq!(trim_ows(b""), b"");
     }
 }

@@ -6,7 +6,8 @@
 //! [`Rejection`] carrying the status to answer with; every rejection closes
 //! the connection, so nothing pipelined after a refused request runs.
 
-use super::{trim_ows, Head, Method};
+use super::{Head, Method};
+use crate::text::trim_ows;
 
 /// Size of the header array handed to httparse; the configured header
 /// limit is clamped to it.

@@ -70,10 +70,7 @@ pub struct RpcError {
 
 /// Cuts a client-supplied string to [`MAX_ECHO_CHARS`] characters.
 pub fn clip(s: &str) -> Cow<'_, str> {
-    match s.char_indices().nth(MAX_ECHO_CHARS) {
-        None => Cow::Borrowed(s),
-        Some((at, _)) => Cow::Owned(format!("{}…", &s[..at])),
-    }
+    crate::text::clip(s, MAX_ECHO_CHARS)
 }
 
 /// [`clip`] for raw header bytes (lossy UTF-8).

@@ -6,6 +6,8 @@
 
 use base64::Engine as _;
 
+use crate::text::trim_ows;
+
 /// `MCP-Protocol-Version`: the revision (both eras; legacy from 2025-06-18).
 pub const HEADER_MCP_PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
 /// `Mcp-Method`: mirrors the body's `method` (2026-07-28).
@@ -40,19 +42,6 @@ impl std::fmt::Display for HeaderValueError {
 }
 
 impl std::error::Error for HeaderValueError {}
-
-/// Strips optional whitespace (SP / HTAB, RFC 9110 §5.6.3) from both ends.
-pub fn trim_ows(v: &[u8]) -> &[u8] {
-    let start = v
-        .iter()
-        .position(|b| !matches!(b, b' ' | b'\t'))
-        .unwrap_or(v.len());
-    let end = v
-        .iter()
-        .rposition(|b| !matches!(b, b' ' | b'\t'))
-        .map_or(start, |i| i + 1);
-    &v[start..end]
-}
 
 /// True when `s` has the encoded form: the prefix, at least nothing, the
 /// suffix, with prefix and suffix not overlapping (`=?base64?=` is literal).
@@ -333,13 +322,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn trim_ows_only_strips_space_and_tab() {
-        assert_eq!(trim_ows(b" \t a \t "), b"a");
-        assert_eq!(trim_ows(b"\r\na\r\n"), b"\r\na\r\n");
-        assert_eq!(trim_ows(b""), b"");
-        assert_eq!(trim_ows(b" \t "), b"");
     }
 }

@@ -195,7 +195,7 @@ pub fn rfc3339_now() -> String {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     let secs = d.as_secs();
-    let (y, m, day) = crate::http::date::civil_from_days((secs / 86_400) as i64);
+    let (y, m, day) = crate::calendar::civil_from_days((secs / 86_400) as i64);
     let rem = secs % 86_400;
     format!(
         "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",

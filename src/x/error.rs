@@ -197,7 +197,7 @@ pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
     }
     if !(200..300).contains(&resp.status) || body_code.is_some_and(|c| c >= 400) {
         let what = match message {
-            Some(m) => clip(m),
+            Some(m) => clip_message(m),
             None => format!("HTTP {}", resp.status),
         };
         return Err(XError::new(
@@ -256,9 +256,10 @@ pub fn parse_object(resp: &UpstreamResponse) -> Result<Value, XError> {
     }
 }
 
-/// Cuts upstream text for echoing (see [`MAX_ECHOED_MESSAGE_CHARS`]).
+/// Cuts upstream text to [`MAX_ECHOED_MESSAGE_CHARS`] and blanks control
+/// characters, so an upstream cannot flood or reshape the error line.
 pub fn clip_message(s: &str) -> String {
-    clip(s)
+    crate::text::clip_inert(s, MAX_ECHOED_MESSAGE_CHARS)
 }
 
 fn private_error() -> XError {
@@ -287,8 +288,8 @@ fn not_found_error(body: &Value) -> XError {
             code::NOT_FOUND,
             format!(
                 "Post unavailable ({}): {}.",
-                clip(reason),
-                clip(msg).trim_end_matches('.')
+                clip_message(reason),
+                clip_message(msg).trim_end_matches('.')
             ),
         );
     }
@@ -297,22 +298,6 @@ fn not_found_error(body: &Value) -> XError {
         code::NOT_FOUND,
         "Post not found or unavailable; it may be deleted, private or age-restricted.",
     )
-}
-
-/// Cuts upstream text to [`MAX_ECHOED_MESSAGE_CHARS`] and drops control
-/// characters, so an upstream cannot flood or reshape the error line.
-fn clip(s: &str) -> String {
-    let clean: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if clean.chars().count() > MAX_ECHOED_MESSAGE_CHARS {
-        let mut out: String = clean.chars().take(MAX_ECHOED_MESSAGE_CHARS).collect();
-        out.push('…');
-        out
-    } else {
-        clean
-    }
 }
 
 fn now_unix() -> u64 {
@@ -341,10 +326,7 @@ fn parse_imf_fixdate(v: &str) -> Option<u64> {
         return None;
     }
     let day: u64 = parts[1].parse().ok()?;
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| *m == parts[2])? as u64 + 1;
+    let month = u64::from(crate::calendar::month_number(parts[2])?);
     let year: u64 = parts[3].parse().ok()?;
     let hms: Vec<u64> = parts[4]
         .split(':')
@@ -359,19 +341,8 @@ fn parse_imf_fixdate(v: &str) -> Option<u64> {
     {
         return None;
     }
-    let days = days_from_civil(year as i64, month as i64, day as i64);
+    let days = crate::calendar::days_from_civil(year as i64, month as i64, day as i64);
     Some(days as u64 * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2])
-}
-
-/// Days since 1970-01-01 for a proleptic Gregorian date (H. Hinnant).
-pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

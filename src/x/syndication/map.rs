@@ -280,11 +280,8 @@ fn fx_time(iso: &str) -> Option<(String, u64)> {
     if h > 23 || mi > 59 || s > 60 {
         return None;
     }
-    let days = super::super::error::days_from_civil(y as i64, mo as i64, d as i64);
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    let days = crate::calendar::days_from_civil(y as i64, mo as i64, d as i64);
+    use crate::calendar::{MONTHS, WEEKDAYS};
     let text = format!(
         "{} {} {d:02} {h:02}:{mi:02}:{s:02} +0000 {y}",
         WEEKDAYS[days.rem_euclid(7) as usize],
