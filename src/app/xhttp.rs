@@ -173,6 +173,15 @@ mod tests {
             "query parameter `q` is not valid percent-encoded UTF-8"
         );
         assert!(parse_query(Some("q=%4")).is_err());
+        // A long name is echoed cut, with the cut marked.
+        let long = "n".repeat(MAX_ECHOED_NAME_CHARS + 1);
+        assert_eq!(
+            parse_query(Some(&format!("{long}=1&{long}=2"))).unwrap_err(),
+            format!(
+                "query parameter `{}…` is given more than once",
+                "n".repeat(MAX_ECHOED_NAME_CHARS)
+            )
+        );
         let many: Vec<String> = (0..=MAX_QUERY_PARAMS).map(|i| format!("p{i}=1")).collect();
         assert_eq!(
             parse_query(Some(&many.join("&"))).unwrap_err(),
