@@ -840,23 +840,36 @@ fn item2_one_client_cannot_leave_the_others_without_upstream_requests() {
     // allowance; an upstream budget of 45 of which this address may take
     // only what leaves the last 15 to the others).
     let mut statuses = std::collections::BTreeMap::new();
+    let started = std::time::Instant::now();
     for i in 0..80 {
         let s = app_get(&app, &format!("/search?q=flood{i}"), "10.0.0.1:5000");
         *statuses.entry(s).or_insert(0) += 1;
     }
-    // A search is two upstream requests here. The flood got 30 (31 or 32
-    // if the budget refilled meanwhile): its share of 15, then on while
-    // more than 15 were left. Past its allowance of 60 calls: 429.
+    // Both buckets refill while the flood runs (15 upstream requests and 10
+    // calls per second by default), so what the flood may get grows with
+    // the time it took: on a quiet machine that is well under 0.1 s, on a
+    // loaded CI machine it can be several times that.
+    let secs = started.elapsed().as_secs_f64();
+    let refilled = |per_sec: f64| (per_sec * secs).ceil() as usize;
+    // A search is two upstream requests here. The flood got 30, its share
+    // of 15 and then on while more than 15 were left, plus what refilled.
+    // Past its allowance of 60 calls (plus refills): 429.
     let flood = sent();
-    assert!((30..=32).contains(&flood), "{flood} {statuses:?}");
+    let most = 30 + 2 * refilled(f64::from(xmd::config::DEFAULT_UPSTREAM_BUDGET));
+    assert!(
+        (30..=most).contains(&flood),
+        "{flood} {statuses:?} in {secs} s"
+    );
     let ok = statuses.get(&200).copied().unwrap_or(0);
     assert_eq!(ok, flood / 2, "{statuses:?}");
+    let refused = statuses.get(&429).copied().unwrap_or(0);
+    let fewest = 20usize.saturating_sub(refilled(f64::from(xmd::config::DEFAULT_RATE_LIMIT)));
+    assert!((fewest..=20).contains(&refused), "{statuses:?} in {secs} s");
     assert_eq!(
         statuses.get(&503).copied().unwrap_or(0),
-        60 - ok,
+        80 - refused - ok,
         "{statuses:?}"
     );
-    assert_eq!(statuses.get(&429).copied(), Some(20), "{statuses:?}");
     // Other clients still get their searches answered from what is left.
     for (peer, n) in [("10.0.0.2:5000", 4), ("[2001:db8::1]:5000", 3)] {
         for i in 0..n {
