@@ -92,7 +92,7 @@ fn success_commands_exit_0_with_json() {
             .map(|t| t["name"].as_str().unwrap())
             .collect();
         assert_eq!(names[0], "x_md_get_post");
-        assert_eq!(names.len(), 5);
+        assert_eq!(names, xmd::x::tools::TOOL_NAMES);
 
         let text = run(&[
             "call",

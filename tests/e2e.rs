@@ -132,7 +132,9 @@ fn legacy_handshake_list_and_call_over_sse() {
             "x_md_get_profile",
             "x_md_search_posts",
             "x_md_get_followers",
-            "x_md_get_following"
+            "x_md_get_following",
+            "x_md_get_quotes",
+            "x_md_get_reposts"
         ]
     );
 
@@ -246,7 +248,10 @@ fn c02_notifications_get_bare_202_and_the_connection_lives_on() {
     .unwrap();
     let r = read_reply(&mut s, false);
     assert_eq!(r.status, 200);
-    assert_eq!(r.json()["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        r.json()["result"]["tools"].as_array().unwrap().len(),
+        xmd::x::tools::TOOL_NAMES.len()
+    );
 }
 
 #[test]
