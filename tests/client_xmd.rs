@@ -191,7 +191,7 @@ fn every_method(s: &Setup, era: Era, modern: bool) {
     assert!(c.list_resource_templates().unwrap().is_empty());
 
     let raw = c.rpc("tools/list", Value::Null).unwrap();
-    assert_eq!(raw["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(raw["tools"].as_array().unwrap().len(), TOOLS.len());
     assert_eq!(raw.get("resultType").is_some(), modern);
     let (code, msg, _) = rpc_err(c.rpc("no/such/method", json!({})).unwrap_err());
     assert_eq!((code, msg.as_str()), (-32601, "Method not found"));
