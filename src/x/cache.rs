@@ -617,7 +617,10 @@ mod tests {
     #[test]
     fn ttls_by_path() {
         assert_eq!(ttl_for("/2/status/1"), TTL_POST);
-        assert_eq!(ttl_for("/2/status/1/quotes?cursor=a%2B&count=20"), TTL_SEARCH);
+        assert_eq!(
+            ttl_for("/2/status/1/quotes?cursor=a%2B&count=20"),
+            TTL_SEARCH
+        );
         assert_eq!(ttl_for("/2/status/1/reposts?count=20"), TTL_CONNECTIONS);
         assert_eq!(ttl_for("/2/status/1/likes"), TTL_POST);
         assert_eq!(ttl_for("/tweet-result?id=1&token=b&lang=en"), TTL_POST);
