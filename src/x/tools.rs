@@ -242,8 +242,12 @@ impl Tools {
                 } else {
                     StatusList::Reposts
                 };
+                // `prepare` spelled the post as `handle` and `id`.
                 let id = call.arguments.get("id").and_then(Value::as_str);
-                status_list(f, list, &browse_args(), id.unwrap_or(""), run)?
+                let id = id.ok_or_else(|| {
+                    XError::new(400, "invalid_arguments", "missing the post `id`")
+                })?;
+                status_list(f, list, &browse_args(), id, run)?
             }
             _ => {
                 let q = call
