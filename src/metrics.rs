@@ -51,12 +51,14 @@ pub const METHODS: [&str; 10] = [
 ];
 
 /// Tool labels.
-pub const TOOLS: [&str; 5] = [
+pub const TOOLS: [&str; 7] = [
     "x_md_get_post",
     "x_md_get_profile",
     "x_md_search_posts",
     "x_md_get_followers",
     "x_md_get_following",
+    "x_md_get_quotes",
+    "x_md_get_reposts",
 ];
 
 /// Tool outcome labels.

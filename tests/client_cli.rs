@@ -92,7 +92,7 @@ fn success_commands_exit_0_with_json() {
             .map(|t| t["name"].as_str().unwrap())
             .collect();
         assert_eq!(names[0], "x_md_get_post");
-        assert_eq!(names.len(), 5);
+        assert_eq!(names, xmd::x::tools::TOOL_NAMES);
 
         let text = run(&[
             "call",
@@ -133,7 +133,10 @@ fn success_commands_exit_0_with_json() {
         );
         assert_eq!(run(&["templates"]).json(), json!({"resourceTemplates": []}));
         let raw = run(&["rpc", "tools/list"]).json();
-        assert_eq!(raw["tools"].as_array().unwrap().len(), 5);
+        assert_eq!(
+            raw["tools"].as_array().unwrap().len(),
+            xmd::x::tools::TOOL_NAMES.len()
+        );
         let raw = run(&["rpc", "resources/read", &format!(r#"{{"uri":"{first}"}}"#)]).json();
         assert_eq!(raw["contents"][0]["uri"], first.as_str());
     }
@@ -371,4 +374,87 @@ fn verbose_traces_each_exchange() {
         format!("xmd client: > POST {url} ping [MCP-Protocol-Version: 2025-11-25]")
     );
     assert_eq!(lines[5], "xmd client: < 200 text/event-stream");
+}
+
+/// The two post lists through `xmd client call` (issue 15 item 6), in
+/// both eras: the Markdown of `x_md_get_quotes url=…` byte for byte, a
+/// walk of `x_md_get_reposts` by `cursor=` to the end, and an upstream
+/// failure as an `isError` result.
+#[test]
+fn quotes_and_reposts_through_the_client() {
+    use common::status_lists::{serve_status_list, LIST_POST, NO_TIMELINE_ID};
+    let fake = FakeUpstream::start();
+    serve_status_list(&fake, "quotes");
+    serve_status_list(&fake, "reposts");
+    let xmd = Xmd::start(&["--upstream", &fake.base_url()]);
+    let url = format!("http://{}/mcp", xmd.addr);
+    let golden = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/render/quotes.md"),
+    )
+    .unwrap();
+    for era in ["modern", "legacy"] {
+        let call = |args: &[&str]| {
+            let mut a = vec!["--url", url.as_str(), "--era", era, "call"];
+            a.extend_from_slice(args);
+            client(&a, "")
+        };
+        let r = call(&["x_md_get_quotes", &format!("url={POST_URL}"), "--text"]);
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        assert_eq!(r.stdout, golden, "{era}");
+
+        let mut users = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..5 {
+            let mut args = vec![
+                "x_md_get_reposts".to_string(),
+                "handle=demo_author".into(),
+                format!("id={LIST_POST}"),
+                "limit=2".into(),
+            ];
+            if let Some(c) = &cursor {
+                args.push(format!("cursor={c}"));
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let r = call(&args);
+            assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+            let v = r.json();
+            assert_eq!(v["isError"], false, "{v}");
+            let s = &v["structuredContent"];
+            users.extend(
+                s["users"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|u| u["screen_name"].as_str().unwrap().to_string()),
+            );
+            match s.get("next_cursor").and_then(Value::as_str) {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        assert_eq!(
+            users,
+            [
+                "repost_fan_a",
+                "repost_fan_b",
+                "repost_fan_c",
+                "repost_fan_d",
+                "repost_fan_e"
+            ],
+            "{era}"
+        );
+
+        let r = call(&[
+            "x_md_get_reposts",
+            "handle=demo_author",
+            &format!("id={NO_TIMELINE_ID}"),
+        ]);
+        assert_eq!(r.code, 1, "a tool error exits 1");
+        let v = r.json();
+        assert_eq!(v["isError"], true, "{v}");
+        assert_eq!(
+            v["content"][0]["text"],
+            "Post 2086000000000000404 was not found, or X does not list its reposts. (HTTP 404, code not_found)"
+        );
+    }
 }

@@ -17,12 +17,14 @@ const ID: &str = "2087208847298015232";
 const POST_URL: &str = "https://x.com/demo_author/status/2087208847298015232";
 const MARKDOWN: &str = "## Post · 1/1 — Demo Author (@demo_author)\n\nSmall release day: cold starts are 30% faster and there is one fewer \
      config file to maintain. #buildtools\n\nDate: 2026-08-11T16:05:42Z\nSource: https://x.com/demo_author/status/2087208847298015232";
-const TOOLS: [&str; 5] = [
+const TOOLS: [&str; 7] = [
     "x_md_get_post",
     "x_md_get_profile",
     "x_md_search_posts",
     "x_md_get_followers",
     "x_md_get_following",
+    "x_md_get_quotes",
+    "x_md_get_reposts",
 ];
 
 struct Setup {
@@ -189,7 +191,7 @@ fn every_method(s: &Setup, era: Era, modern: bool) {
     assert!(c.list_resource_templates().unwrap().is_empty());
 
     let raw = c.rpc("tools/list", Value::Null).unwrap();
-    assert_eq!(raw["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(raw["tools"].as_array().unwrap().len(), TOOLS.len());
     assert_eq!(raw.get("resultType").is_some(), modern);
     let (code, msg, _) = rpc_err(c.rpc("no/such/method", json!({})).unwrap_err());
     assert_eq!((code, msg.as_str()), (-32601, "Method not found"));
@@ -266,7 +268,7 @@ fn pinned_versions() {
             (conn.era, conn.protocol_version.as_str()),
             (Era::Legacy, "2025-06-18")
         );
-        assert_eq!(c.list_tools().unwrap().len(), 5);
+        assert_eq!(c.list_tools().unwrap().len(), TOOLS.len());
     }
     let c = s.client(Era::Legacy).pin_version("2025-03-26");
     let tools = c.list_tools().unwrap();

@@ -132,7 +132,9 @@ fn legacy_handshake_list_and_call_over_sse() {
             "x_md_get_profile",
             "x_md_search_posts",
             "x_md_get_followers",
-            "x_md_get_following"
+            "x_md_get_following",
+            "x_md_get_quotes",
+            "x_md_get_reposts"
         ]
     );
 
@@ -246,7 +248,10 @@ fn c02_notifications_get_bare_202_and_the_connection_lives_on() {
     .unwrap();
     let r = read_reply(&mut s, false);
     assert_eq!(r.status, 200);
-    assert_eq!(r.json()["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        r.json()["result"]["tools"].as_array().unwrap().len(),
+        xmd::x::tools::TOOL_NAMES.len()
+    );
 }
 
 #[test]
@@ -555,4 +560,71 @@ fn repeated_calls_are_answered_from_the_result_cache() {
         count,
         "no upstream request for a cached result"
     );
+}
+
+/// `x_md_get_quotes` and `x_md_get_reposts` over the wire in both eras:
+/// the result carries exactly the text and `structuredContent` the tools
+/// compute in-process over the same upstream (the cache status aside),
+/// and walking `next_cursor` reads every row once.
+#[test]
+fn quotes_and_reposts_tools_call_over_the_wire() {
+    use common::status_lists::serve_status_list;
+    let up = upstream();
+    serve_status_list(&up, "quotes");
+    serve_status_list(&up, "reposts");
+    let x = start(&up, &[]);
+    let tools = xmd::x::tools::Tools::new(Arc::new(xmd::x::upstream::HttpUpstream::new(
+        &up.base_url(),
+        Duration::from_secs(5),
+    )));
+    let public = format!("http://{}", x.addr);
+    for (tool, key) in [("x_md_get_quotes", "posts"), ("x_md_get_reposts", "users")] {
+        let mut args = json!({"url": POST_URL, "limit": 2});
+        let mut rows = Vec::new();
+        for id in 1..10 {
+            let modern = id % 2 == 0;
+            let body = if modern {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args},"_meta":{META}}}}}"#
+                )
+            } else {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+                )
+            };
+            let headers = if modern {
+                modern_headers("tools/call", Some(tool))
+            } else {
+                legacy_headers(Some("2025-06-18"))
+            };
+            let r = send(&x, &headers, &body);
+            assert_eq!(r.status, 200, "{tool}: {}", r.text());
+            let result = r.json()["result"].clone();
+            assert_eq!(result["isError"], false, "{result}");
+            let call = xmd::x::tools::Tools::prepare(tool, Some(&args)).unwrap();
+            let want = tools.run(&call);
+            let text = want.text.replace("](/", &format!("]({public}/"));
+            assert_eq!(result["content"][0]["text"], text.as_str(), "{tool}");
+            let mut sc = result["structuredContent"].clone();
+            let mut want_sc = want.structured.unwrap();
+            sc["cache"] = json!(null);
+            want_sc["cache"] = json!(null);
+            assert_eq!(sc, want_sc, "{tool}");
+            rows.extend(
+                sc[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v["id"].as_str().unwrap().to_string()),
+            );
+            match sc.get("next_cursor").and_then(Value::as_str) {
+                Some(c) => args["cursor"] = json!(c),
+                None => break,
+            }
+        }
+        let mut unique = rows.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!((rows.len(), unique.len()), (5, 5), "{tool}: {rows:?}");
+    }
 }

@@ -198,7 +198,7 @@ fn page_is_self_contained_and_names_tools_and_version() {
     }
     let tools = xmd::x::tools::Tools::definitions();
     let tools = tools.as_array().unwrap();
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), xmd::x::tools::TOOL_NAMES.len());
     for t in tools {
         let line = format!(
             "<li><code>{}</code> <strong>{}</strong>",

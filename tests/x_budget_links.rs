@@ -59,6 +59,26 @@ fn upstream() -> FakeUpstream {
         );
     }
     let posts: Vec<Value> = (0..12).map(|i| status(i, 800, None)).collect();
+    // A post's quotes and reposts (issue 15): the same rows, two upstream
+    // pages each, the second the empty end.
+    for (which, rows) in [("quotes", &posts), ("reposts", &users)] {
+        let base = format!("/2/status/{FIRST_ID}/{which}");
+        up.on(
+            &format!("{base}?count=20"),
+            Answer::json(
+                200,
+                &json!({"code": 200, "results": rows, "cursor": {"top": "t+0=", "bottom": "c+1/="}})
+                    .to_string(),
+            ),
+        );
+        up.on(
+            &format!("{base}?cursor=c%2B1%2F%3D&count=20"),
+            Answer::json(
+                200,
+                r#"{"code":200,"results":[],"cursor":{"top":"t+0=","bottom":"c+2/="}}"#,
+            ),
+        );
+    }
     up.on(
         "/2/search?q=long&feed=latest&count=20",
         Answer::json(
@@ -236,6 +256,18 @@ fn every_tool_continues_by_cursor_and_by_link() {
                 "x_md_search_posts",
                 json!({"q": "long", "full": true}),
                 &posts,
+                false,
+            ),
+            (
+                "x_md_get_quotes",
+                json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "full": true}),
+                &posts,
+                false,
+            ),
+            (
+                "x_md_get_reposts",
+                json!({"url": format!("https://x.com/demo_author/status/{FIRST_ID}"), "full": true}),
+                &users,
                 false,
             ),
         ];

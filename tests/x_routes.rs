@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::browse::{serve_demo_timeline, tools_for, EMPTY_LIST, FOLLOW_NEXT};
 use common::fake_upstream::{Answer, FakeUpstream};
+use common::status_lists::{serve_status_list, FAILED_LIST_ID};
 use serde_json::{json, Value};
 use util::*;
 use xmd::x::tools::Tools;
@@ -67,6 +68,8 @@ fn fake() -> FakeUpstream {
         );
     }
     serve_demo_timeline(&f);
+    serve_status_list(&f, "quotes");
+    serve_status_list(&f, "reposts");
     // The cursor the profile forges after the 2nd post (upstream.md §2.9).
     f.on(
         &format!("/2/profile/demo_author/statuses?cursor={FORGED}&count=20&with_replies=false"),
@@ -159,6 +162,10 @@ fn cases() -> Vec<(String, &'static str, Value)> {
         ("/search?q=fixture%20cache&feed=top&full=true".into(), "x_md_search_posts", json!({"q": "fixture cache", "feed": "top", "full": true})),
         ("/search?q=dashboard&feed=videos".into(), "x_md_search_posts", json!({"q": "dashboard", "feed": "videos"})),
         ("/search?q=demo&feed=users&full=true".into(), "x_md_search_posts", json!({"q": "demo", "feed": "users", "full": true})),
+        (format!("/demo_author/status/{PLAIN_ID}/quotes"), "x_md_get_quotes", json!({"handle": "demo_author", "id": PLAIN_ID})),
+        (format!("/Demo_Author/status/{PLAIN_ID}/quotes?limit=2&full=true"), "x_md_get_quotes", json!({"url": format!("https://x.com/demo_author/status/{PLAIN_ID}"), "limit": 2, "full": true})),
+        (format!("/demo_author/status/{PLAIN_ID}/retweets"), "x_md_get_reposts", json!({"handle": "demo_author", "id": PLAIN_ID})),
+        (format!("/demo_author/status/{PLAIN_ID}/retweets?limit=4&full=1&page=2"), "x_md_get_reposts", json!({"handle": "demo_author", "id": PLAIN_ID, "limit": 4, "full": true, "page": 2})),
     ]
 }
 
@@ -305,7 +312,7 @@ fn failures_are_problem_details_with_the_tools_status_code_and_message() {
     let up = fake();
     let x = start(&up);
     let tools = tools_for(&up);
-    let cases: [(String, &str, Value, u16, &str); 4] = [
+    let cases: [(String, &str, Value, u16, &str); 7] = [
         (
             format!("/demo_author/status/{PRIVATE_ID}"),
             "x_md_get_post",
@@ -333,6 +340,27 @@ fn failures_are_problem_details_with_the_tools_status_code_and_message() {
             json!({"q": "outage"}),
             503,
             "search_unavailable",
+        ),
+        (
+            format!("/demo_author/status/{MISSING_ID}/quotes"),
+            "x_md_get_quotes",
+            json!({"handle": "demo_author", "id": MISSING_ID}),
+            503,
+            "search_unavailable",
+        ),
+        (
+            format!("/demo_author/status/{MISSING_ID}/retweets"),
+            "x_md_get_reposts",
+            json!({"handle": "demo_author", "id": MISSING_ID}),
+            404,
+            "not_found",
+        ),
+        (
+            format!("/demo_author/status/{FAILED_LIST_ID}/retweets"),
+            "x_md_get_reposts",
+            json!({"handle": "demo_author", "id": FAILED_LIST_ID}),
+            502,
+            "fxtwitter_error",
         ),
     ];
     for (target, name, args, status, code) in cases {
@@ -467,6 +495,17 @@ fn etag_304_cache_control_and_head() {
         r.header("cache-control").as_deref(),
         Some("public, max-age=60")
     );
+    // A post's quotes are a search (60 s), its reposts a list (300 s).
+    let r = get(&x, &format!("/demo_author/status/{PLAIN_ID}/quotes"));
+    assert_eq!(
+        r.header("cache-control").as_deref(),
+        Some("public, max-age=60")
+    );
+    let r = get(&x, &format!("/demo_author/status/{PLAIN_ID}/retweets"));
+    assert_eq!(
+        r.header("cache-control").as_deref(),
+        Some("public, max-age=300")
+    );
     // Other methods and preflight.
     let r = request(&x, "POST", "/demo_author", &["Content-Length: 0"]);
     assert_eq!(r.status, 405);
@@ -481,7 +520,9 @@ fn continuation_links_resolve_to_the_tools_next_pages() {
     let up = fake();
     let x = start(&up);
     let tools = tools_for(&up);
-    let starts: [(&str, &str, Value); 3] = [
+    let quotes = format!("/demo_author/status/{PLAIN_ID}/quotes?limit=2");
+    let retweets = format!("/demo_author/status/{PLAIN_ID}/retweets?limit=2");
+    let starts: [(&str, &str, Value); 5] = [
         (
             "/demo_author?limit=2",
             "x_md_get_profile",
@@ -496,6 +537,16 @@ fn continuation_links_resolve_to_the_tools_next_pages() {
             "/search?q=fixture+cache&limit=2",
             "x_md_search_posts",
             json!({"q": "fixture cache", "limit": 2}),
+        ),
+        (
+            &quotes,
+            "x_md_get_quotes",
+            json!({"handle": "demo_author", "id": PLAIN_ID, "limit": 2}),
+        ),
+        (
+            &retweets,
+            "x_md_get_reposts",
+            json!({"handle": "demo_author", "id": PLAIN_ID, "limit": 2}),
         ),
     ];
     for (target, name, args) in starts {
@@ -559,6 +610,11 @@ fn reserved_names_and_unknown_paths_keep_their_answers() {
         "/demo_author/likes",
         "/no-such-route",
         "/demo_author/status/12ab",
+        "/demo_author/status/12ab/quotes",
+        "/demo_author/status/1/likes",
+        "/demo_author/status/1/reposts",
+        "/i/status/1/quotes",
+        "/search/status/1/quotes",
     ] {
         let r = get(&x, path);
         assert_eq!(r.status, 404, "{path}");
@@ -672,7 +728,7 @@ fn openapi_round_trip_every_documented_path_answers_and_every_route_is_documente
     let table: BTreeSet<String> = app.route_table().into_iter().collect();
     let documented: BTreeSet<String> = paths.keys().cloned().collect();
     assert_eq!(table, documented, "route table vs openapi.json paths");
-    assert_eq!(table.len(), 18);
+    assert_eq!(table.len(), 20);
 }
 
 /// `tests/fixtures/oas-3.1-schema.json` is the OpenAPI Initiative's JSON

@@ -1,4 +1,4 @@
-//! The read-only X routes over plain HTTP, beside `/mcp`: the same five
+//! The read-only X routes over plain HTTP, beside `/mcp`: the same seven
 //! tools (validation, fetches, cache and renderer) for curl, browsers and
 //! scripts, and the targets of the `[Continue →]` links the Markdown prints.
 //!
@@ -9,6 +9,8 @@
 //! | `/{handle}` | `x_md_get_profile` |
 //! | `/{handle}/followers`, `/{handle}/following` | `x_md_get_followers`, `x_md_get_following` |
 //! | `/search?q=…` | `x_md_search_posts` |
+//! | `/{handle}/status/{id}/quotes` | `x_md_get_quotes` |
+//! | `/{handle}/status/{id}/retweets` | `x_md_get_reposts` |
 //!
 //! Query parameters are the tool's arguments (typed from its argument
 //! table, then checked by `Tools::prepare` before any upstream work), plus
@@ -34,6 +36,7 @@ use crate::metrics::{METRICS, ROUTE_X};
 use crate::server::conn::{Handled, Work};
 use crate::x::args::Kind;
 use crate::x::schema;
+use crate::x::status_lists::StatusList;
 use crate::x::tools::{PrepareError, Served, ToolCall, Tools};
 use crate::x::url::{is_handle, is_id};
 
@@ -43,7 +46,7 @@ use crate::x::url::{is_handle, is_id};
 pub const RESERVED_NAMES: [&str; 6] = ["api", "healthz", "i", "mcp", "metrics", "search"];
 
 /// The X routes as OpenAPI path templates, in documentation order.
-pub const ROUTE_TEMPLATES: [&str; 7] = [
+pub const ROUTE_TEMPLATES: [&str; 9] = [
     "/{handle}/status/{id}",
     "/i/status/{id}",
     "/api/convert",
@@ -51,6 +54,8 @@ pub const ROUTE_TEMPLATES: [&str; 7] = [
     "/{handle}/followers",
     "/{handle}/following",
     "/search",
+    "/{handle}/status/{id}/quotes",
+    "/{handle}/status/{id}/retweets",
 ];
 
 /// Media type of the Markdown answers.
@@ -120,6 +125,15 @@ pub enum XRoute<'a> {
     },
     /// `/search`.
     Search,
+    /// `/{handle}/status/{id}/quotes` or `/{handle}/status/{id}/retweets`.
+    StatusList {
+        /// The handle segment.
+        handle: &'a str,
+        /// The id segment.
+        id: &'a str,
+        /// Which list.
+        list: StatusList,
+    },
 }
 
 fn handle_segment(s: &str) -> bool {
@@ -147,6 +161,13 @@ pub fn match_path(path: &str) -> Option<XRoute<'_>> {
             following: true,
         },
         [h, "status", id] if handle_segment(h) && is_id(id) => XRoute::Post { handle: h, id },
+        [h, "status", id, seg] if handle_segment(h) && is_id(id) => XRoute::StatusList {
+            handle: h,
+            id,
+            list: [StatusList::Quotes, StatusList::Reposts]
+                .into_iter()
+                .find(|l| l.route_segment() == *seg)?,
+        },
         _ => return None,
     })
 }
@@ -216,11 +237,19 @@ pub fn route_call(
             following: true, ..
         } => ("x_md_get_following", &BROWSE_PARAMS),
         XRoute::Search => ("x_md_search_posts", &SEARCH_PARAMS),
+        XRoute::StatusList {
+            list: StatusList::Quotes,
+            ..
+        } => ("x_md_get_quotes", &BROWSE_PARAMS),
+        XRoute::StatusList {
+            list: StatusList::Reposts,
+            ..
+        } => ("x_md_get_reposts", &BROWSE_PARAMS),
     };
     let props = schema::spec(tool).map_or(&[][..], |s| s.props);
     let mut args = Map::new();
     match route {
-        XRoute::Post { handle, id } => {
+        XRoute::Post { handle, id } | XRoute::StatusList { handle, id, .. } => {
             args.insert("handle".into(), Value::from(handle));
             args.insert("id".into(), Value::from(id));
         }

@@ -40,7 +40,8 @@ pub const SERVER_TITLE: &str = "x.md: public X content as Markdown";
 /// `instructions` in `initialize` and `server/discover`.
 pub const INSTRUCTIONS: &str = "Read-only access to public X (Twitter) content, rendered as Markdown. \
 Tools: x_md_get_post (one post, optionally with its thread and quoted post), x_md_get_profile (one account), \
-x_md_search_posts (search), x_md_get_followers and x_md_get_following (account lists). \
+x_md_search_posts (search), x_md_get_followers and x_md_get_following (account lists), \
+x_md_get_quotes (posts quoting a post) and x_md_get_reposts (accounts that reposted a post). \
 Every result carries Markdown text plus structuredContent; list tools page with next_cursor. \
 Upstream problems (rate limits, missing or protected content) come back as results with isError: true. \
 resources/list returns the full service contract.";

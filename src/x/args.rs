@@ -187,6 +187,18 @@ pub const POST_PROPS: [Prop; 12] = [
 pub const PROFILE_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
 /// `x_md_get_followers` / `x_md_get_following` arguments.
 pub const CONNECTION_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
+/// `x_md_get_quotes` / `x_md_get_reposts` arguments: the post (`url`, or
+/// `handle` and `id`, as `x_md_get_post` takes it) and the list arguments.
+pub const STATUS_LIST_PROPS: [Prop; 8] = [
+    POST_PROPS[0],
+    POST_PROPS[1],
+    POST_PROPS[2],
+    PAGE,
+    LIMIT,
+    CURSOR,
+    FULL,
+    MAX_CHARS,
+];
 /// `x_md_search_posts` arguments.
 pub const SEARCH_PROPS: [Prop; 7] = [
     Prop {
@@ -224,6 +236,7 @@ pub const MOST_ARGUMENTS: usize = most_props(&[
     &POST_PROPS,
     &PROFILE_PROPS,
     &CONNECTION_PROPS,
+    &STATUS_LIST_PROPS,
     &SEARCH_PROPS,
 ]);
 
@@ -419,13 +432,13 @@ fn enum_arg(
         .unwrap_or(default)
 }
 
-/// Validates and decodes `x_md_get_post` arguments.
-pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
-    let obj = validate(args, &POST_PROPS, &[])?;
+/// The post a call names: `url`, or `handle` and `id` (exactly one form),
+/// from arguments already checked against a table holding those three.
+pub fn parse_target(obj: &Map<String, Value>) -> Result<StatusRef, String> {
     let url = obj.get("url").and_then(Value::as_str);
     let handle = obj.get("handle").and_then(Value::as_str);
     let id = obj.get("id").and_then(Value::as_str);
-    let target = match (url, handle, id) {
+    Ok(match (url, handle, id) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             return Err("ambiguous target: supply either `url`, or `handle` and `id`, not both".into())
         }
@@ -434,7 +447,13 @@ pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
         _ => {
             return Err("supply `url` (e.g. \"https://x.com/example_user/status/1800000000000000001\"), or `handle` and `id` (e.g. \"example_user\" and \"1800000000000000001\")".into())
         }
-    };
+    })
+}
+
+/// Validates and decodes `x_md_get_post` arguments.
+pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
+    let obj = validate(args, &POST_PROPS, &[])?;
+    let target = parse_target(&obj)?;
     Ok(PostArgs {
         target,
         thread: enum_arg(&obj, "thread", &["full", "off", "conversation"], "full") != "off",

@@ -34,9 +34,11 @@ pub const TTL_PROFILE: Duration = Duration::from_secs(300);
 /// Time to live of a timeline page (`/2/profile/{handle}/statuses`):
 /// 1 minute, so new posts show up quickly.
 pub const TTL_TIMELINE: Duration = Duration::from_secs(60);
-/// Time to live of a followers/following page: 5 minutes.
+/// Time to live of a followers/following page, and of a post's reposts
+/// page (`/2/status/{id}/reposts`): 5 minutes.
 pub const TTL_CONNECTIONS: Duration = Duration::from_secs(300);
-/// Time to live of a search page (`/2/search`): 1 minute.
+/// Time to live of a search page (`/2/search`, and a post's quotes page
+/// `/2/status/{id}/quotes`, which is a search): 1 minute.
 pub const TTL_SEARCH: Duration = Duration::from_secs(60);
 /// Time to live of a user lookup (`/2/typeahead`): 5 minutes.
 pub const TTL_TYPEAHEAD: Duration = Duration::from_secs(300);
@@ -46,7 +48,19 @@ pub const TTL_OTHER: Duration = Duration::from_secs(60);
 /// The time to live for an upstream path (and query).
 pub fn ttl_for(path_and_query: &str) -> Duration {
     let path = path_and_query.split('?').next().unwrap_or("");
-    if path.starts_with("/2/status/") || path.starts_with("/2/thread/") || path == "/tweet-result" {
+    if let Some(list) = path
+        .strip_prefix("/2/status/")
+        .and_then(|rest| rest.split_once('/'))
+    {
+        match list.1 {
+            "quotes" => TTL_SEARCH,
+            "reposts" => TTL_CONNECTIONS,
+            _ => TTL_POST,
+        }
+    } else if path.starts_with("/2/status/")
+        || path.starts_with("/2/thread/")
+        || path == "/tweet-result"
+    {
         TTL_POST
     } else if path.starts_with("/2/conversation/") {
         TTL_CONVERSATION
@@ -599,6 +613,12 @@ mod tests {
     #[test]
     fn ttls_by_path() {
         assert_eq!(ttl_for("/2/status/1"), TTL_POST);
+        assert_eq!(
+            ttl_for("/2/status/1/quotes?cursor=a%2B&count=20"),
+            TTL_SEARCH
+        );
+        assert_eq!(ttl_for("/2/status/1/reposts?count=20"), TTL_CONNECTIONS);
+        assert_eq!(ttl_for("/2/status/1/likes"), TTL_POST);
         assert_eq!(ttl_for("/tweet-result?id=1&token=b&lang=en"), TTL_POST);
         assert_eq!(ttl_for("/tweet-results?id=1"), TTL_OTHER);
         assert_eq!(ttl_for("/2/profile/a"), TTL_PROFILE);

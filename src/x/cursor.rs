@@ -3,9 +3,10 @@
 //!
 //! A cursor xmd hands out is `<kind>:<scope>:<payload>:<check>`:
 //! - `kind` names the tool family that issued it (`profile`, `followers`,
-//!   `following`, `search`), so a cursor passed to another tool is refused;
+//!   `following`, `search`, `quotes`, `reposts`, `thread`), so a cursor
+//!   passed to another tool is refused;
 //! - `scope` binds it to the account (lower-cased handle) or, for search,
-//!   to `<feed>.<hash of the query>`;
+//!   to `<feed>.<hash of the query>`, or, for a post's lists, to its id;
 //! - `payload` is the upstream position: the upstream cursor (possibly
 //!   empty for the first upstream page), then `@<offset>` when the previous
 //!   result was cut inside an upstream page (lists only; profile cursors are
@@ -50,6 +51,10 @@ pub enum CursorKind {
     Following,
     /// `x_md_search_posts`.
     Search,
+    /// `x_md_get_quotes` (scope: the quoted post's id).
+    Quotes,
+    /// `x_md_get_reposts` (scope: the reposted post's id).
+    Reposts,
     /// `x_md_get_post`: the rest of a thread cut by the result budget
     /// (scope: the requested post id; payload: the last post shown and
     /// how many were shown).
@@ -64,6 +69,8 @@ impl CursorKind {
             CursorKind::Followers => "followers",
             CursorKind::Following => "following",
             CursorKind::Search => "search",
+            CursorKind::Quotes => "quotes",
+            CursorKind::Reposts => "reposts",
             CursorKind::Thread => "thread",
         }
     }
@@ -75,6 +82,8 @@ impl CursorKind {
             CursorKind::Followers => "x_md_get_followers",
             CursorKind::Following => "x_md_get_following",
             CursorKind::Search => "x_md_search_posts",
+            CursorKind::Quotes => "x_md_get_quotes",
+            CursorKind::Reposts => "x_md_get_reposts",
             CursorKind::Thread => "x_md_get_post",
         }
     }
@@ -85,6 +94,8 @@ impl CursorKind {
             CursorKind::Followers,
             CursorKind::Following,
             CursorKind::Search,
+            CursorKind::Quotes,
+            CursorKind::Reposts,
             CursorKind::Thread,
         ]
         .into_iter()
@@ -176,7 +187,9 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
     if got_scope != scope {
         let what = match kind {
             CursorKind::Search => "a different search (query or feed)".to_string(),
-            CursorKind::Thread => format!("post {got_scope}, not post {scope}"),
+            CursorKind::Thread | CursorKind::Quotes | CursorKind::Reposts => {
+                format!("post {got_scope}, not post {scope}")
+            }
             _ => format!("@{got_scope}, not @{scope}"),
         };
         return Err(format!("This cursor belongs to {what}. {FIX}"));

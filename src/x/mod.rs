@@ -1,4 +1,4 @@
-//! Everything about X data: the FxTwitter upstream, the five tools (their
+//! Everything about X data: the FxTwitter upstream, the seven tools (their
 //! schemas, argument validation and runs), and the Markdown renderer.
 //!
 //! This module knows nothing of HTTP serving or MCP framing.
@@ -17,6 +17,7 @@ pub mod resolve;
 pub mod schema;
 pub mod search;
 pub mod side;
+pub mod status_lists;
 pub mod syndication;
 pub mod tools;
 pub mod upstream;

@@ -9,7 +9,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::args::{Kind, Prop, CONNECTION_PROPS, POST_PROPS, PROFILE_PROPS, SEARCH_PROPS};
+use super::args::{
+    Kind, Prop, CONNECTION_PROPS, POST_PROPS, PROFILE_PROPS, SEARCH_PROPS, STATUS_LIST_PROPS,
+};
 
 /// The JSON Schema dialect every schema declares.
 pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -28,8 +30,8 @@ pub struct ToolSpec {
     pub required: &'static [&'static str],
 }
 
-/// The five tools, in `tools/list` order.
-pub const SPECS: [ToolSpec; 5] = [
+/// The seven tools, in `tools/list` order.
+pub const SPECS: [ToolSpec; 7] = [
     ToolSpec {
         name: "x_md_get_post",
         title: "Get X post as Markdown",
@@ -64,6 +66,20 @@ pub const SPECS: [ToolSpec; 5] = [
         description: "List accounts that a public X account follows, one Markdown line per user (full=true adds follower counts and bios). Page with `page` (max 10) or `cursor` (the previous `next_cursor`).",
         props: &CONNECTION_PROPS,
         required: &["handle"],
+    },
+    ToolSpec {
+        name: "x_md_get_quotes",
+        title: "List posts quoting an X post",
+        description: "List public X posts that quote a post, newest first, one Markdown line per post with its link (full=true adds counts). Identify the post with `url`, or with `handle` and `id`. Page with `page` (max 10) or `cursor` (the previous `next_cursor`). A post nobody quoted gives an empty list, not an error.",
+        props: &STATUS_LIST_PROPS,
+        required: &[],
+    },
+    ToolSpec {
+        name: "x_md_get_reposts",
+        title: "List accounts that reposted an X post",
+        description: "List accounts that reposted (retweeted) a public X post, one Markdown line per user (full=true adds follower counts and bios). Identify the post with `url`, or with `handle` and `id`. Page with `page` (max 10) or `cursor` (the previous `next_cursor`).",
+        props: &STATUS_LIST_PROPS,
+        required: &[],
     },
 ];
 
@@ -225,6 +241,8 @@ pub fn browse_output_schema(resource: &str) -> Value {
     match resource {
         "profile" => required.extend(["handle", "profile", "posts"]),
         "search" => required.extend(["query", "feed"]),
+        "quotes" => required.extend(["handle", "id", "url", "posts"]),
+        "reposts" => required.extend(["handle", "id", "url", "users"]),
         _ => required.extend(["handle", "users"]),
     }
     let mut schema = json!({
@@ -240,6 +258,8 @@ pub fn browse_output_schema(resource: &str) -> Value {
             "source": {"enum": ["fxtwitter"]},
             "cache": {"enum": ["hit", "miss", "bypass"]},
             "handle": {"type": "string"},
+            "id": {"type": "string", "pattern": "^[0-9]{1,20}$", "description": "The post whose quotes or reposts these are."},
+            "url": {"type": "string", "description": "The link of that post."},
             "query": {"type": "string"},
             "feed": {"enum": ["latest", "top", "photos", "videos", "media", "users"]},
             "profile": {"$ref": "#/$defs/user"},
@@ -262,6 +282,8 @@ pub fn output_schema(name: &str) -> Option<Value> {
         "x_md_search_posts" => browse_output_schema("search"),
         "x_md_get_followers" => browse_output_schema("followers"),
         "x_md_get_following" => browse_output_schema("following"),
+        "x_md_get_quotes" => browse_output_schema("quotes"),
+        "x_md_get_reposts" => browse_output_schema("reposts"),
         _ => return None,
     })
 }

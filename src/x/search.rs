@@ -66,7 +66,9 @@ pub fn has_video(post: &Value) -> bool {
         .any(|i| matches!(s(i, "type"), Some("video" | "gif" | "animated_gif")))
 }
 
-fn unavailable(what: &str) -> XError {
+/// The `search_unavailable` error for `what` (an X search that answered
+/// no timeline).
+pub fn unavailable(what: &str) -> XError {
     XError::new(
         503,
         code::SEARCH_UNAVAILABLE,
@@ -105,6 +107,15 @@ fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<Value>, XError> {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(_) => Err(XError::unexpected_response()),
     }
+}
+
+/// A post of a list result as served: normalised, with its link, and
+/// lean unless `full`.
+pub fn list_row(mut p: Value, full: bool) -> Value {
+    model::normalize(&mut p, 0);
+    model::fill_url(&mut p, None);
+    super::post::lean_row(&mut p, full);
+    p
 }
 
 /// Runs `x_md_search_posts` for `q` (trimmed here) and `feed`.
@@ -161,12 +172,7 @@ pub fn search(
     }
     let posts: Vec<Value> = std::mem::take(&mut walk.items)
         .into_iter()
-        .map(|mut p| {
-            model::normalize(&mut p, 0);
-            model::fill_url(&mut p, None);
-            super::post::lean_row(&mut p, args.full);
-            p
-        })
+        .map(|p| list_row(p, args.full))
         .collect();
     walk.items = posts;
     let next_cursor = walk

@@ -1,4 +1,4 @@
-//! The five read-only X tools: definitions, argument validation, runs.
+//! The seven read-only X tools: definitions, argument validation, runs.
 //!
 //! `prepare` is pure (no upstream); `run` blocks on the upstream and is
 //! meant for a worker thread. Every upstream request of a run goes through
@@ -20,17 +20,20 @@ use super::profile;
 use super::schema;
 use super::search;
 use super::side::SidePool;
+use super::status_lists::{status_list, StatusList};
 use super::upstream::{PerClient, Upstream};
 use super::url;
 use crate::config::DEFAULT_CACHE_BYTES;
 
 /// Tool names, in `tools/list` order.
-pub const TOOL_NAMES: [&str; 5] = [
+pub const TOOL_NAMES: [&str; 7] = [
     "x_md_get_post",
     "x_md_get_profile",
     "x_md_search_posts",
     "x_md_get_followers",
     "x_md_get_following",
+    "x_md_get_quotes",
+    "x_md_get_reposts",
 ];
 
 /// What a tool run produced: Markdown text, optional structured content, and
@@ -141,7 +144,7 @@ impl Tools {
         self
     }
 
-    /// The JSON array of the five tool definitions for `tools/list`.
+    /// The JSON array of the tool definitions for `tools/list`.
     pub fn definitions() -> Value {
         Value::Array(schema::SPECS.iter().map(schema::definition).collect())
     }
@@ -164,7 +167,13 @@ impl Tools {
             args::parse_post(arguments).map_err(PrepareError::InvalidArguments)?;
             args::validate(arguments, spec.props, spec.required)
         } else {
-            args::validate(arguments, spec.props, spec.required)
+            args::validate(arguments, spec.props, spec.required).and_then(|obj| {
+                // A post's lists name the post as `x_md_get_post` does.
+                if spec.props.iter().any(|p| p.name == "url") {
+                    args::parse_target(&obj)?;
+                }
+                Ok(obj)
+            })
         }
         .map_err(PrepareError::InvalidArguments)?;
         Ok(ToolCall {
@@ -228,6 +237,19 @@ impl Tools {
             "x_md_get_profile" => profile::profile(f, &browse_args(), run)?,
             "x_md_get_followers" => browse::connections(f, false, &browse_args(), run)?,
             "x_md_get_following" => browse::connections(f, true, &browse_args(), run)?,
+            "x_md_get_quotes" | "x_md_get_reposts" => {
+                let list = if call.name == "x_md_get_quotes" {
+                    StatusList::Quotes
+                } else {
+                    StatusList::Reposts
+                };
+                // `prepare` spelled the post as `handle` and `id`.
+                let id = call.arguments.get("id").and_then(Value::as_str);
+                let id = id.ok_or_else(|| {
+                    XError::new(400, "invalid_arguments", "missing the post `id`")
+                })?;
+                status_list(f, list, &browse_args(), id, run)?
+            }
             _ => {
                 let q = call
                     .arguments

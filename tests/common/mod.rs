@@ -4,5 +4,6 @@
 pub mod browse;
 pub mod fake_upstream;
 pub mod post;
+pub mod status_lists;
 pub mod syndication;
 pub mod timeline;

@@ -18,6 +18,17 @@ upstream and is only range-checked (1-100, else 400 like FxTwitter).
   GET /2/status|thread/<other digits>      404 status-404-not-found.json
   GET /2/status|thread/<non-digits>        400 id: tweet ID must be a numeric snowflake
   GET /2/status|thread/2086000000000000429 429 error-429-rate-limited.json, Retry-After: 30
+  GET /2/status/2087208847298015232/quotes   200 quotes-page1.json, its bottom cursor
+        quotes-page2.json, that one's quotes-page3-empty.json (200, results [], both
+        cursors set, as X keeps sending cursors past the end)
+  GET /2/status/2087208847298015232/reposts  200 reposts-page1.json, page2, page3-empty
+        the same way
+  GET /2/status/2086000000000000404/quotes|reposts  404 quotes|reposts-404-no-timeline.json
+  GET /2/status/2086000000000000500/quotes|reposts  500 quotes|reposts-500-failed.json
+  GET /2/status/2086000000000000429/quotes|reposts  429 as for the post
+  GET /2/status/<non-digits>/quotes|reposts  400 status-400-bad-id.json
+  GET /2/status/<other digits>/quotes        200 empty list (nobody quoted it)
+  GET /2/status/<other digits>/reposts       404 reposts-404-no-timeline.json
   GET /2/profile/demo_author               200 profile.json
   GET /2/profile/demo_author/statuses      200 pages 1, 2, 3 (empty) by cursor; another
         cursor whose embedded sortIndex is a known post id continues after that post
@@ -59,6 +70,9 @@ RATE_LIMITED_ID = "2086000000000000429"
 LONG_THREAD_ID = "1900000000000000000"
 LONG_THREAD_POSTS = 64
 LONG_POST_CHARS = 25000
+# Posts whose quote and repost lists fail upstream (upstream.md section 6.1).
+NO_TIMELINE_ID = "2086000000000000404"
+FAILED_LIST_ID = "2086000000000000500"
 RETRY_AFTER = "30"
 TRUTHY = {"1", "true", "yes", "on", ""}
 NOT_FOUND = {"code": 404, "message": "Not found"}
@@ -105,6 +119,15 @@ class Fixtures:
         self.search = load("search-latest.json")
         self.search_outage = load("search-404-outage.json")
         self.typeahead = load("search-users-typeahead.json")
+        self.bad_id = load("status-400-bad-id.json")
+        self.status_lists = {}
+        for which in ("quotes", "reposts"):
+            self.status_lists[which] = {
+                "pages": [load(f"{which}-page{n}.json") for n in (1, 2)]
+                + [load(f"{which}-page3-empty.json")],
+                "no_timeline": load(f"{which}-404-no-timeline.json"),
+                "failed": load(f"{which}-500-failed.json"),
+            }
 
 
 def long_thread():
@@ -196,6 +219,11 @@ def route(fx, path, query):
     kind = parts[1]
     query = dict(query)
     bad_count = check_count(query)
+
+    if kind == "status" and len(parts) == 4 and parts[3] in ("quotes", "reposts"):
+        if bad_count:
+            return bad_count
+        return status_list(fx, parts[2], parts[3], query)
 
     if kind in ("status", "thread", "conversation") and len(parts) == 3:
         sid = parts[2]
@@ -300,6 +328,36 @@ def route(fx, path, query):
         return Answer(404, {"code": 404, "query": q, "num_results": 0, "users": [], "topics": [], "events": []})
 
     return Answer(404, NOT_FOUND)
+
+
+def status_list(fx, sid, which, query):
+    """A post's quotes or reposts page (upstream.md section 6.1)."""
+    cursor = query.pop("cursor", None)
+    if which == "quotes":
+        query.pop("lang", None)
+    if query:
+        return Answer(404, NOT_FOUND)
+    if not sid.isdigit():
+        return Answer(400, fx.bad_id)
+    if sid == RATE_LIMITED_ID:
+        return Answer(429, fx.rate_limited, {"Retry-After": RETRY_AFTER})
+    lists = fx.status_lists[which]
+    if sid == NO_TIMELINE_ID:
+        return Answer(404, lists["no_timeline"])
+    if sid == FAILED_LIST_ID:
+        return Answer(500, lists["failed"])
+    if sid != "2087208847298015232":
+        if which == "quotes":
+            return Answer(200, EMPTY_LIST)
+        return Answer(404, lists["no_timeline"])
+    pages = lists["pages"]
+    if cursor is None:
+        return Answer(200, pages[0])
+    for i, page in enumerate(pages[:-1]):
+        if page["cursor"]["bottom"] == cursor:
+            return Answer(200, pages[i + 1])
+    # Past the end (or an unknown cursor): X answers the empty page again.
+    return Answer(200, pages[-1])
 
 
 def statuses_page(fx, cursor):

@@ -42,6 +42,8 @@ EXPECTED_TOOLS = [
     "x_md_search_posts",
     "x_md_get_followers",
     "x_md_get_following",
+    "x_md_get_quotes",
+    "x_md_get_reposts",
 ]
 HANDLE = "demo_author"
 POST_ID = "2087208847298015232"
@@ -61,7 +63,12 @@ UPSTREAM_PATHS = [
     f"/2/typeahead?q={USERS_Q}&result_type=users",
     f"/2/profile/{HANDLE}/followers?count={UPSTREAM_COUNT}",
     f"/2/profile/{HANDLE}/following?count={UPSTREAM_COUNT}",
+    f"/2/status/{POST_ID}/quotes?count={UPSTREAM_COUNT}",
+    f"/2/status/{POST_ID}/reposts?count={UPSTREAM_COUNT}",
 ]
+# A post whose reposts list the fake upstream answers with the empty 404
+# (tests/interop/fake_upstream.py NO_TIMELINE_ID).
+NO_TIMELINE_ID = "2086000000000000404"
 # The largest thread the fake upstream serves (tests/interop/fake_upstream.py):
 # 64 posts of 25,000 characters. Read whole through next_cursor, every result
 # within xmd's default budget of 60,000 characters (issue 14).
@@ -76,6 +83,9 @@ CALLS = [
     "call x_md_search_posts users",
     "call x_md_get_followers",
     "call x_md_get_following",
+    "call x_md_get_quotes",
+    "call x_md_get_reposts paged",
+    "call x_md_get_reposts not found",
 ]
 TIMEOUT_S = 60
 
@@ -103,6 +113,8 @@ class Expected:
         self.search_ids = [p["id"] for p in load("search-latest.json")["results"]]
         self.typeahead = [u["screen_name"] for u in load("search-users-typeahead.json")["users"]]
         self.followers = [u["screen_name"] for u in load("followers-page1.json")["results"]]
+        self.quote_ids = [p["id"] for n in (1, 2) for p in load(f"quotes-page{n}.json")["results"]]
+        self.reposters = [u["screen_name"] for n in (1, 2) for u in load(f"reposts-page{n}.json")["results"]]
 
 
 def text_of(result):
@@ -158,7 +170,7 @@ async def run(url, mode, report):
         tools = (await client.list_tools()).tools
         names = [t.name for t in tools]
         schemas = {t.name: t.output_schema for t in tools}
-        if sorted(names) != sorted(EXPECTED_TOOLS) or len(names) != 5:
+        if sorted(names) != sorted(EXPECTED_TOOLS) or len(names) != len(EXPECTED_TOOLS):
             report("tools/list", False, f"tool names {names}, want exactly {EXPECTED_TOOLS}")
         else:
             report("tools/list", True, f"{len(names)} tools: {', '.join(names)}")
@@ -289,6 +301,57 @@ async def run(url, mode, report):
         await call(CALLS[4], "x_md_search_posts", {"q": USERS_Q, "feed": "users"}, users_ok)
         await call(CALLS[5], "x_md_get_followers", {"handle": HANDLE}, list_ok("followers"))
         await call(CALLS[6], "x_md_get_following", {"handle": "@" + HANDLE}, list_ok("following"))
+
+        def quotes_ok(sc, text):
+            p = []
+            if (sc.get("resource"), sc.get("handle"), sc.get("id")) != ("quotes", HANDLE, POST_ID):
+                p.append(f"resource/handle/id {sc.get('resource')!r}/{sc.get('handle')!r}/{sc.get('id')!r}")
+            if ids(sc.get("posts")) != want.quote_ids:
+                p.append(f"post ids {ids(sc.get('posts'))}, want {want.quote_ids}")
+            if "next_cursor" in sc:
+                p.append("next_cursor after the empty last page")
+            missing = [i for i in want.quote_ids if f"/status/{i})" not in text]
+            if missing:
+                p.append(f"Markdown lacks links to {missing}")
+            return p
+
+        await call(CALLS[7], "x_md_get_quotes", {"url": POST_URL}, quotes_ok)
+
+        async def reposts_paged(check):
+            """Walks x_md_get_reposts two rows at a time by next_cursor:
+            every reposter once, in order, each result valid."""
+            args = {"handle": HANDLE, "id": POST_ID, "limit": 2}
+            seen, calls = [], 0
+            while calls < 10:
+                result = await client.call_tool("x_md_get_reposts", args)
+                calls += 1
+                sc = result.structured_content
+                if result.is_error or not isinstance(sc, dict):
+                    report(check, False, f"call {calls}: isError {result.is_error}: {text_of(result)[:200]!r}")
+                    return
+                problems = schema_problems(schemas.get("x_md_get_reposts"), sc)
+                if sc.get("resource") != "reposts":
+                    problems.append(f"resource {sc.get('resource')!r}")
+                if problems:
+                    report(check, False, f"call {calls}: " + "; ".join(problems))
+                    return
+                seen += handles(sc.get("users"))
+                if "next_cursor" not in sc:
+                    break
+                args = dict(args, cursor=sc["next_cursor"])
+            if seen != want.reposters:
+                report(check, False, f"reposters {seen}, want {want.reposters} once, in order")
+            else:
+                report(check, True, f"{len(seen)} reposters in {calls} results of 2, each once, in order, valid against outputSchema")
+
+        await reposts_paged(CALLS[8])
+        result = await client.call_tool("x_md_get_reposts", {"handle": HANDLE, "id": NO_TIMELINE_ID})
+        text = text_of(result)
+        want_text = f"Post {NO_TIMELINE_ID} was not found, or X does not list its reposts. (HTTP 404, code not_found)"
+        if not result.is_error or text != want_text or result.structured_content is not None:
+            report(CALLS[9], False, f"isError {result.is_error}, text {text[:200]!r}, want {want_text!r}")
+        else:
+            report(CALLS[9], True, f"isError with {text!r}")
 
         resources = await client.list_resources()
         uris = [str(r.uri) for r in resources.resources]

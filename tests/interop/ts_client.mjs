@@ -18,6 +18,8 @@ const EXPECTED_TOOLS = [
   'x_md_search_posts',
   'x_md_get_followers',
   'x_md_get_following',
+  'x_md_get_quotes',
+  'x_md_get_reposts',
 ];
 const POST_URL = 'https://x.com/demo_author/status/2087208847298015232';
 const CHECKS = ['connect', 'tools/list', 'tools/call', 'tools/call profile', 'resources'];
@@ -63,7 +65,7 @@ async function run() {
 
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    const same = names.length === 5 && [...names].sort().join() === [...EXPECTED_TOOLS].sort().join();
+    const same = names.length === EXPECTED_TOOLS.length && [...names].sort().join() === [...EXPECTED_TOOLS].sort().join();
     report('tools/list', same, same ? `${names.length} tools: ${names.join(', ')}` : `tool names ${JSON.stringify(names)}, want exactly ${JSON.stringify(EXPECTED_TOOLS)}`);
 
     const result = await client.callTool({ name: 'x_md_get_post', arguments: { url: POST_URL, thread: 'off' } });

@@ -124,13 +124,14 @@ pub fn continuation_line(c: &Continuation) -> String {
 }
 
 /// Joins blocks of lines into browse Markdown: trimmed, one final `\n`.
-fn finish(lines: Vec<String>) -> String {
+pub fn finish(lines: Vec<String>) -> String {
     let mut md = lines.join("\n").trim().to_string();
     md.push('\n');
     md
 }
 
-fn push_tail(lines: &mut Vec<String>, notes: &[String], cont: Option<&Continuation>) {
+/// Appends the notes (as quotes) and the continuation line.
+pub fn push_tail(lines: &mut Vec<String>, notes: &[String], cont: Option<&Continuation>) {
     if !notes.is_empty() {
         lines.push(String::new());
         lines.extend(notes.iter().map(|n| format!("> {}", inline_text(n))));

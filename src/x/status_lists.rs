@@ -1,0 +1,170 @@
+//! A post's two lists (upstream.md §6.1): `x_md_get_quotes`, the posts
+//! quoting it (FxTwitter `/2/status/{id}/quotes`, X's Latest search
+//! `quoted_tweet_id:<id>`), and `x_md_get_reposts`, the accounts that
+//! reposted it (`/2/status/{id}/reposts`, X's Retweeters timeline).
+//!
+//! Both walk pages with the list tools' machinery (`browse::walk_list`,
+//! `<cursor>@<offset>` positions, page mode, the result budget); quote
+//! rows are shaped and rendered like search results, repost rows like
+//! followers.
+
+use serde_json::{json, Value};
+
+use super::browse::{
+    base_structured, continuation, cursor_error, other_errors, page_path, walk_list, BrowseArgs,
+    BrowseResult, ListPage,
+};
+use super::budget::{fit_rows, Run};
+use super::cache::Fetcher;
+use super::cursor::{self, CursorKind};
+use super::error::{check_transport, code, parse_object, XError};
+use super::model::is_status;
+use super::render::browse::{finish, post_line, push_tail, user_line};
+use super::render::escape::escape_handle;
+use super::search::{list_row, unavailable};
+use super::upstream::Upstream;
+
+/// Which list of a post.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusList {
+    /// Posts quoting the post (`x_md_get_quotes`).
+    Quotes,
+    /// Accounts that reposted it (`x_md_get_reposts`).
+    Reposts,
+}
+
+impl StatusList {
+    /// The cursor kind, and the `resource` of `structuredContent`.
+    fn kind(self) -> CursorKind {
+        match self {
+            StatusList::Quotes => CursorKind::Quotes,
+            StatusList::Reposts => CursorKind::Reposts,
+        }
+    }
+
+    /// The last segment of the HTTP route (X's own paths).
+    pub fn route_segment(self) -> &'static str {
+        match self {
+            StatusList::Quotes => "quotes",
+            StatusList::Reposts => "retweets",
+        }
+    }
+}
+
+/// Maps one upstream page. The empty `404` means X gave no timeline: for
+/// quotes (a search) that is an outage, not "no quotes" (that is a `200`
+/// with `[]`); for reposts the post is unknown or its list is withheld.
+fn check_page(
+    up: &dyn Upstream,
+    path: &str,
+    list: StatusList,
+    id: &str,
+) -> Result<ListPage, XError> {
+    let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
+    check_transport(&resp)?;
+    let body = parse_object(&resp)?;
+    if resp.status == 404 || body.get("code").and_then(Value::as_u64) == Some(404) {
+        return Err(match list {
+            StatusList::Quotes => unavailable("quote search"),
+            StatusList::Reposts => XError::new(
+                404,
+                code::NOT_FOUND,
+                format!("Post {id} was not found, or X does not list its reposts."),
+            ),
+        });
+    }
+    other_errors(resp.status, &body)?;
+    ListPage::from_body(body)
+}
+
+/// Runs `x_md_get_quotes` or `x_md_get_reposts` for post `id` by
+/// `args.handle`.
+pub fn status_list(
+    f: &Fetcher,
+    list: StatusList,
+    args: &BrowseArgs,
+    id: &str,
+    run: &Run,
+) -> Result<BrowseResult, XError> {
+    let kind = list.kind();
+    let handle = args.handle.as_str();
+    let start = match &args.cursor {
+        Some(c) => Some(cursor::decode(c, kind, id).map_err(cursor_error)?),
+        None => None,
+    };
+    let base = format!("/2/status/{id}/{}", kind.tag());
+    let mut fetch = |c: &str| check_page(f, &page_path(&base, c, ""), list, id);
+    let keep: &dyn Fn(&Value) -> bool = match list {
+        StatusList::Quotes => &is_status,
+        StatusList::Reposts => &|_| true,
+    };
+    let mut walk = walk_list(&mut fetch, keep, start, args.page, args.limit)?;
+    if list == StatusList::Quotes {
+        walk.items = std::mem::take(&mut walk.items)
+            .into_iter()
+            .map(|p| {
+                let mut p = list_row(p, args.full);
+                // Every row quotes the requested post: lean rows leave out
+                // that repeated copy.
+                if let (false, Some(o)) = (args.full, p.as_object_mut()) {
+                    o.remove("quote");
+                }
+                p
+            })
+            .collect();
+    }
+    let next_cursor = walk.next.as_ref().map(|p| cursor::encode(kind, id, p));
+    let post_url = format!("https://x.com/{handle}/status/{id}");
+    let path = format!("/{handle}/status/{id}/{}", list.route_segment());
+    let cursor_at = |k: usize| cursor::encode(kind, id, &walk.cut_at(k));
+    let (text, structured) = fit_rows(
+        run,
+        walk.items.len(),
+        &walk.notes,
+        next_cursor,
+        &cursor_at,
+        &mut |k, next, notes| {
+            let cut = k < walk.items.len();
+            let cont = continuation(run.settings.link(&path), args, vec![], next, cut);
+            let rows = &walk.items[..k];
+            let (title, empty, key, lines): (_, _, _, Vec<String>) = match list {
+                StatusList::Quotes => (
+                    "Quotes of",
+                    "No quotes on this page.",
+                    "posts",
+                    rows.iter().map(|p| post_line(p, args.full)).collect(),
+                ),
+                StatusList::Reposts => (
+                    "Reposts of",
+                    "No reposts on this page.",
+                    "users",
+                    rows.iter().map(|u| user_line(u, args.full, true)).collect(),
+                ),
+            };
+            let mut md = vec![
+                format!("# {title} @{}'s post {id}", escape_handle(handle)),
+                String::new(),
+                format!("Post: <{post_url}>"),
+                String::new(),
+            ];
+            if lines.is_empty() {
+                md.push(empty.into());
+            }
+            md.extend(lines);
+            push_tail(&mut md, notes, cont.as_ref());
+            let mut m = base_structured(kind.tag(), args, f.outcome());
+            m.insert("handle".into(), json!(handle));
+            m.insert("id".into(), json!(id));
+            m.insert("url".into(), json!(post_url));
+            m.insert(key.into(), Value::Array(rows.to_vec()));
+            if let Some(c) = next {
+                m.insert("next_cursor".into(), json!(c));
+            }
+            if !notes.is_empty() {
+                m.insert("warnings".into(), json!(notes));
+            }
+            (finish(md), Value::Object(m))
+        },
+    );
+    Ok(BrowseResult { text, structured })
+}
