@@ -50,14 +50,8 @@ pub const METHODS: [&str; 10] = [
     "invalid",
 ];
 
-/// Tool labels.
-pub const TOOLS: [&str; 5] = [
-    "x_md_get_post",
-    "x_md_get_profile",
-    "x_md_search_posts",
-    "x_md_get_followers",
-    "x_md_get_following",
-];
+/// Tool labels: the tool names, in registry order (row `Tool as usize`).
+pub const TOOLS: [&str; crate::x::registry::Tool::COUNT] = crate::x::registry::Tool::NAMES;
 
 /// Tool outcome labels.
 pub const OUTCOMES: [&str; 3] = ["ok", "error", "panic"];
@@ -213,10 +207,8 @@ impl Metrics {
     }
 
     /// Counts one tool call by outcome (`0` ok, `1` isError, `2` panic).
-    pub fn tool(&self, tool: &str, outcome: usize) {
-        if let Some(t) = TOOLS.iter().position(|x| *x == tool) {
-            add(&self.tools[t][outcome.min(OUTCOMES.len() - 1)]);
-        }
+    pub fn tool(&self, tool: crate::x::registry::Tool, outcome: usize) {
+        add(&self.tools[tool as usize][outcome.min(OUTCOMES.len() - 1)]);
     }
 
     /// Counts one upstream answer (`label` from [`UPSTREAM`]) and its latency.

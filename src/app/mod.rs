@@ -336,7 +336,7 @@ impl App {
                     METRICS.rpc(Some("tools/call"), refused.status);
                     let mut response = frame(refused, framing);
                     response.trace.rpc_method = Some("tools/call".into());
-                    response.trace.tool = Some(call.call().name);
+                    response.trace.tool = Some(call.call().name());
                     METRICS.tool_error(limits::RATE_LIMITED_CODE);
                     response.trace.error = Some(limits::RATE_LIMITED_CODE.into());
                     return Handled::Now(response);
@@ -395,7 +395,7 @@ impl Work for DeferredCall {
         let mut response = frame(reply, self.framing);
         response.trace.route = ROUTE_MCP;
         response.trace.rpc_method = Some("tools/call".into());
-        response.trace.tool = Some(stats.tool);
+        response.trace.tool = Some(stats.tool.name());
         response.trace.tool_ms = Some(stats.took.as_millis() as u64);
         response.trace.cache = stats.cache;
         response.trace.error = stats.error_code.map(metered::failure_note);

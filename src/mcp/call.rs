@@ -34,7 +34,7 @@ pub(crate) fn prepare(params: Option<&Map<String, Value>>) -> Result<ToolCall, R
         RpcError::invalid_params(format!("Unknown tool: {}", clip(name)))
             .with_data(json!({"availableTools": TOOL_NAMES}))
     };
-    if crate::x::schema::spec(name).is_none() {
+    if crate::x::registry::Tool::from_name(name).is_none() {
         return Err(unknown());
     }
     // The schema is built only for an error reply: a valid call skips it.

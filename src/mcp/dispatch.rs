@@ -383,7 +383,7 @@ fn serve(
                     std::time::Instant::now(),
                 );
                 if let Some(tail) = hit {
-                    crate::metrics::METRICS.tool(call.name, 0);
+                    crate::metrics::METRICS.tool(call.tool(), 0);
                     crate::metrics::METRICS.cache("hit");
                     return ok(&id, &tail);
                 }

@@ -183,7 +183,7 @@ impl PendingCall {
         let run =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_and_remember()));
         let mut stats = CallStats {
-            tool: self.call.name,
+            tool: self.call.tool(),
             outcome: CallOutcome::Ok,
             cache: None,
             error_code: None,
@@ -288,7 +288,7 @@ pub enum CallOutcome {
 #[derive(Debug, Clone)]
 pub struct CallStats {
     /// The tool.
-    pub tool: &'static str,
+    pub tool: crate::x::registry::Tool,
     /// How it ended.
     pub outcome: CallOutcome,
     /// The result's cache status, when it reported one.

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::browse::BrowseArgs;
 use super::url::{self, StatusRef, MAX_URL_CHARS};
 
 /// Largest `limit` for browse tools. Default 20; larger values are refused
@@ -146,12 +147,12 @@ pub const POST_PROPS: [Prop; 12] = [
     },
     Prop {
         name: "thread",
-        kind: Kind::Enum(&["full", "off", "conversation"]),
+        kind: Kind::Enum(Thread::NAMES),
         description: "full (default): the post with its ancestors and the author's own continuation; off: the post alone; conversation: same as full.",
     },
     Prop {
         name: "replies",
-        kind: Kind::Enum(&["top", "recent", "off"]),
+        kind: Kind::Enum(Replies::NAMES),
         description: "Direct replies appended after the thread: top (default, up to 10 most liked), recent (up to 10 newest) or off. Ignored with thread=off or context=thread.",
     },
     Prop {
@@ -161,18 +162,18 @@ pub const POST_PROPS: [Prop; 12] = [
     },
     Prop {
         name: "format",
-        kind: Kind::Enum(&["markdown", "obsidian", "json"]),
+        kind: Kind::Enum(Format::NAMES),
         description: "markdown (default); obsidian (YAML front matter; each post keeps its Date line, no Source/Stats lines); json (the text is the raw posts as fenced JSON).",
     },
     FULL,
     Prop {
         name: "userinfo",
-        kind: Kind::Enum(&["off", "author", "all"]),
+        kind: Kind::Enum(UserInfo::NAMES),
         description: "Author profile blocks: off (default), author (for the first post) or all (for the first post of each author).",
     },
     Prop {
         name: "context",
-        kind: Kind::Enum(&["full", "thread"]),
+        kind: Kind::Enum(Context::NAMES),
         description: "full (default): every post of the thread; thread: only the focal post and posts by its author (no replies).",
     },
     Prop {
@@ -196,7 +197,7 @@ pub const SEARCH_PROPS: [Prop; 7] = [
     },
     Prop {
         name: "feed",
-        kind: Kind::Enum(&["latest", "top", "photos", "videos", "media", "users"]),
+        kind: Kind::Enum(Feed::NAMES),
         description: "latest (default), top, photos (posts with photos), videos (posts with videos or GIFs), media (same as photos) or users (accounts matching the query; one page, without counts).",
     },
     PAGE,
@@ -383,80 +384,252 @@ pub fn as_int(v: &Value) -> Option<i64> {
     (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
 }
 
+/// A closed set of string values: the enum of one `Kind::Enum` argument.
+/// `NAMES` is what the `inputSchema` lists (the first is the default), and
+/// each variant's name is its index there, so the table and the type
+/// cannot drift apart.
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub enum $name {
+            #[default]
+            $($(#[$vm])* $v),+
+        }
+        impl $name {
+            /// Every value, in schema order; the first is the default.
+            pub const NAMES: &'static [&'static str] = &[$($s),+];
+            const ALL: &'static [$name] = &[$($name::$v),+];
+            /// The value as the argument spells it.
+            pub fn as_str(self) -> &'static str {
+                Self::NAMES[self as usize]
+            }
+            /// The variant named `s`, if any.
+            pub fn parse(s: &str) -> Option<$name> {
+                Self::NAMES.iter().position(|n| *n == s).map(|i| Self::ALL[i])
+            }
+        }
+    };
+}
+
+string_enum! {
+    /// `format` of `x_md_get_post`.
+    Format { /// Markdown (default).
+    Markdown = "markdown", /// Markdown with YAML front matter.
+    Obsidian = "obsidian", /// The raw posts as fenced JSON.
+    Json = "json" }
+}
+string_enum! {
+    /// `thread` of `x_md_get_post`.
+    Thread { /// Ancestors and the author's continuation (default).
+    Full = "full", /// The post alone.
+    Off = "off", /// Same as `full`.
+    Conversation = "conversation" }
+}
+string_enum! {
+    /// `replies` of `x_md_get_post`.
+    Replies { /// Up to 10 most liked (default).
+    Top = "top", /// Up to 10 newest.
+    Recent = "recent", /// None.
+    Off = "off" }
+}
+string_enum! {
+    /// `userinfo` of `x_md_get_post`.
+    UserInfo { /// No profile blocks (default).
+    Off = "off", /// For the first post.
+    Author = "author", /// For the first post of each author.
+    All = "all" }
+}
+string_enum! {
+    /// `context` of `x_md_get_post`.
+    Context { /// Every post of the thread (default).
+    Full = "full", /// Only the focal post and posts by its author.
+    Thread = "thread" }
+}
+string_enum! {
+    /// `feed` of `x_md_search_posts`.
+    Feed { /// Newest first (default).
+    Latest = "latest", /// Top posts.
+    Top = "top", /// Posts with photos.
+    Photos = "photos", /// Posts with videos or GIFs.
+    Videos = "videos", /// Same as photos.
+    Media = "media", /// Accounts matching the query.
+    Users = "users" }
+}
+
 /// Validated `x_md_get_post` arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostArgs {
-    /// Post id and handle (from `url` or `handle`+`id`).
+    /// Post id and handle (from `url` or `handle`+`id`), in their one
+    /// spelling (handle lowercased without `@`, id without leading zeros).
     pub target: StatusRef,
-    /// `thread` is not `off`.
-    pub thread: bool,
-    /// `replies`: `top`, `recent` or `off`.
-    pub replies: &'static str,
+    /// `thread`.
+    pub thread: Thread,
+    /// `replies`.
+    pub replies: Replies,
     /// `max_posts`.
     pub max_posts: usize,
-    /// `format`: `markdown`, `obsidian` or `json`.
-    pub format: &'static str,
+    /// `format`.
+    pub format: Format,
     /// `full`.
     pub full: bool,
-    /// `userinfo`: `off`, `author` or `all`.
-    pub userinfo: &'static str,
-    /// `context=thread`.
-    pub context_thread: bool,
+    /// `userinfo`.
+    pub userinfo: UserInfo,
+    /// `context`.
+    pub context: Context,
     /// `cursor`: where a thread cut by the result budget continues.
     pub cursor: Option<String>,
+    /// `max_chars`, when given.
+    pub max_chars: Option<usize>,
 }
 
-fn enum_arg(
+/// Validated `x_md_search_posts` arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchArgs {
+    /// `q` as given.
+    pub q: String,
+    /// `feed`.
+    pub feed: Feed,
+    /// `page`, `limit`, `cursor`, `full`, `max_chars` (`handle` empty).
+    pub list: BrowseArgs,
+}
+
+fn enum_arg<E: Copy + Default>(
     obj: &Map<String, Value>,
     name: &str,
-    vals: &'static [&'static str],
-    default: &'static str,
-) -> &'static str {
-    let got = obj.get(name).and_then(Value::as_str);
-    vals.iter()
-        .find(|v| Some(**v) == got)
-        .copied()
-        .unwrap_or(default)
+    parse: fn(&str) -> Option<E>,
+) -> E {
+    obj.get(name)
+        .and_then(Value::as_str)
+        .and_then(parse)
+        .unwrap_or_default()
+}
+
+fn int_arg(obj: &Map<String, Value>, name: &str) -> Option<i64> {
+    obj.get(name).and_then(as_int)
+}
+
+fn str_arg(obj: &Map<String, Value>, name: &str) -> Option<String> {
+    obj.get(name).and_then(Value::as_str).map(str::to_string)
+}
+
+/// The post a call names: `url`, or `handle` and `id` (validated
+/// `obj`), in its one spelling.
+pub fn target(obj: &Map<String, Value>) -> Result<StatusRef, String> {
+    let url = obj.get("url").and_then(Value::as_str);
+    let handle = obj.get("handle").and_then(Value::as_str);
+    let id = obj.get("id").and_then(Value::as_str);
+    let t = match (url, handle, id) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err("ambiguous target: supply either `url`, or `handle` and `id`, not both".into())
+        }
+        (Some(u), None, None) => url::parse_status_url(u)?,
+        (None, Some(h), Some(i)) => StatusRef { handle: h.to_string(), id: i.to_string() },
+        _ => {
+            return Err("supply `url` (e.g. \"https://x.com/example_user/status/1800000000000000001\"), or `handle` and `id` (e.g. \"example_user\" and \"1800000000000000001\")".into())
+        }
+    };
+    Ok(StatusRef {
+        handle: url::canonical_handle(&t.handle),
+        id: url::canonical_id(&t.id),
+    })
 }
 
 /// Validates and decodes `x_md_get_post` arguments.
 pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
     let obj = validate(args, &POST_PROPS, &[])?;
-    let url = obj.get("url").and_then(Value::as_str);
-    let handle = obj.get("handle").and_then(Value::as_str);
-    let id = obj.get("id").and_then(Value::as_str);
-    let target = match (url, handle, id) {
-        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
-            return Err("ambiguous target: supply either `url`, or `handle` and `id`, not both".into())
-        }
-        (Some(u), None, None) => url::parse_status_url(u)?,
-        (None, Some(h), Some(i)) => StatusRef { handle: h.trim_start_matches('@').to_string(), id: i.to_string() },
-        _ => {
-            return Err("supply `url` (e.g. \"https://x.com/example_user/status/1800000000000000001\"), or `handle` and `id` (e.g. \"example_user\" and \"1800000000000000001\")".into())
-        }
-    };
     Ok(PostArgs {
-        target,
-        thread: enum_arg(&obj, "thread", &["full", "off", "conversation"], "full") != "off",
-        replies: enum_arg(&obj, "replies", &["top", "recent", "off"], "top"),
-        max_posts: obj
-            .get("max_posts")
-            .and_then(as_int)
-            .unwrap_or(MAX_MAX_POSTS) as usize,
-        format: enum_arg(
-            &obj,
-            "format",
-            &["markdown", "obsidian", "json"],
-            "markdown",
-        ),
+        target: target(&obj)?,
+        thread: enum_arg(&obj, "thread", Thread::parse),
+        replies: enum_arg(&obj, "replies", Replies::parse),
+        max_posts: int_arg(&obj, "max_posts").unwrap_or(MAX_MAX_POSTS) as usize,
+        format: enum_arg(&obj, "format", Format::parse),
         full: obj.get("full").and_then(Value::as_bool).unwrap_or(false),
-        userinfo: enum_arg(&obj, "userinfo", &["off", "author", "all"], "off"),
-        context_thread: enum_arg(&obj, "context", &["full", "thread"], "full") == "thread",
-        cursor: obj
-            .get("cursor")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        userinfo: enum_arg(&obj, "userinfo", UserInfo::parse),
+        context: enum_arg(&obj, "context", Context::parse),
+        cursor: str_arg(&obj, "cursor"),
+        max_chars: int_arg(&obj, "max_chars").map(|n| n as usize),
     })
+}
+
+/// Decodes the list arguments (`handle`, `page`, `limit`, `cursor`,
+/// `full`, `max_chars`) of a validated argument object; `handle` in its
+/// one spelling (empty when the tool takes none).
+pub fn list_args(obj: &Map<String, Value>) -> BrowseArgs {
+    let int = |k: &str, d: i64, max: i64| int_arg(obj, k).unwrap_or(d).clamp(1, max) as usize;
+    BrowseArgs {
+        handle: obj
+            .get("handle")
+            .and_then(Value::as_str)
+            .map(url::canonical_handle)
+            .unwrap_or_default(),
+        page: int("page", 1, MAX_PAGE),
+        limit: int("limit", MAX_LIMIT, MAX_LIMIT),
+        cursor: str_arg(obj, "cursor"),
+        full: obj.get("full").and_then(Value::as_bool).unwrap_or(false),
+        max_chars: int_arg(obj, "max_chars").map(|n| n as usize),
+    }
+}
+
+/// Validates and decodes the arguments of a list tool keyed by `handle`.
+pub fn parse_list(args: Option<&Value>, props: &[Prop]) -> Result<BrowseArgs, String> {
+    validate(args, props, &["handle"]).map(|obj| list_args(&obj))
+}
+
+/// Validates and decodes `x_md_search_posts` arguments.
+pub fn parse_search(args: Option<&Value>) -> Result<SearchArgs, String> {
+    let obj = validate(args, &SEARCH_PROPS, &["q"])?;
+    Ok(SearchArgs {
+        q: str_arg(&obj, "q").unwrap_or_default(),
+        feed: enum_arg(&obj, "feed", Feed::parse),
+        list: list_args(&obj),
+    })
+}
+
+/// Writes the list arguments in their canonical form (see
+/// [`crate::x::registry::Call::canonical`]): values equal to their
+/// default are left out.
+pub fn put_list(m: &mut Map<String, Value>, a: &BrowseArgs) {
+    if !a.handle.is_empty() {
+        m.insert("handle".into(), Value::from(a.handle.as_str()));
+    }
+    if a.page != 1 {
+        m.insert("page".into(), Value::from(a.page));
+    }
+    if a.limit != MAX_LIMIT as usize {
+        m.insert("limit".into(), Value::from(a.limit));
+    }
+    put_common(m, a.cursor.as_deref(), a.full, a.max_chars);
+}
+
+/// Writes `cursor`, `full` and `max_chars` in their canonical form.
+pub fn put_common(
+    m: &mut Map<String, Value>,
+    cursor: Option<&str>,
+    full: bool,
+    max_chars: Option<usize>,
+) {
+    if let Some(c) = cursor {
+        m.insert("cursor".into(), Value::from(c));
+    }
+    if full {
+        m.insert("full".into(), Value::Bool(true));
+    }
+    if let Some(n) = max_chars {
+        m.insert("max_chars".into(), Value::from(n));
+    }
+}
+
+/// Writes an enum argument unless it is the default.
+pub fn put_enum<E: Copy + Default + PartialEq>(
+    m: &mut Map<String, Value>,
+    name: &str,
+    v: E,
+    s: fn(E) -> &'static str,
+) {
+    if v != E::default() {
+        m.insert(name.into(), Value::from(s(v)));
+    }
 }
 
 #[cfg(test)]
@@ -508,26 +681,27 @@ mod tests {
             a,
             PostArgs {
                 target: StatusRef {
-                    handle: "Example_User".into(),
+                    handle: "example_user".into(),
                     id: "18".into()
                 },
-                thread: true,
-                replies: "top",
+                thread: Thread::Full,
+                replies: Replies::Top,
                 max_posts: 100,
-                format: "markdown",
+                format: Format::Markdown,
                 full: false,
-                userinfo: "off",
-                context_thread: false,
+                userinfo: UserInfo::Off,
+                context: Context::Full,
                 cursor: None,
+                max_chars: None,
             }
         );
         let a = post(
             json!({"url": "x.com/a/status/5", "thread": "off", "max_posts": 2.0, "format": "json"}),
         )
         .unwrap();
-        assert!(!a.thread);
+        assert_eq!(a.thread, Thread::Off);
         assert_eq!(a.max_posts, 2);
-        assert_eq!(a.format, "json");
+        assert_eq!(a.format, Format::Json);
     }
 
     #[test]

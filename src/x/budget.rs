@@ -131,21 +131,15 @@ pub struct Run<'a> {
     pub settings: &'a Settings,
     /// The call's deadline and cancel flag.
     pub guard: Option<&'a Guard>,
-    /// The tool.
-    pub tool: &'static str,
-    /// The call's validated arguments (an object).
-    pub arguments: &'a Value,
+    /// The call's typed arguments (they name the tool).
+    pub call: &'a crate::x::registry::Call,
 }
 
 impl Run<'_> {
     /// The text budget of this call: the server's, or the call's
     /// `max_chars` when lower (it can never raise it).
     pub fn max_chars(&self) -> usize {
-        let asked = self
-            .arguments
-            .get("max_chars")
-            .and_then(Value::as_u64)
-            .map_or(usize::MAX, |n| n as usize);
+        let asked = self.call.max_chars().unwrap_or(usize::MAX);
         self.settings.max_chars.min(asked)
     }
 
@@ -154,7 +148,7 @@ impl Run<'_> {
     fn continue_call(&self, mut args: serde_json::Map<String, Value>, cursor: &str) -> String {
         args.remove("page");
         args.insert("cursor".into(), Value::from(cursor));
-        format!("{} {}", self.tool, Value::Object(args))
+        format!("{} {}", self.call.tool().name(), Value::Object(args))
     }
 
     /// [`Run::continue_note`] as plain text, for list results: their
@@ -166,12 +160,10 @@ impl Run<'_> {
         )
     }
 
-    /// A copy of the call's arguments.
+    /// The call's arguments in their one spelling
+    /// ([`crate::x::registry::Call::canonical`]).
     pub fn args(&self) -> serde_json::Map<String, Value> {
-        match self.arguments {
-            Value::Object(m) => m.clone(),
-            _ => serde_json::Map::new(),
-        }
+        self.call.canonical()
     }
 
     /// The note that ends a result cut by the budget: what was left out,

@@ -47,27 +47,11 @@ pub const TTL_TYPEAHEAD: Duration = Duration::from_secs(300);
 /// Time to live of any other path: 1 minute.
 pub const TTL_OTHER: Duration = Duration::from_secs(60);
 
-/// The time to live for an upstream path (and query).
+/// The time to live for an upstream path (and query): the lifetime the
+/// tool registry gives the path ([`crate::x::registry::upstream_ttl`]), or
+/// [`TTL_OTHER`] for a path no tool declares.
 pub fn ttl_for(path_and_query: &str) -> Duration {
-    let path = path_and_query.split('?').next().unwrap_or("");
-    if path.starts_with("/2/status/") || path.starts_with("/2/thread/") || path == "/tweet-result" {
-        TTL_POST
-    } else if path.starts_with("/2/conversation/") {
-        TTL_CONVERSATION
-    } else if path.starts_with("/2/search") {
-        TTL_SEARCH
-    } else if path.starts_with("/2/typeahead") {
-        TTL_TYPEAHEAD
-    } else if let Some(rest) = path.strip_prefix("/2/profile/") {
-        match rest.split_once('/') {
-            None => TTL_PROFILE,
-            Some((_, "statuses")) => TTL_TIMELINE,
-            Some((_, "followers" | "following")) => TTL_CONNECTIONS,
-            Some(_) => TTL_OTHER,
-        }
-    } else {
-        TTL_OTHER
-    }
+    crate::x::registry::upstream_ttl(path_and_query).unwrap_or(TTL_OTHER)
 }
 
 /// How one lookup was served.

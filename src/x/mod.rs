@@ -12,6 +12,7 @@ pub mod error;
 pub mod model;
 pub mod post;
 pub mod profile;
+pub mod registry;
 pub mod render;
 pub mod resolve;
 pub mod schema;

@@ -1,4 +1,5 @@
-//! The five read-only X tools: definitions, argument validation, runs.
+//! The tool runner: definitions, argument validation and runs of the
+//! read-only X tools listed in the registry (`registry.rs`).
 //!
 //! `prepare` is pure (no upstream); `run` blocks on the upstream and is
 //! meant for a worker thread. Every upstream request of a run goes through
@@ -8,29 +9,18 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::args;
-use super::browse::{self, BrowseResult};
 use super::budget::{Guard, Run, Settings};
 use super::cache::{Cache, Fetcher, DEFAULT_CACHE_BYTES};
 use super::error::XError;
-use super::post;
-use super::profile;
+pub use super::registry::{Call, Tool};
 use super::schema;
-use super::search;
 use super::side::SidePool;
 use super::upstream::{PerClient, Upstream};
-use super::url;
 
-/// Tool names, in `tools/list` order.
-pub const TOOL_NAMES: [&str; 5] = [
-    "x_md_get_post",
-    "x_md_get_profile",
-    "x_md_search_posts",
-    "x_md_get_followers",
-    "x_md_get_following",
-];
+/// Tool names, in `tools/list` order (from the registry).
+pub const TOOL_NAMES: [&str; Tool::COUNT] = Tool::NAMES;
 
 /// What a tool run produced: Markdown text, optional structured content, and
 /// whether it is a tool execution error (`isError: true`).
@@ -68,10 +58,8 @@ pub enum PrepareError {
 /// A validated tool call, ready to run on a worker thread.
 #[derive(Debug, Clone)]
 pub struct ToolCall {
-    /// The tool name.
-    pub name: &'static str,
-    /// The validated arguments (an object; `{}` when none were sent).
-    pub arguments: Value,
+    /// The typed, validated arguments (they name the tool).
+    pub call: Call,
     /// Raised by the server when the client's connection closed before
     /// the answer: the run makes no further upstream request.
     pub cancel: Arc<AtomicBool>,
@@ -79,6 +67,23 @@ pub struct ToolCall {
     /// fetches then go through [`Tools::with_per_client`]'s upstream. Not
     /// part of what the call computes (results are shared by every client).
     pub client: Option<std::net::IpAddr>,
+}
+
+impl ToolCall {
+    /// The tool.
+    pub fn tool(&self) -> Tool {
+        self.call.tool()
+    }
+
+    /// The tool name.
+    pub fn name(&self) -> &'static str {
+        self.call.tool().name()
+    }
+
+    /// The arguments in their one spelling ([`Call::canonical`]).
+    pub fn arguments(&self) -> Value {
+        Value::Object(self.call.canonical())
+    }
 }
 
 /// The tool runner: holds the upstream and the response cache.
@@ -140,35 +145,29 @@ impl Tools {
         self
     }
 
-    /// The JSON array of the five tool definitions for `tools/list`.
+    /// The JSON array of the tool definitions for `tools/list`.
     pub fn definitions() -> Value {
-        Value::Array(schema::SPECS.iter().map(schema::definition).collect())
+        Value::Array(Tool::ALL.into_iter().map(schema::definition).collect())
     }
 
     /// The `inputSchema` of one tool, for `-32602` error data.
     pub fn input_schema(name: &str) -> Option<Value> {
-        schema::spec(name).map(schema::input_schema)
+        Tool::from_name(name).map(schema::input_schema)
     }
 
     /// The `outputSchema` of one tool.
     pub fn output_schema(name: &str) -> Option<Value> {
-        schema::output_schema(name)
+        Tool::from_name(name).map(Tool::output_schema)
     }
 
     /// Validates a call without touching the upstream. `arguments` is the
-    /// raw `params.arguments` (absent → `None`, treated as `{}`).
+    /// raw `params.arguments` (absent → `None`, treated as `{}`); it is
+    /// read here once and never again.
     pub fn prepare(name: &str, arguments: Option<&Value>) -> Result<ToolCall, PrepareError> {
-        let spec = schema::spec(name).ok_or(PrepareError::UnknownTool)?;
-        let obj = if spec.name == "x_md_get_post" {
-            args::parse_post(arguments).map_err(PrepareError::InvalidArguments)?;
-            args::validate(arguments, spec.props, spec.required)
-        } else {
-            args::validate(arguments, spec.props, spec.required)
-        }
-        .map_err(PrepareError::InvalidArguments)?;
+        let tool = Tool::from_name(name).ok_or(PrepareError::UnknownTool)?;
+        let call = Call::parse(tool, arguments).map_err(PrepareError::InvalidArguments)?;
         Ok(ToolCall {
-            name: spec.name,
-            arguments: Value::Object(canonical_arguments(obj)),
+            call,
             cancel: Arc::default(),
             client: None,
         })
@@ -202,10 +201,12 @@ impl Tools {
         let run = Run {
             settings: &self.settings,
             guard: Some(&guard),
-            tool: call.name,
-            arguments: &call.arguments,
+            call: &call.call,
         };
-        let (mut text, mut structured) = self.run_with(&f, call, &run)?;
+        let (mut text, mut structured) = call.call.run(&f, &run)?;
+        if let Value::Object(m) = &mut structured {
+            m.insert("cache".into(), Value::from(f.outcome()));
+        }
         super::budget::enforce(&mut text, &mut structured, run.max_chars());
         Ok(Served {
             text,
@@ -213,68 +214,6 @@ impl Tools {
             fresh_for: f.fresh_for(),
         })
     }
-
-    fn run_with(&self, f: &Fetcher, call: &ToolCall, run: &Run) -> Result<(String, Value), XError> {
-        let browse_args = || browse::parse_browse(&call.arguments);
-        let result: BrowseResult = match call.name {
-            "x_md_get_post" => {
-                let a = args::parse_post(Some(&call.arguments))
-                    .map_err(|m| XError::new(400, "invalid_arguments", m))?;
-                let mut r = post::get_post(f, &a, run)?;
-                r.structured["cache"] = Value::from(f.outcome());
-                return Ok((r.text, r.structured));
-            }
-            "x_md_get_profile" => profile::profile(f, &browse_args(), run)?,
-            "x_md_get_followers" => browse::connections(f, false, &browse_args(), run)?,
-            "x_md_get_following" => browse::connections(f, true, &browse_args(), run)?,
-            _ => {
-                let q = call
-                    .arguments
-                    .get("q")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let feed = call
-                    .arguments
-                    .get("feed")
-                    .and_then(Value::as_str)
-                    .unwrap_or("latest");
-                search::search(f, &browse_args(), q, feed, run)?
-            }
-        };
-        Ok((result.text, result.structured))
-    }
-}
-
-/// Validated arguments in their one spelling, so every spelling of one
-/// request shares one result-cache key and one upstream path: `handle`
-/// without `@` and lowercased, `id` without leading zeros, and a post
-/// `url` replaced by the `handle` and `id` it names (the URL forms all
-/// name the same post).
-fn canonical_arguments(mut obj: Map<String, Value>) -> Map<String, Value> {
-    if let Some(Value::String(u)) = obj.get("url") {
-        if let Ok(target) = url::parse_status_url(u) {
-            obj.remove("url");
-            obj.insert("handle".into(), Value::from(target.handle));
-            obj.insert("id".into(), Value::from(target.id));
-        }
-    }
-    if let Some(Value::String(h)) = obj.get_mut("handle") {
-        *h = url::canonical_handle(h);
-    }
-    if let Some(Value::String(id)) = obj.get_mut("id") {
-        *id = url::canonical_id(id);
-    }
-    // Every number the tools take is an integer; `3000.0` (an integer to
-    // JSON Schema) is spelled `3000`, so each reader (the budget's
-    // `max_chars` too) sees it, and continuation links carry it.
-    for v in obj.values_mut() {
-        if v.is_f64() {
-            if let Some(i) = args::as_int(v) {
-                *v = Value::from(i);
-            }
-        }
-    }
-    obj
 }
 
 /// A successful run for the HTTP routes.
@@ -338,8 +277,8 @@ mod tests {
         let e = Tools::prepare("x_md_get_post", Some(&json!({}))).unwrap_err();
         assert!(matches!(e, PrepareError::InvalidArguments(m) if m.starts_with("supply `url`")));
         let ok = Tools::prepare("x_md_get_profile", Some(&json!({"handle": "@a"}))).unwrap();
-        assert_eq!(ok.name, "x_md_get_profile");
-        assert_eq!(ok.arguments, json!({"handle": "a"}));
+        assert_eq!(ok.name(), "x_md_get_profile");
+        assert_eq!(ok.arguments(), json!({"handle": "a"}));
         assert_eq!(
             Tools::prepare("x_md_get_following", None).unwrap_err(),
             PrepareError::InvalidArguments("missing required property `handle`".into())
