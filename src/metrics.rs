@@ -252,13 +252,8 @@ impl Metrics {
     }
 
     /// Counts a tool result's cache status (`hit`, `miss` or `bypass`).
-    pub fn cache(&self, status: &str) {
-        match status {
-            "hit" => add(&self.cache[0]),
-            "miss" => add(&self.cache[1]),
-            "bypass" => add(&self.cache[2]),
-            _ => {}
-        }
+    pub fn cache(&self, status: crate::x::cache::CacheStatus) {
+        add(&self.cache[status as usize]);
     }
 
     /// Counts a refused request (`reason` from [`REJECTIONS`]).
@@ -459,7 +454,7 @@ impl Metrics {
             "counter",
             "Tool results by cache status.",
         );
-        for (i, name) in ["hit", "miss", "bypass"].iter().enumerate() {
+        for (i, name) in crate::x::cache::CacheStatus::LABELS.iter().enumerate() {
             let _ = writeln!(
                 out,
                 "xmd_cache_requests_total{{result=\"{name}\"}} {}",

@@ -388,17 +388,10 @@ impl Work for DeferredCall {
             METRICS.cancelled();
         }
         METRICS.rpc(Some("tools/call"), reply.status);
-        METRICS.tool(stats.tool, stats.outcome as usize);
-        if let Some(c) = stats.cache {
-            METRICS.cache(c);
-        }
         let mut response = frame(reply, self.framing);
         response.trace.route = ROUTE_MCP;
         response.trace.rpc_method = Some("tools/call".into());
-        response.trace.tool = Some(stats.tool.name());
-        response.trace.tool_ms = Some(stats.took.as_millis() as u64);
-        response.trace.cache = stats.cache;
-        response.trace.error = stats.error_code.map(metered::failure_note);
+        xhttp::record_call(&stats, &mut response);
         response
     }
 

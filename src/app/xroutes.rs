@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use super::limits::{rate_limited_text, retry_secs, ClientLimiter, RATE_LIMITED_CODE};
 use super::xhttp::{
-    etag, none_match, parse_query, problem, CODE_INVALID_ARGUMENTS, CODE_INVALID_QUERY,
+    etag, none_match, parse_query, problem, record_call, CODE_INVALID_ARGUMENTS, CODE_INVALID_QUERY,
 };
 use super::{joined, preflight, App, READ_ALLOW};
 use crate::http::accept::quality;
@@ -34,7 +34,7 @@ use crate::metrics::{METRICS, ROUTE_X};
 use crate::server::conn::{Handled, Work};
 use crate::x::args::Kind;
 use crate::x::registry::{match_template, Route, Tool};
-use crate::x::tools::{PrepareError, Served, ToolCall, Tools};
+use crate::x::tools::{Finished, PrepareError, Served, ToolCall, Tools};
 use crate::x::url::{is_handle, is_id};
 
 /// First path segments that are routes of this server, never handles
@@ -299,49 +299,25 @@ impl XRoutes {
         let tools = Arc::clone(&self.tools);
         let cancel = Arc::clone(&call.cancel);
         Some(Handled::Later(Box::new(Queued(cancel, move || {
-            let started = std::time::Instant::now();
             super::metered::take_cause();
             if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 // The client left while the call waited for a worker.
                 METRICS.cancelled();
                 return Response::new(204);
             }
-            let run =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tools.run_http(&call)));
-            let error_code = match &run {
-                Ok(Err(e)) => Some(e.code),
-                _ => None,
-            };
-            let (mut response, outcome, cache) = match run {
-                Ok(Ok(served)) => {
-                    let cache = cache_label(&served);
-                    (answer(&served, repr, if_none_match.as_deref()), 0, cache)
-                }
-                Ok(Err(e)) => (
-                    problem(e.status, e.code, &e.message, e.retry_after),
-                    1,
-                    None,
-                ),
-                Err(_) => (
-                    problem(
-                        500,
-                        "internal_error",
-                        "Internal error: the tool failed unexpectedly.",
-                        None,
-                    ),
-                    2,
+            let (finished, stats) = tools.run_guarded(&call);
+            let mut response = match finished {
+                Finished::Served(served) => answer(&served, repr, if_none_match.as_deref()),
+                Finished::Failed(e) => problem(e.status, e.code, &e.message, e.retry_after),
+                Finished::Panicked => problem(
+                    500,
+                    "internal_error",
+                    "Internal error: the tool failed unexpectedly.",
                     None,
                 ),
             };
-            METRICS.tool(call.tool(), outcome);
-            if let Some(c) = cache {
-                METRICS.cache(c);
-            }
             response.trace.route = ROUTE_X;
-            response.trace.tool = Some(call.name());
-            response.trace.tool_ms = Some(started.elapsed().as_millis() as u64);
-            response.trace.cache = cache;
-            response.trace.error = error_code.map(super::metered::failure_note);
+            record_call(&stats, &mut response);
             if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 METRICS.cancelled();
             }
@@ -394,18 +370,13 @@ impl App {
     }
 }
 
-fn cache_label(served: &Served) -> Option<&'static str> {
-    let c = served.structured.get("cache").and_then(Value::as_str)?;
-    ["hit", "miss", "bypass"].into_iter().find(|k| *k == c)
-}
-
 /// The `200` (or `304`) for a served result: the chosen representation,
 /// a strong `ETag` over its bytes, `Cache-Control: public, max-age=<the
 /// result's remaining freshness in seconds>` and `Vary: Accept`.
 fn answer(served: &Served, repr: Representation, if_none_match: Option<&[u8]>) -> Response {
     let (content_type, bytes) = match repr {
         Representation::Markdown => (MARKDOWN_MEDIA_TYPE, served.text.as_bytes().to_vec()),
-        Representation::Json => ("application/json", crate::json::to_vec(&served.structured)),
+        Representation::Json => ("application/json", served.structured_json()),
     };
     let tag = etag(&bytes);
     let cache_control = format!("public, max-age={}", served.fresh_for.as_secs());

@@ -384,7 +384,7 @@ fn serve(
                 );
                 if let Some(tail) = hit {
                     crate::metrics::METRICS.tool(call.tool(), 0);
-                    crate::metrics::METRICS.cache("hit");
+                    crate::metrics::METRICS.cache(crate::x::cache::CacheStatus::Hit);
                     return ok(&id, &tail);
                 }
                 Outcome::Call(PendingCall {

@@ -401,14 +401,14 @@ pub fn continuation(
     })
 }
 
-/// The fields every browse `structuredContent` starts with.
-pub fn base_structured(resource: &str, args: &BrowseArgs, cache: &str) -> Map<String, Value> {
+/// The fields every browse `structuredContent` starts with (`cache` is
+/// added when the result is serialized, see `tools::Served`).
+pub fn base_structured(resource: &str, args: &BrowseArgs) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("resource".into(), json!(resource));
     m.insert("page".into(), json!(args.page));
     m.insert("limit".into(), json!(args.limit));
     m.insert("source".into(), json!("fxtwitter"));
-    m.insert("cache".into(), json!(cache));
     m
 }
 
@@ -473,7 +473,7 @@ pub fn connections(
                 notes,
                 cont.as_ref(),
             );
-            let mut m = base_structured(which, args, f.outcome());
+            let mut m = base_structured(which, args);
             m.insert("handle".into(), json!(handle));
             m.insert("users".into(), Value::Array(walk.items[..k].to_vec()));
             if let Some(c) = next {

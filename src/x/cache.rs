@@ -408,17 +408,47 @@ impl<'a> Fetcher<'a> {
         }
     }
 
-    /// `structuredContent.cache`: `miss` when any request reached the
-    /// upstream, `bypass` when the cache is disabled, else `hit`.
-    pub fn outcome(&self) -> &'static str {
+    /// How the run's upstream answers were served: `Miss` when any
+    /// request reached the upstream, `Bypass` when the cache is disabled
+    /// (or nothing was asked), else `Hit`.
+    pub fn status(&self) -> CacheStatus {
         let s = self.seen.load(Ordering::SeqCst);
         if s & SEEN_MISS != 0 {
-            "miss"
+            CacheStatus::Miss
         } else if s & SEEN_BYPASS != 0 || s == 0 {
-            "bypass"
+            CacheStatus::Bypass
         } else {
-            "hit"
+            CacheStatus::Hit
         }
+    }
+
+    /// [`Fetcher::status`] as its label.
+    pub fn outcome(&self) -> &'static str {
+        self.status().as_str()
+    }
+}
+
+/// How a result was served, reported as `structuredContent.cache` (added
+/// when the result is serialized, never part of what a tool builds), in
+/// the access log and in `xmd_cache_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheStatus {
+    /// Every upstream answer came from the cache (or the whole result
+    /// from the result cache).
+    Hit = 0,
+    /// At least one request reached the upstream.
+    Miss = 1,
+    /// The cache is disabled.
+    Bypass = 2,
+}
+
+impl CacheStatus {
+    /// The labels, indexed by the discriminant.
+    pub const LABELS: [&'static str; 3] = ["hit", "miss", "bypass"];
+
+    /// The label: `hit`, `miss` or `bypass`.
+    pub fn as_str(self) -> &'static str {
+        CacheStatus::LABELS[self as usize]
     }
 }
 

@@ -462,7 +462,6 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
             "post_count": shown.len(),
             "compact": !args.full && args.format != Format::Obsidian,
             "source": if fell_back.is_some() { syndication::SOURCE } else { "fxtwitter" },
-            "cache": "bypass",
             "warnings": notes,
             "thread_complete": a.complete,
             "truncated": next.is_some() || cut.inside.is_some(),

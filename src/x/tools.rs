@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::budget::{Guard, Run, Settings};
-use super::cache::{Cache, Fetcher, DEFAULT_CACHE_BYTES};
+use super::cache::{Cache, CacheStatus, Fetcher, DEFAULT_CACHE_BYTES};
 use super::error::XError;
 pub use super::registry::{Call, Tool};
 use super::schema;
@@ -176,11 +176,7 @@ impl Tools {
     /// Runs a validated call (blocking; call from a worker thread).
     pub fn run(&self, call: &ToolCall) -> ToolOutput {
         match self.run_http(call) {
-            Ok(s) => ToolOutput {
-                text: s.text,
-                structured: Some(s.structured),
-                is_error: false,
-            },
+            Ok(s) => s.into_output(),
             Err(e) => ToolOutput::error(&e),
         }
     }
@@ -204,29 +200,146 @@ impl Tools {
             call: &call.call,
         };
         let (mut text, mut structured) = call.call.run(&f, &run)?;
-        if let Value::Object(m) = &mut structured {
-            m.insert("cache".into(), Value::from(f.outcome()));
-        }
         super::budget::enforce(&mut text, &mut structured, run.max_chars());
         Ok(Served {
             text,
             structured,
+            cache: f.status(),
             fresh_for: f.fresh_for(),
         })
     }
+
+    /// The one run path of MCP and the plain HTTP routes: runs `call`
+    /// like [`Tools::run_http`], isolating a panic (the worker lives on),
+    /// and reports what happened for metrics and logs.
+    pub fn run_guarded(&self, call: &ToolCall) -> (Finished, CallStats) {
+        let started = std::time::Instant::now();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_http(call)));
+        let mut stats = CallStats {
+            tool: call.tool(),
+            outcome: CallOutcome::Ok,
+            cache: None,
+            error_code: None,
+            took: Duration::ZERO,
+        };
+        let finished = match run {
+            Ok(Ok(served)) => {
+                stats.cache = Some(served.cache);
+                Finished::Served(served)
+            }
+            Ok(Err(e)) => {
+                stats.outcome = CallOutcome::Error;
+                stats.error_code = Some(e.code);
+                Finished::Failed(e)
+            }
+            Err(_) => {
+                stats.outcome = CallOutcome::Panic;
+                Finished::Panicked
+            }
+        };
+        stats.took = started.elapsed();
+        (finished, stats)
+    }
 }
 
-/// A successful run for the HTTP routes.
+/// How a guarded run ([`Tools::run_guarded`]) ended.
+#[derive(Debug)]
+pub enum Finished {
+    /// A result.
+    Served(Served),
+    /// A tool failure (`isError: true` on MCP, a problem document over
+    /// HTTP).
+    Failed(XError),
+    /// The tool panicked.
+    Panicked,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// A result with `isError: false`.
+    Ok = 0,
+    /// A result with `isError: true`.
+    Error = 1,
+    /// The tool panicked; a `-32603` error (HTTP: `500`) was sent.
+    Panic = 2,
+}
+
+/// What a tool call did, for logs and metrics.
+#[derive(Debug, Clone)]
+pub struct CallStats {
+    /// The tool.
+    pub tool: Tool,
+    /// How it ended.
+    pub outcome: CallOutcome,
+    /// The result's cache status, for a result.
+    pub cache: Option<CacheStatus>,
+    /// The machine code of a failure (`fxtwitter_network`, …).
+    pub error_code: Option<&'static str>,
+    /// How long the tool ran.
+    pub took: Duration,
+}
+
+/// Name of the `structuredContent` member that carries the cache status.
+pub const CACHE_MEMBER: &str = "cache";
+
+/// Writes a result's `structuredContent`: the tool's serialized object
+/// (`object`, without a cache member) with `"cache":"<status>"` as its
+/// first member. Anything but an object is written as it is.
+pub fn write_structured(out: &mut Vec<u8>, object: &[u8], cache: CacheStatus) {
+    let Some(members) = object.strip_prefix(b"{") else {
+        out.extend_from_slice(object);
+        return;
+    };
+    out.extend_from_slice(b"{\"");
+    out.extend_from_slice(CACHE_MEMBER.as_bytes());
+    out.extend_from_slice(b"\":\"");
+    out.extend_from_slice(cache.as_str().as_bytes());
+    out.push(b'"');
+    if members.first() != Some(&b'}') {
+        out.push(b',');
+    }
+    out.extend_from_slice(members);
+}
+
+/// A successful run, for MCP and the HTTP routes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Served {
     /// The Markdown, byte for byte what the tool's text content carries.
     pub text: String,
-    /// The tool's `structuredContent`.
+    /// What the tool built for `structuredContent` (without the cache
+    /// status, which is added when it is serialized).
     pub structured: Value,
+    /// How the upstream answers it was built from were served.
+    pub cache: CacheStatus,
     /// How long the result stays fresh: the shortest remaining cache life
     /// of the upstream answers it was built from (zero when any of them
     /// was not cacheable).
     pub fresh_for: Duration,
+}
+
+impl Served {
+    /// The serialized `structuredContent`, with the cache status.
+    pub fn structured_json(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_structured(&mut out, &crate::json::to_vec(&self.structured), self.cache);
+        out
+    }
+
+    /// The result as a tool output, `structuredContent` with the cache
+    /// status (for in-process callers; the servers write it with
+    /// [`write_structured`]).
+    pub fn into_output(self) -> ToolOutput {
+        let mut structured = self.structured;
+        if let Value::Object(m) = &mut structured {
+            m.insert(CACHE_MEMBER.into(), Value::from(self.cache.as_str()));
+        }
+        ToolOutput {
+            text: self.text,
+            structured: Some(structured),
+            is_error: false,
+        }
+    }
 }
 
 #[cfg(test)]
