@@ -217,16 +217,23 @@ const HINTS: [(&str, &str); 6] = [
     ("status_id", "id"),
 ];
 
-/// Most arguments any tool takes: the longest property table. An
+/// Most arguments any tool takes: the longest property table of the
+/// registry. An
 /// `arguments` object with more keys is refused before any key is looked
 /// at, with one short message (the cost of a refusal stays independent of
 /// how many keys were sent).
-pub const MOST_ARGUMENTS: usize = most_props(&[
-    &POST_PROPS,
-    &PROFILE_PROPS,
-    &CONNECTION_PROPS,
-    &SEARCH_PROPS,
-]);
+pub const MOST_ARGUMENTS: usize = {
+    let specs = &crate::x::registry::SPECS;
+    let mut most = 0;
+    let mut i = 0;
+    while i < specs.len() {
+        if specs[i].props.len() > most {
+            most = specs[i].props.len();
+        }
+        i += 1;
+    }
+    most
+};
 
 /// Most unknown keys named in one refusal; the rest are counted ("and N
 /// more").
@@ -236,18 +243,6 @@ pub const MAX_NAMED_UNKNOWN_KEYS: usize = 10;
 
 /// Longest echo of one unknown key, in characters. Default 40.
 const MAX_KEY_ECHO_CHARS: usize = 40;
-
-const fn most_props(tables: &[&[Prop]]) -> usize {
-    let mut most = 0;
-    let mut i = 0;
-    while i < tables.len() {
-        if tables[i].len() > most {
-            most = tables[i].len();
-        }
-        i += 1;
-    }
-    most
-}
 
 /// Checks `arguments` against a property table: object-ness, the number
 /// of keys ([`MOST_ARGUMENTS`]), unknown properties (at most

@@ -207,6 +207,12 @@ pub fn code_span(s: &str) -> String {
     }
 }
 
+/// Bytes the cache status adds to a serialized `structuredContent`
+/// (`"cache":"bypass",`, the longest): it is written when the result is
+/// serialized, after the tool built it, so [`fits`] and [`enforce`] count
+/// it on top of what the tool built.
+pub const CACHE_MEMBER_BYTES: usize = 17;
+
 /// Serialized size of a result: its text as a JSON string plus its
 /// `structuredContent`, as the reply writer writes them.
 pub fn wire_bytes(text: &str, structured: &Value) -> usize {
@@ -215,7 +221,8 @@ pub fn wire_bytes(text: &str, structured: &Value) -> usize {
 
 /// Whether a built result is within the budget.
 pub fn fits(max_chars: usize, text: &str, structured: &Value) -> bool {
-    text.chars().count() <= max_chars && wire_bytes(text, structured) <= MAX_PAYLOAD_BYTES
+    text.chars().count() <= max_chars
+        && wire_bytes(text, structured) + CACHE_MEMBER_BYTES <= MAX_PAYLOAD_BYTES
 }
 
 /// How many leading items a result holds, and whether the only one was
@@ -404,7 +411,7 @@ pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) {
         *text = head + HARD_CUT_MARK;
     }
     if let Value::Object(m) = structured {
-        if wire_bytes(text, &Value::Object(m.clone())) > MAX_PAYLOAD_BYTES {
+        if wire_bytes(text, &Value::Object(m.clone())) + CACHE_MEMBER_BYTES > MAX_PAYLOAD_BYTES {
             for key in ["posts", "users", "warnings"] {
                 if let Some(v) = m.get_mut(key) {
                     *v = Value::Array(Vec::new());

@@ -10,6 +10,7 @@
 use serde_json::{json, Map, Value};
 
 use super::args::{Kind, Prop};
+use super::cache::CacheStatus;
 use super::registry::Tool;
 
 /// The JSON Schema dialect every schema declares.
@@ -151,7 +152,7 @@ pub fn post_output_schema() -> Value {
             "post_count": {"type": "integer", "minimum": 0, "description": "Posts in this result."},
             "compact": {"type": "boolean", "description": "false when full=true or format=obsidian."},
             "source": {"enum": ["fxtwitter", "syndication"], "description": "Where the posts came from: FxTwitter, or (when FxTwitter failed for the requested post) the fallback, X's syndication endpoint, which gives the post alone."},
-            "cache": {"enum": ["hit", "miss", "bypass"]},
+            "cache": {"enum": CacheStatus::LABELS},
             "warnings": {"type": "array", "items": {"type": "string"}},
             "thread_complete": {"type": "boolean", "description": "false when part of the requested context (an ancestor, the thread, or the replies) could not be loaded or was cut by max_posts; the Markdown then ends with a note."},
             "truncated": {"type": "boolean", "description": "true when the result budget cut the thread: posts were left out (then `next_cursor` continues after the last post shown), or one post alone over the budget was cut inside (its `text_truncated` is true)."},
@@ -181,7 +182,7 @@ pub fn browse_output_schema(resource: &str, required: &[&str]) -> Value {
             "page": {"type": "integer", "minimum": 1, "maximum": 10},
             "limit": {"type": "integer", "minimum": 1, "maximum": 20},
             "source": {"enum": ["fxtwitter"]},
-            "cache": {"enum": ["hit", "miss", "bypass"]},
+            "cache": {"enum": CacheStatus::LABELS},
             "handle": {"type": "string"},
             "query": {"type": "string"},
             "feed": {"enum": ["latest", "top", "photos", "videos", "media", "users"]},

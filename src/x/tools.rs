@@ -345,7 +345,8 @@ impl Served {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::x::args;
+    use serde_json::{json, Map};
 
     #[test]
     fn definitions_complete() {
@@ -396,6 +397,108 @@ mod tests {
             Tools::prepare("x_md_get_following", None).unwrap_err(),
             PrepareError::InvalidArguments("missing required property `handle`".into())
         );
+    }
+
+    #[test]
+    fn the_cache_member_is_counted_by_the_budget() {
+        for c in [CacheStatus::Hit, CacheStatus::Miss, CacheStatus::Bypass] {
+            let mut out = Vec::new();
+            write_structured(&mut out, br#"{"a":1}"#, c);
+            let parsed: Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(parsed, json!({"cache": c.as_str(), "a": 1}));
+            assert!(out.len() - 7 <= crate::x::budget::CACHE_MEMBER_BYTES);
+        }
+        let mut out = Vec::new();
+        write_structured(&mut out, b"{}", CacheStatus::Bypass);
+        assert_eq!(out.len() - 2 + 1, crate::x::budget::CACHE_MEMBER_BYTES);
+        let mut out = Vec::new();
+        write_structured(&mut out, b"[1]", CacheStatus::Hit);
+        assert_eq!(out, b"[1]");
+    }
+
+    /// An argument object of any tool built from generated values, each
+    /// argument present or absent, spelled as sent or as its default.
+    fn arguments_strategy() -> impl proptest::strategy::Strategy<Value = (Tool, Value, Value)> {
+        use proptest::prelude::*;
+        (
+            proptest::sample::select(Tool::ALL.to_vec()),
+            "[A-Za-z0-9_]{1,15}",
+            "[1-9][0-9]{0,15}",
+            proptest::collection::vec(proptest::option::of(0usize..6), 12),
+        )
+            .prop_map(|(tool, handle, id, picks)| {
+                // For each property: absent, its default spelled out, or
+                // another valid value; `want` omits explicit defaults.
+                let mut sent = Map::new();
+                let mut want = Map::new();
+                for (p, pick) in tool.spec().props.iter().zip(picks) {
+                    let Some(pick) = pick else { continue };
+                    let (v, is_default) = match (p.name, p.kind) {
+                        ("url", _) => continue,
+                        ("handle", _) => (Value::from(format!("@{handle}")), false),
+                        ("id", _) => (Value::from(id.clone()), false),
+                        ("q", _) => (Value::from("rust lang:en"), false),
+                        ("cursor", _) => continue,
+                        (_, args::Kind::Enum(vals)) => {
+                            let i = pick % vals.len();
+                            (Value::from(vals[i]), i == 0)
+                        }
+                        (_, args::Kind::Int { min, max, default }) => {
+                            let v = if pick % 2 == 0 {
+                                default
+                            } else {
+                                min.max(max - pick as i64)
+                            };
+                            // `3.0` is an integer too.
+                            let spelled = if pick == 3 {
+                                Value::from(v as f64)
+                            } else {
+                                Value::from(v)
+                            };
+                            (spelled, v == default && p.name != "max_chars")
+                        }
+                        (_, args::Kind::Bool) => (Value::Bool(pick % 2 == 1), pick % 2 == 0),
+                        (_, args::Kind::Str { .. }) => continue,
+                    };
+                    if !is_default {
+                        want.insert(p.name.into(), v.clone());
+                    }
+                    sent.insert(p.name.into(), v);
+                }
+                for r in tool.spec().required {
+                    let v = match *r {
+                        "handle" => Value::from(format!("@{handle}")),
+                        _ => Value::from("rust lang:en"),
+                    };
+                    sent.entry(r.to_string()).or_insert(v.clone());
+                    want.entry(r.to_string()).or_insert(v);
+                }
+                if tool == Tool::GetPost {
+                    sent.insert("handle".into(), Value::from(format!("@{handle}")));
+                    sent.insert("id".into(), Value::from(id.clone()));
+                    want.insert("handle".into(), Value::from(format!("@{handle}")));
+                    want.insert("id".into(), Value::from(id));
+                }
+                (tool, Value::Object(sent), Value::Object(want))
+            })
+    }
+
+    proptest::proptest! {
+        /// A call with its defaults spelled out is the call without them
+        /// (one key), and the canonical form of any call is a valid call
+        /// of its own that gives the same typed arguments: the oracle is
+        /// the argument object built without the defaults.
+        #[test]
+        fn equal_calls_get_equal_keys((tool, sent, want) in arguments_strategy()) {
+            use proptest::prop_assert_eq;
+            let a = Tools::prepare(tool.name(), Some(&sent)).unwrap();
+            let b = Tools::prepare(tool.name(), Some(&want)).unwrap();
+            prop_assert_eq!(&a.call, &b.call);
+            prop_assert_eq!(crate::mcp::results::key(&a), crate::mcp::results::key(&b));
+            let again = Tools::prepare(tool.name(), Some(&a.arguments())).unwrap();
+            prop_assert_eq!(&again.call, &a.call);
+            prop_assert_eq!(again.arguments(), a.arguments());
+        }
     }
 
     proptest::proptest! {
