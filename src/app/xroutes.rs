@@ -1,6 +1,8 @@
-//! The read-only X routes over plain HTTP, beside `/mcp`: the same five
+//! The read-only X routes over plain HTTP, beside `/mcp`: the same
 //! tools (validation, fetches, cache and renderer) for curl, browsers and
 //! scripts, and the targets of the `[Continue →]` links the Markdown prints.
+//! Each tool declares its routes in the tool registry
+//! (`x::registry::Spec::routes`); today:
 //!
 //! | Route | Tool |
 //! | --- | --- |

@@ -1,5 +1,6 @@
-//! Everything about X data: the FxTwitter upstream, the five tools (their
-//! schemas, argument validation and runs), and the Markdown renderer.
+//! Everything about X data: the FxTwitter upstream, the tools of the
+//! registry (`registry.rs`: their schemas, argument validation and runs),
+//! and the Markdown renderer.
 //!
 //! This module knows nothing of HTTP serving or MCP framing.
 
