@@ -50,16 +50,8 @@ pub const METHODS: [&str; 10] = [
     "invalid",
 ];
 
-/// Tool labels.
-pub const TOOLS: [&str; 7] = [
-    "x_md_get_post",
-    "x_md_get_profile",
-    "x_md_search_posts",
-    "x_md_get_followers",
-    "x_md_get_following",
-    "x_md_get_quotes",
-    "x_md_get_reposts",
-];
+/// Tool labels: the tool names, in registry order (row `Tool as usize`).
+pub const TOOLS: [&str; crate::x::registry::Tool::COUNT] = crate::x::registry::Tool::NAMES;
 
 /// Tool outcome labels.
 pub const OUTCOMES: [&str; 3] = ["ok", "error", "panic"];
@@ -215,10 +207,8 @@ impl Metrics {
     }
 
     /// Counts one tool call by outcome (`0` ok, `1` isError, `2` panic).
-    pub fn tool(&self, tool: &str, outcome: usize) {
-        if let Some(t) = TOOLS.iter().position(|x| *x == tool) {
-            add(&self.tools[t][outcome.min(OUTCOMES.len() - 1)]);
-        }
+    pub fn tool(&self, tool: crate::x::registry::Tool, outcome: usize) {
+        add(&self.tools[tool as usize][outcome.min(OUTCOMES.len() - 1)]);
     }
 
     /// Counts one upstream answer (`label` from [`UPSTREAM`]) and its latency.
@@ -262,13 +252,8 @@ impl Metrics {
     }
 
     /// Counts a tool result's cache status (`hit`, `miss` or `bypass`).
-    pub fn cache(&self, status: &str) {
-        match status {
-            "hit" => add(&self.cache[0]),
-            "miss" => add(&self.cache[1]),
-            "bypass" => add(&self.cache[2]),
-            _ => {}
-        }
+    pub fn cache(&self, status: crate::x::cache::CacheStatus) {
+        add(&self.cache[status as usize]);
     }
 
     /// Counts a refused request (`reason` from [`REJECTIONS`]).
@@ -469,7 +454,7 @@ impl Metrics {
             "counter",
             "Tool results by cache status.",
         );
-        for (i, name) in ["hit", "miss", "bypass"].iter().enumerate() {
+        for (i, name) in crate::x::cache::CacheStatus::LABELS.iter().enumerate() {
             let _ = writeln!(
                 out,
                 "xmd_cache_requests_total{{result=\"{name}\"}} {}",

@@ -861,14 +861,16 @@ fn item2_one_client_cannot_leave_the_others_without_upstream_requests() {
         "{flood} {statuses:?} in {secs} s"
     );
     let ok = statuses.get(&200).copied().unwrap_or(0);
-    assert_eq!(ok, flood / 2, "{statuses:?}");
     let refused = statuses.get(&429).copied().unwrap_or(0);
     let fewest = 20usize.saturating_sub(refilled(f64::from(xmd::config::DEFAULT_RATE_LIMIT)));
     assert!((fewest..=20).contains(&refused), "{statuses:?} in {secs} s");
-    assert_eq!(
-        statuses.get(&503).copied().unwrap_or(0),
-        80 - refused - ok,
-        "{statuses:?}"
+    let unavailable = statuses.get(&503).copied().unwrap_or(0);
+    assert_eq!(unavailable, 80 - refused - ok, "{statuses:?}");
+    // Each answered search cost its two requests; a refused one at most
+    // the one it got before a refill ran out.
+    assert!(
+        2 * ok <= flood && flood <= 2 * ok + unavailable,
+        "{flood} {statuses:?} in {secs} s"
     );
     // Other clients still get their searches answered from what is left.
     for (peer, n) in [("10.0.0.2:5000", 4), ("[2001:db8::1]:5000", 3)] {

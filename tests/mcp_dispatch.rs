@@ -130,7 +130,7 @@ fn send_raw(f: &Fixture, headers: &[(&str, String)], body: &str) -> (u16, Option
 
 fn call(f: &Fixture, headers: &[(&str, String)], body: &Value) -> PendingCall {
     match outcome(f, headers, &body.to_string()) {
-        Outcome::Call(c) => c,
+        Outcome::Call(c) => *c,
         Outcome::Reply(r) => panic!("expected a tool call, got {:?}", parse_reply(r)),
     }
 }

@@ -232,6 +232,7 @@ proptest! {
 /// format and option (so the two cannot drift apart).
 #[test]
 fn post_blocks_join_to_render_posts() {
+    use xmd::x::args::{Format, UserInfo};
     use xmd::x::render::post::{join_posts, post_blocks};
     use xmd::x::render::{render_posts, RenderOptions};
     let mut posts = Vec::new();
@@ -258,9 +259,9 @@ fn post_blocks_join_to_render_posts() {
         for full in [false, true] {
             for userinfo in ["off", "author", "all"] {
                 let opts = RenderOptions {
-                    format,
+                    format: Format::parse(format).unwrap(),
                     full,
-                    userinfo,
+                    userinfo: UserInfo::parse(userinfo).unwrap(),
                 };
                 let (head, blocks) = post_blocks(&posts, &opts, 0, posts.len());
                 assert_eq!(

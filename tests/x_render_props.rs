@@ -19,6 +19,7 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Value};
+use xmd::x::args::{Format, UserInfo};
 use xmd::x::model::normalize;
 use xmd::x::render::browse::{profile_markdown, search_markdown};
 use xmd::x::render::{render_posts, RenderOptions};
@@ -494,7 +495,7 @@ proptest! {
         let mut fields = Fields::default();
         let template = thread(&t, Some(&mut fields));
         let actual = thread(&t, None);
-        let opts = RenderOptions { format, full, userinfo: "all" };
+        let opts = RenderOptions { format: Format::parse(format).unwrap(), full, userinfo: UserInfo::All };
         check_same_shape(
             |tpl| render_posts(if tpl { &template } else { &actual }, &opts),
             &fields,
@@ -567,7 +568,7 @@ proptest! {
         });
         normalize(&mut p, 0);
         for format in ["markdown", "obsidian"] {
-            let md = render_posts(std::slice::from_ref(&p), &RenderOptions { format, full, userinfo: "all" });
+            let md = render_posts(std::slice::from_ref(&p), &RenderOptions { format: Format::parse(format).unwrap(), full, userinfo: UserInfo::All });
             let parsed = parse(&md);
             for d in &parsed.dests {
                 prop_assert!(http(d), "non-http destination {:?} in\n{}", d, md);
@@ -613,9 +614,9 @@ fn front_matter_case(
     let md = render_posts(
         &posts,
         &RenderOptions {
-            format: "obsidian",
+            format: Format::Obsidian,
             full: false,
-            userinfo: "off",
+            userinfo: UserInfo::Off,
         },
     );
     let parsed = parse(&md);
@@ -706,7 +707,7 @@ proptest! {
         mode in 0..3usize,
     ) {
         let (format, full) = [("markdown", false), ("markdown", true), ("obsidian", false)][mode];
-        let opts = RenderOptions { format, full, userinfo: "all" };
+        let opts = RenderOptions { format: Format::parse(format).unwrap(), full, userinfo: UserInfo::All };
         let template = render_posts(&handles_post(["ha", "hb", "hc", "hd"]), &opts);
         let actual = render_posts(&handles_post([&h[0], &h[1], &h[2], &h[3]]), &opts);
         check_layout(&actual)?;
@@ -764,9 +765,9 @@ fn reported_cases() {
     let md = render_posts(
         std::slice::from_ref(&p),
         &RenderOptions {
-            format: "obsidian",
+            format: Format::Obsidian,
             full: false,
-            userinfo: "off",
+            userinfo: UserInfo::Off,
         },
     );
     assert_eq!(

@@ -360,9 +360,9 @@ fn arguments_name_the_post_once() {
             Some(&json!({"handle": "@DEMO_author", "id": format!("0{LIST_POST}")})),
         )
         .unwrap();
-        assert_eq!(a.arguments, b.arguments);
+        assert_eq!(a.arguments(), b.arguments());
         assert_eq!(
-            a.arguments,
+            a.arguments(),
             json!({"handle": "demo_author", "id": LIST_POST})
         );
     }

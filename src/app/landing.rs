@@ -1,6 +1,6 @@
 //! The landing page served on `GET /`: what this server is, its MCP URL, the
 //! snippet for every client (from [`crate::connect::CLIENTS`]), a `curl`
-//! line, the tools, and links to the agent documents.
+//! line, the tools (from the registry), and links to the agent documents.
 //!
 //! Built once at start-up from the configured public URL. Self-contained: no
 //! external fonts, scripts, styles or images, and a Content-Security-Policy
@@ -28,7 +28,7 @@ pub fn page(public_url: &str) -> String {
     out.push_str(&escape(DESCRIPTION));
     out.push_str("</p>\n</header>\n\n<section aria-labelledby=\"endpoint\">\n<h2 id=\"endpoint\">MCP URL</h2>\n");
     out.push_str(&snip("url", "MCP URL", &url, true, Some("mcp-url")));
-    out.push_str("<p>One URL, no key, no OAuth: point your client at it and the seven tools below show up. Pick your client.</p>\n</section>\n\n");
+    out.push_str("<p>One URL, no key, no OAuth: point your client at it and the tools below show up. Pick your client.</p>\n</section>\n\n");
 
     out.push_str("<section aria-labelledby=\"connect\">\n<h2 id=\"connect\">Connect</h2>\n<nav class=\"chips\" aria-label=\"Clients\">");
     for c in &CLIENTS {
@@ -284,7 +284,7 @@ mod tests {
     #[test]
     fn every_tool_one_sentence_each() {
         let lines = tool_lines();
-        assert_eq!(lines.len(), crate::x::tools::TOOL_NAMES.len());
+        assert_eq!(lines.len(), crate::x::registry::Tool::COUNT);
         assert_eq!(lines[0].0, "x_md_get_post");
         assert_eq!(lines[0].1, "Get X post as Markdown");
         assert_eq!(lines[0].2, "Read one public X (Twitter) post as Markdown, by default with its thread: ancestors, the author's own continuation and up to 10 top direct replies.");

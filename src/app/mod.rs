@@ -337,7 +337,7 @@ impl App {
                     METRICS.rpc(Some("tools/call"), refused.status);
                     let mut response = frame(refused, framing);
                     response.trace.rpc_method = Some("tools/call".into());
-                    response.trace.tool = Some(call.call().name);
+                    response.trace.tool = Some(call.call().name());
                     METRICS.tool_error(limits::RATE_LIMITED_CODE);
                     response.trace.error = Some(limits::RATE_LIMITED_CODE.into());
                     return Handled::Now(response);
@@ -389,17 +389,10 @@ impl Work for DeferredCall {
             METRICS.cancelled();
         }
         METRICS.rpc(Some("tools/call"), reply.status);
-        METRICS.tool(stats.tool, stats.outcome as usize);
-        if let Some(c) = stats.cache {
-            METRICS.cache(c);
-        }
         let mut response = frame(reply, self.framing);
         response.trace.route = ROUTE_MCP;
         response.trace.rpc_method = Some("tools/call".into());
-        response.trace.tool = Some(stats.tool);
-        response.trace.tool_ms = Some(stats.took.as_millis() as u64);
-        response.trace.cache = stats.cache;
-        response.trace.error = stats.error_code.map(metered::failure_note);
+        xhttp::record_call(&stats, &mut response);
         response
     }
 

@@ -5,7 +5,9 @@ use serde_json::{json, Map, Value};
 
 use crate::http::response::reason_phrase;
 use crate::http::{Body, Response};
+use crate::metrics::METRICS;
 use crate::x::error::DEFAULT_RETRY_AFTER_SECS;
+use crate::x::tools::CallStats;
 
 /// Media type of an RFC 9457 problem details body.
 pub const PROBLEM_MEDIA_TYPE: &str = "application/problem+json";
@@ -20,6 +22,20 @@ pub const CODE_INVALID_QUERY: &str = "invalid_query";
 /// Machine code of a parameter value the tool refuses (`400`), the same
 /// code the tools use.
 pub const CODE_INVALID_ARGUMENTS: &str = "invalid_arguments";
+
+/// Records a finished tool call, from `/mcp` or an X route, the same way:
+/// `xmd_tool_calls_total`, `xmd_cache_requests_total`, and the access
+/// log fields of `response` (tool, time, cache status, failure).
+pub fn record_call(stats: &CallStats, response: &mut Response) {
+    METRICS.tool(stats.tool, stats.outcome as usize);
+    if let Some(c) = stats.cache {
+        METRICS.cache(c);
+    }
+    response.trace.tool = Some(stats.tool.name());
+    response.trace.tool_ms = Some(stats.took.as_millis() as u64);
+    response.trace.cache = stats.cache.map(crate::x::cache::CacheStatus::as_str);
+    response.trace.error = stats.error_code.map(super::metered::failure_note);
+}
 
 /// Decodes an `application/x-www-form-urlencoded` query: `+` is a space,
 /// `%XX` a byte, the result must be UTF-8, empty pieces (`a=1&&b=2`) are

@@ -1,6 +1,8 @@
-//! The read-only X routes over plain HTTP, beside `/mcp`: the same seven
+//! The read-only X routes over plain HTTP, beside `/mcp`: the same
 //! tools (validation, fetches, cache and renderer) for curl, browsers and
 //! scripts, and the targets of the `[Continue →]` links the Markdown prints.
+//! Each tool declares its routes in the tool registry
+//! (`x::registry::Spec::routes`); today:
 //!
 //! | Route | Tool |
 //! | --- | --- |
@@ -9,8 +11,6 @@
 //! | `/{handle}` | `x_md_get_profile` |
 //! | `/{handle}/followers`, `/{handle}/following` | `x_md_get_followers`, `x_md_get_following` |
 //! | `/search?q=…` | `x_md_search_posts` |
-//! | `/{handle}/status/{id}/quotes` | `x_md_get_quotes` |
-//! | `/{handle}/status/{id}/retweets` | `x_md_get_reposts` |
 //!
 //! Query parameters are the tool's arguments (typed from its argument
 //! table, then checked by `Tools::prepare` before any upstream work), plus
@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 
 use super::limits::{rate_limited_text, retry_secs, ClientLimiter, RATE_LIMITED_CODE};
 use super::xhttp::{
-    etag, none_match, parse_query, problem, CODE_INVALID_ARGUMENTS, CODE_INVALID_QUERY,
+    etag, none_match, parse_query, problem, record_call, CODE_INVALID_ARGUMENTS, CODE_INVALID_QUERY,
 };
 use super::{joined, preflight, App, READ_ALLOW};
 use crate::http::accept::quality;
@@ -35,9 +35,8 @@ use crate::http::{Body, Head, Method, Response};
 use crate::metrics::{METRICS, ROUTE_X};
 use crate::server::conn::{Handled, Work};
 use crate::x::args::Kind;
-use crate::x::schema;
-use crate::x::status_lists::StatusList;
-use crate::x::tools::{PrepareError, Served, ToolCall, Tools};
+use crate::x::registry::{match_template, Route, Tool};
+use crate::x::tools::{Finished, PrepareError, Served, ToolCall, Tools};
 use crate::x::url::{is_handle, is_id};
 
 /// First path segments that are routes of this server, never handles
@@ -45,130 +44,58 @@ use crate::x::url::{is_handle, is_id};
 /// the metrics, `/search/followers` is a 404, not an account's followers.
 pub const RESERVED_NAMES: [&str; 6] = ["api", "healthz", "i", "mcp", "metrics", "search"];
 
-/// The X routes as OpenAPI path templates, in documentation order.
-pub const ROUTE_TEMPLATES: [&str; 9] = [
-    "/{handle}/status/{id}",
-    "/i/status/{id}",
-    "/api/convert",
-    "/{handle}",
-    "/{handle}/followers",
-    "/{handle}/following",
-    "/search",
-    "/{handle}/status/{id}/quotes",
-    "/{handle}/status/{id}/retweets",
-];
+/// The X routes as OpenAPI path templates, in registry order (each
+/// tool's [`Route`]s from the tool registry).
+pub fn route_templates() -> impl Iterator<Item = &'static str> {
+    Tool::ALL
+        .into_iter()
+        .flat_map(|t| t.spec().routes.iter().map(|r| r.template))
+}
 
 /// Media type of the Markdown answers.
 pub const MARKDOWN_MEDIA_TYPE: &str = "text/markdown; charset=utf-8";
 
-/// Query parameters of the post routes besides the path's handle and id.
-const POST_PARAMS: [&str; 9] = [
-    "cursor",
-    "max_chars",
-    "thread",
-    "replies",
-    "max_posts",
-    "context",
-    "userinfo",
-    "full",
-    "format",
-];
-/// Query parameters of `/api/convert`.
-const CONVERT_PARAMS: [&str; 10] = [
-    "url",
-    "cursor",
-    "max_chars",
-    "thread",
-    "replies",
-    "max_posts",
-    "context",
-    "userinfo",
-    "full",
-    "format",
-];
-/// Query parameters of the profile and connections routes.
-const BROWSE_PARAMS: [&str; 6] = ["page", "limit", "cursor", "full", "format", "max_chars"];
-/// Query parameters of `/search`.
-const SEARCH_PARAMS: [&str; 8] = [
-    "q",
-    "feed",
-    "page",
-    "limit",
-    "cursor",
-    "full",
-    "format",
-    "max_chars",
-];
 /// `format` values of the list routes (HTTP only: the tools have none).
 const LIST_FORMATS: [&str; 2] = ["markdown", "json"];
 
-/// A matched X route.
+/// A matched X route: the tool, which of its routes, and the path's
+/// `{handle}` and `{id}` segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum XRoute<'a> {
-    /// `/{handle}/status/{id}` or `/i/status/{id}` (handle `i`).
-    Post {
-        /// The handle segment.
-        handle: &'a str,
-        /// The id segment.
-        id: &'a str,
-    },
-    /// `/api/convert`.
-    Convert,
-    /// `/{handle}`.
-    Profile(&'a str),
-    /// `/{handle}/followers` (`following` false) or `/{handle}/following`.
-    Connections {
-        /// The handle segment.
-        handle: &'a str,
-        /// Which list.
-        following: bool,
-    },
-    /// `/search`.
-    Search,
-    /// `/{handle}/status/{id}/quotes` or `/{handle}/status/{id}/retweets`.
-    StatusList {
-        /// The handle segment.
-        handle: &'a str,
-        /// The id segment.
-        id: &'a str,
-        /// Which list.
-        list: StatusList,
-    },
+pub struct XRoute<'a> {
+    /// The tool the route runs.
+    pub tool: Tool,
+    /// The route (from the tool registry).
+    pub route: &'static Route,
+    /// The `{handle}` segment, or the route's fixed handle.
+    pub handle: Option<&'a str>,
+    /// The `{id}` segment.
+    pub id: Option<&'a str>,
 }
 
 fn handle_segment(s: &str) -> bool {
     is_handle(s) && !RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(s))
 }
 
-/// Matches a request path (without query) against the X routes. A handle
-/// segment is 1–15 letters, digits or underscores and not one of
-/// [`RESERVED_NAMES`]; an id segment is 1–20 digits; anything else (a
-/// trailing slash too) is not an X route.
+/// Matches a request path (without query) against the X routes of the
+/// tool registry. A handle segment is 1–15 letters, digits or underscores
+/// and not one of [`RESERVED_NAMES`]; an id segment is 1–20 digits;
+/// anything else (a trailing slash too) is not an X route.
 pub fn match_path(path: &str) -> Option<XRoute<'_>> {
-    let rest = path.strip_prefix('/')?;
-    let segs: Vec<&str> = rest.split('/').collect();
-    Some(match segs.as_slice() {
-        ["search"] => XRoute::Search,
-        ["api", "convert"] => XRoute::Convert,
-        ["i", "status", id] if is_id(id) => XRoute::Post { handle: "i", id },
-        [h] if handle_segment(h) => XRoute::Profile(h),
-        [h, "followers"] if handle_segment(h) => XRoute::Connections {
-            handle: h,
-            following: false,
-        },
-        [h, "following"] if handle_segment(h) => XRoute::Connections {
-            handle: h,
-            following: true,
-        },
-        [h, "status", id] if handle_segment(h) && is_id(id) => XRoute::Post { handle: h, id },
-        [h, "status", id, seg] if handle_segment(h) && is_id(id) => XRoute::StatusList {
-            handle: h,
-            id,
-            list: [StatusList::Quotes, StatusList::Reposts]
-                .into_iter()
-                .find(|l| l.route_segment() == *seg)?,
-        },
-        _ => return None,
+    let ok = |name: &str, seg: &str| match name {
+        "handle" => handle_segment(seg),
+        "id" => is_id(seg),
+        _ => false,
+    };
+    Tool::ALL.into_iter().find_map(|tool| {
+        tool.spec().routes.iter().find_map(|route| {
+            let caps = match_template(route.template, path, ok)?;
+            Some(XRoute {
+                tool,
+                route,
+                handle: caps.handle.or(route.fixed_handle),
+                id: caps.id,
+            })
+        })
     })
 }
 
@@ -204,7 +131,7 @@ pub fn negotiate(format: Option<&str>, accept: Option<&[u8]>) -> Representation 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RouteCall {
     /// The tool.
-    pub tool: &'static str,
+    pub tool: Tool,
     /// The arguments for `Tools::prepare`.
     pub arguments: Value,
     /// The `format` query parameter, when given.
@@ -226,37 +153,15 @@ pub fn route_call(
     query: Option<&str>,
 ) -> Result<RouteCall, (&'static str, String)> {
     let params = parse_query(query).map_err(|m| (CODE_INVALID_QUERY, m))?;
-    let (tool, allowed): (&'static str, &[&str]) = match route {
-        XRoute::Post { .. } => ("x_md_get_post", &POST_PARAMS),
-        XRoute::Convert => ("x_md_get_post", &CONVERT_PARAMS),
-        XRoute::Profile(_) => ("x_md_get_profile", &BROWSE_PARAMS),
-        XRoute::Connections {
-            following: false, ..
-        } => ("x_md_get_followers", &BROWSE_PARAMS),
-        XRoute::Connections {
-            following: true, ..
-        } => ("x_md_get_following", &BROWSE_PARAMS),
-        XRoute::Search => ("x_md_search_posts", &SEARCH_PARAMS),
-        XRoute::StatusList {
-            list: StatusList::Quotes,
-            ..
-        } => ("x_md_get_quotes", &BROWSE_PARAMS),
-        XRoute::StatusList {
-            list: StatusList::Reposts,
-            ..
-        } => ("x_md_get_reposts", &BROWSE_PARAMS),
-    };
-    let props = schema::spec(tool).map_or(&[][..], |s| s.props);
+    let tool = route.tool;
+    let allowed = route.route.params;
+    let props = tool.spec().props;
     let mut args = Map::new();
-    match route {
-        XRoute::Post { handle, id } | XRoute::StatusList { handle, id, .. } => {
-            args.insert("handle".into(), Value::from(handle));
-            args.insert("id".into(), Value::from(id));
-        }
-        XRoute::Profile(handle) | XRoute::Connections { handle, .. } => {
-            args.insert("handle".into(), Value::from(handle));
-        }
-        XRoute::Convert | XRoute::Search => {}
+    if let Some(handle) = route.handle {
+        args.insert("handle".into(), Value::from(handle));
+    }
+    if let Some(id) = route.id {
+        args.insert("id".into(), Value::from(id));
     }
     let mut format = None;
     for (name, value) in params {
@@ -271,7 +176,7 @@ pub fn route_call(
             ));
         }
         if name == "format" {
-            let list_route = tool != "x_md_get_post";
+            let list_route = !tool.takes_format();
             if list_route && !LIST_FORMATS.contains(&value.as_str()) {
                 return Err((
                     CODE_INVALID_ARGUMENTS,
@@ -297,11 +202,13 @@ pub fn route_call(
         };
         args.insert(name, typed);
     }
-    if route == XRoute::Convert && !args.contains_key("url") {
-        return Err((
-            CODE_INVALID_ARGUMENTS,
-            "missing required query parameter `url`, e.g. /api/convert?url=https://x.com/example_user/status/1800000000000000001".into(),
-        ));
+    if let Some((param, example)) = route.route.required {
+        if !args.contains_key(param) {
+            return Err((
+                CODE_INVALID_ARGUMENTS,
+                format!("missing required query parameter `{param}`, e.g. {example}"),
+            ));
+        }
     }
     Ok(RouteCall {
         tool,
@@ -362,7 +269,7 @@ impl XRoutes {
             Ok(rc) => rc,
             Err((code, message)) => return now(problem(400, code, &message, None)),
         };
-        let call = match Tools::prepare(rc.tool, Some(&rc.arguments)) {
+        let call = match Tools::prepare(rc.tool.name(), Some(&rc.arguments)) {
             Ok(call) => ToolCall {
                 client: Some(client),
                 ..call
@@ -384,7 +291,7 @@ impl XRoutes {
                     Some(retry_secs(wait)),
                 );
                 // Logged as a refused tool call is on /mcp.
-                refused.trace.tool = Some(call.name);
+                refused.trace.tool = Some(call.name());
                 refused.trace.error = Some(RATE_LIMITED_CODE.into());
                 return now(refused);
             }
@@ -394,49 +301,25 @@ impl XRoutes {
         let tools = Arc::clone(&self.tools);
         let cancel = Arc::clone(&call.cancel);
         Some(Handled::Later(Box::new(Queued(cancel, move || {
-            let started = std::time::Instant::now();
             super::metered::take_cause();
             if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 // The client left while the call waited for a worker.
                 METRICS.cancelled();
                 return Response::new(204);
             }
-            let run =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tools.run_http(&call)));
-            let error_code = match &run {
-                Ok(Err(e)) => Some(e.code),
-                _ => None,
-            };
-            let (mut response, outcome, cache) = match run {
-                Ok(Ok(served)) => {
-                    let cache = cache_label(&served);
-                    (answer(&served, repr, if_none_match.as_deref()), 0, cache)
-                }
-                Ok(Err(e)) => (
-                    problem(e.status, e.code, &e.message, e.retry_after),
-                    1,
-                    None,
-                ),
-                Err(_) => (
-                    problem(
-                        500,
-                        "internal_error",
-                        "Internal error: the tool failed unexpectedly.",
-                        None,
-                    ),
-                    2,
+            let (finished, stats) = tools.run_guarded(&call);
+            let mut response = match finished {
+                Finished::Served(served) => answer(&served, repr, if_none_match.as_deref()),
+                Finished::Failed(e) => problem(e.status, e.code, &e.message, e.retry_after),
+                Finished::Panicked => problem(
+                    500,
+                    "internal_error",
+                    "Internal error: the tool failed unexpectedly.",
                     None,
                 ),
             };
-            METRICS.tool(call.name, outcome);
-            if let Some(c) = cache {
-                METRICS.cache(c);
-            }
             response.trace.route = ROUTE_X;
-            response.trace.tool = Some(call.name);
-            response.trace.tool_ms = Some(started.elapsed().as_millis() as u64);
-            response.trace.cache = cache;
-            response.trace.error = error_code.map(super::metered::failure_note);
+            record_call(&stats, &mut response);
             if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 METRICS.cancelled();
             }
@@ -484,14 +367,9 @@ impl App {
         let mut statics: Vec<String> = self.routes.keys().map(|k| k.to_string()).collect();
         statics.sort();
         out.extend(statics);
-        out.extend(ROUTE_TEMPLATES.iter().map(|t| t.to_string()));
+        out.extend(route_templates().map(str::to_string));
         out
     }
-}
-
-fn cache_label(served: &Served) -> Option<&'static str> {
-    let c = served.structured.get("cache").and_then(Value::as_str)?;
-    ["hit", "miss", "bypass"].into_iter().find(|k| *k == c)
 }
 
 /// The `200` (or `304`) for a served result: the chosen representation,
@@ -500,7 +378,7 @@ fn cache_label(served: &Served) -> Option<&'static str> {
 fn answer(served: &Served, repr: Representation, if_none_match: Option<&[u8]>) -> Response {
     let (content_type, bytes) = match repr {
         Representation::Markdown => (MARKDOWN_MEDIA_TYPE, served.text.as_bytes().to_vec()),
-        Representation::Json => ("application/json", crate::json::to_vec(&served.structured)),
+        Representation::Json => ("application/json", served.structured_json()),
     };
     let tag = etag(&bytes);
     let cache_control = format!("public, max-age={}", served.fresh_for.as_secs());
@@ -520,35 +398,66 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The matched tool, template, handle and id of a path.
+    fn matched(path: &str) -> Option<(Tool, &'static str, Option<&str>, Option<&str>)> {
+        match_path(path).map(|r| (r.tool, r.route.template, r.handle, r.id))
+    }
+
+    /// The route of `tool` with `template`, for `route_call`.
+    fn route<'a>(template: &str, handle: Option<&'a str>, id: Option<&'a str>) -> XRoute<'a> {
+        let (tool, route) = Tool::ALL
+            .into_iter()
+            .find_map(|t| {
+                t.spec()
+                    .routes
+                    .iter()
+                    .find(|r| r.template == template)
+                    .map(|r| (t, r))
+            })
+            .unwrap();
+        XRoute {
+            tool,
+            route,
+            handle: handle.or(route.fixed_handle),
+            id,
+        }
+    }
+
     #[test]
     fn paths_and_reserved_names() {
         assert_eq!(
-            match_path("/demo_author/status/2085826244871471104"),
-            Some(XRoute::Post {
-                handle: "demo_author",
-                id: "2085826244871471104"
-            })
+            matched("/demo_author/status/2085826244871471104"),
+            Some((
+                Tool::GetPost,
+                "/{handle}/status/{id}",
+                Some("demo_author"),
+                Some("2085826244871471104")
+            ))
         );
         assert_eq!(
-            match_path("/i/status/18"),
-            Some(XRoute::Post {
-                handle: "i",
-                id: "18"
-            })
+            matched("/i/status/18"),
+            Some((Tool::GetPost, "/i/status/{id}", Some("i"), Some("18")))
         );
         assert_eq!(
-            match_path("/demo_author"),
-            Some(XRoute::Profile("demo_author"))
+            matched("/demo_author"),
+            Some((Tool::GetProfile, "/{handle}", Some("demo_author"), None))
         );
         assert_eq!(
-            match_path("/a/following"),
-            Some(XRoute::Connections {
-                handle: "a",
-                following: true
-            })
+            matched("/a/following"),
+            Some((Tool::GetFollowing, "/{handle}/following", Some("a"), None))
         );
-        assert_eq!(match_path("/search"), Some(XRoute::Search));
-        assert_eq!(match_path("/api/convert"), Some(XRoute::Convert));
+        assert_eq!(
+            matched("/a/followers"),
+            Some((Tool::GetFollowers, "/{handle}/followers", Some("a"), None))
+        );
+        assert_eq!(
+            matched("/search"),
+            Some((Tool::SearchPosts, "/search", None, None))
+        );
+        assert_eq!(
+            matched("/api/convert"),
+            Some((Tool::GetPost, "/api/convert", None, None))
+        );
         for not in [
             "/",
             "/i",
@@ -576,6 +485,16 @@ mod tests {
     }
 
     #[test]
+    fn every_literal_first_segment_is_reserved() {
+        for t in route_templates() {
+            let first = t.trim_start_matches('/').split('/').next().unwrap();
+            if !first.starts_with('{') {
+                assert!(RESERVED_NAMES.contains(&first), "{t}");
+            }
+        }
+    }
+
+    #[test]
     fn negotiation_rules() {
         use Representation::*;
         let n = |f: Option<&str>, a: Option<&str>| negotiate(f, a.map(str::as_bytes));
@@ -594,50 +513,53 @@ mod tests {
     #[test]
     fn query_becomes_typed_arguments() {
         let rc = route_call(
-            XRoute::Post {
-                handle: "demo_author",
-                id: "18",
-            },
+            route("/{handle}/status/{id}", Some("demo_author"), Some("18")),
             Some("thread=off&max_posts=5&full=true&format=obsidian"),
         )
         .unwrap();
-        assert_eq!(rc.tool, "x_md_get_post");
+        assert_eq!(rc.tool, Tool::GetPost);
         assert_eq!(
             rc.arguments,
             json!({"handle": "demo_author", "id": "18", "thread": "off", "max_posts": 5, "full": true, "format": "obsidian"})
         );
         assert_eq!(rc.format.as_deref(), Some("obsidian"));
-        let rc = route_call(XRoute::Search, Some("q=a+b&limit=x&full=0&format=json")).unwrap();
+        let rc = route_call(
+            route("/search", None, None),
+            Some("q=a+b&limit=x&full=0&format=json"),
+        )
+        .unwrap();
         assert_eq!(
             rc.arguments,
             json!({"q": "a b", "limit": "x", "full": false})
         );
         assert_eq!(rc.format.as_deref(), Some("json"));
-        let e = Tools::prepare(rc.tool, Some(&rc.arguments)).unwrap_err();
+        let e = Tools::prepare(rc.tool.name(), Some(&rc.arguments)).unwrap_err();
         assert_eq!(
             e,
             PrepareError::InvalidArguments("`limit` must be an integer from 1 to 20".into())
         );
         assert_eq!(
-            route_call(XRoute::Profile("a"), Some("handle=b")).unwrap_err(),
+            route_call(route("/{handle}", Some("a"), None), Some("handle=b")).unwrap_err(),
             (
                 CODE_INVALID_QUERY,
                 "unknown query parameter `handle`; this route takes: page, limit, cursor, full, format, max_chars".into()
             )
         );
         assert_eq!(
-            route_call(XRoute::Profile("a"), Some("format=obsidian")).unwrap_err(),
+            route_call(route("/{handle}", Some("a"), None), Some("format=obsidian")).unwrap_err(),
             (
                 CODE_INVALID_ARGUMENTS,
                 "`format` must be one of: markdown, json".into()
             )
         );
         assert_eq!(
-            route_call(XRoute::Convert, None).unwrap_err().0,
+            route_call(route("/api/convert", None, None), None)
+                .unwrap_err()
+                .0,
             CODE_INVALID_ARGUMENTS
         );
         let rc = route_call(
-            XRoute::Convert,
+            route("/api/convert", None, None),
             Some("url=x.com%2Fa%2Fstatus%2F5&thread=off"),
         )
         .unwrap();

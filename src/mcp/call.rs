@@ -6,7 +6,10 @@ use serde_json::{json, Map, Value};
 use super::error::{clip, RpcError};
 use super::jsonrpc::{Id, REPLY_PREFIX};
 use super::version::ProtocolVersion;
-use crate::x::tools::{PrepareError, ToolCall, ToolOutput, Tools, TOOL_NAMES};
+use crate::x::cache::CacheStatus;
+use crate::x::tools::{
+    write_structured, PrepareError, Served, ToolCall, ToolOutput, Tools, CACHE_MEMBER, TOOL_NAMES,
+};
 
 /// Checks `params.name` and `params.arguments` and asks the tool to
 /// validate its arguments.
@@ -34,7 +37,7 @@ pub(crate) fn prepare(params: Option<&Map<String, Value>>) -> Result<ToolCall, R
         RpcError::invalid_params(format!("Unknown tool: {}", clip(name)))
             .with_data(json!({"availableTools": TOOL_NAMES}))
     };
-    if crate::x::schema::spec(name).is_none() {
+    if crate::x::registry::Tool::from_name(name).is_none() {
         return Err(unknown());
     }
     // The schema is built only for an error reply: a valid call skips it.
@@ -67,12 +70,15 @@ pub(crate) struct SerializedOutput {
     text: Box<[u8]>,
     /// `structuredContent` as JSON, and whether it is an object.
     structured: Option<(Box<[u8]>, bool)>,
+    /// The cache status written into `structuredContent` (a served
+    /// result's; `None` for an output that carries its own).
+    cache: Option<CacheStatus>,
     /// `isError`.
     pub(crate) is_error: bool,
 }
 
 impl SerializedOutput {
-    /// Serializes `out`.
+    /// Serializes `out` as it is.
     pub(crate) fn new(out: &ToolOutput) -> SerializedOutput {
         // Writing strings and Values into a Vec cannot fail.
         let text = crate::json::to_vec(&out.text);
@@ -83,36 +89,49 @@ impl SerializedOutput {
         SerializedOutput {
             text: text.into_boxed_slice(),
             structured,
+            cache: None,
             is_error: out.is_error,
         }
     }
 
-    /// Bytes held.
-    pub(crate) fn len(&self) -> usize {
-        self.text.len() + self.structured.as_ref().map_or(0, |(b, _)| b.len())
+    /// Serializes a served result; its cache status is written into
+    /// `structuredContent` when a reply is assembled.
+    pub(crate) fn served(served: &Served) -> SerializedOutput {
+        SerializedOutput {
+            text: crate::json::to_vec(&served.text).into_boxed_slice(),
+            structured: Some((
+                crate::json::to_vec(&served.structured).into_boxed_slice(),
+                served.structured.is_object(),
+            )),
+            cache: Some(served.cache),
+            is_error: false,
+        }
     }
 
-    /// The same output with `structuredContent.cache` saying `hit`, as a
-    /// replay from the result cache reports it, when the object opens with
-    /// its `cache` member (object keys serialize sorted, and every tool's
-    /// `cache` sorts first); `None` otherwise.
-    pub(crate) fn replayed(&self) -> Option<SerializedOutput> {
-        const OPEN: &[u8] = br#"{"cache":""#;
-        let (bytes, is_object) = self.structured.as_ref()?;
-        let rest = bytes.strip_prefix(OPEN)?;
-        let word = rest.iter().position(|b| *b == b'"')?;
-        if !rest[..word].iter().all(u8::is_ascii_lowercase) {
-            return None;
+    /// Bytes held (with the cache member a reply adds).
+    pub(crate) fn len(&self) -> usize {
+        self.text.len()
+            + self.structured.as_ref().map_or(0, |(b, _)| b.len())
+            + self
+                .cache
+                .map_or(0, |c| CACHE_MEMBER.len() + c.as_str().len() + 6)
+    }
+
+    /// The same output as a replay from the result cache reports it:
+    /// cache status `hit`.
+    pub(crate) fn replayed(&self) -> SerializedOutput {
+        SerializedOutput {
+            cache: self.cache.map(|_| CacheStatus::Hit),
+            ..self.clone()
         }
-        let mut patched = Vec::with_capacity(bytes.len() + 3);
-        patched.extend_from_slice(OPEN);
-        patched.extend_from_slice(b"hit");
-        patched.extend_from_slice(&rest[word..]);
-        Some(SerializedOutput {
-            text: self.text.clone(),
-            structured: Some((patched.into_boxed_slice(), *is_object)),
-            is_error: self.is_error,
-        })
+    }
+
+    /// Writes `structuredContent`.
+    fn write_structured(&self, buf: &mut Vec<u8>, sc: &[u8]) {
+        match self.cache {
+            Some(c) => write_structured(buf, sc, c),
+            None => buf.extend_from_slice(sc),
+        }
     }
 }
 
@@ -138,10 +157,10 @@ pub(crate) fn reply_from(
         if version >= ProtocolVersion::V2025_06_18 {
             buf.extend_from_slice(br#","structuredContent":"#);
             if version.is_modern() || *is_object {
-                buf.extend_from_slice(sc);
+                out.write_structured(&mut buf, sc);
             } else {
                 buf.extend_from_slice(br#"{"result":"#);
-                buf.extend_from_slice(sc);
+                out.write_structured(&mut buf, sc);
                 buf.push(b'}');
             }
         }
@@ -228,39 +247,73 @@ mod tests {
     }
 
     #[test]
-    fn a_replay_says_hit_and_keeps_every_other_byte() {
-        let out = output(
-            Some(json!({"cache": "miss", "posts": [{"cache": "x"}], "z": 1})),
-            false,
-        );
-        let ser = SerializedOutput::new(&out);
-        let hit = ser.replayed().unwrap();
-        let mut expected = out.clone();
-        expected.structured = Some(json!({"cache": "hit", "posts": [{"cache": "x"}], "z": 1}));
-        assert_eq!(hit, SerializedOutput::new(&expected));
-        let bypass = output(Some(json!({"cache": "bypass", "n": 2})), false);
+    fn the_cache_status_is_written_when_serializing_and_a_replay_says_hit() {
+        let served = Served {
+            text: "t".into(),
+            structured: json!({"posts": [{"cache": "x"}], "z": 1}),
+            cache: CacheStatus::Miss,
+            fresh_for: std::time::Duration::from_secs(1),
+        };
+        let ser = SerializedOutput::served(&served);
+        let sc = |o: &SerializedOutput| -> Value {
+            let v: Value = serde_json::from_slice(&reply_from(
+                &Id::Int(9),
+                ProtocolVersion::V2025_11_25,
+                o,
+                TAIL,
+            ))
+            .unwrap();
+            v["result"]["structuredContent"].clone()
+        };
         assert_eq!(
-            SerializedOutput::new(&bypass)
-                .replayed()
-                .unwrap()
-                .structured
-                .unwrap()
-                .0
-                .as_ref(),
-            br#"{"cache":"hit","n":2}"#
+            sc(&ser),
+            json!({"cache": "miss", "posts": [{"cache": "x"}], "z": 1})
         );
-        // No leading `cache` member (or none at all): the caller re-serializes.
-        for sc in [
-            json!({"a": 1, "cache": "miss"}),
-            json!({"n": 1}),
-            json!([1]),
-        ] {
-            assert_eq!(
-                SerializedOutput::new(&output(Some(sc), false)).replayed(),
-                None
-            );
-        }
-        assert_eq!(SerializedOutput::new(&output(None, true)).replayed(), None);
+        assert_eq!(
+            sc(&ser.replayed()),
+            json!({"cache": "hit", "posts": [{"cache": "x"}], "z": 1})
+        );
+        // Byte for byte what serializing the whole object gives (`cache`
+        // sorts first among these members).
+        let mut whole = served.clone().into_output();
+        assert_eq!(
+            reply_from(&Id::Int(9), ProtocolVersion::V2026_07_28, &ser, TAIL),
+            reply_from(
+                &Id::Int(9),
+                ProtocolVersion::V2026_07_28,
+                &SerializedOutput::new(&whole),
+                TAIL
+            )
+        );
+        whole.structured = Some(json!({"cache": "hit", "posts": [{"cache": "x"}], "z": 1}));
+        assert_eq!(
+            reply_from(
+                &Id::Int(9),
+                ProtocolVersion::V2025_06_18,
+                &ser.replayed(),
+                TAIL
+            ),
+            reply_from(
+                &Id::Int(9),
+                ProtocolVersion::V2025_06_18,
+                &SerializedOutput::new(&whole),
+                TAIL
+            )
+        );
+        // An empty object gets the member alone; an output without a
+        // cache status is written as it is.
+        let empty = Served {
+            structured: json!({}),
+            ..served
+        };
+        assert_eq!(
+            sc(&SerializedOutput::served(&empty)),
+            json!({"cache": "miss"})
+        );
+        assert_eq!(
+            SerializedOutput::new(&output(None, true)).replayed().cache,
+            None
+        );
     }
 
     /// The error reply a `tools/call` of `name` with `arguments` gets, as

@@ -383,18 +383,18 @@ fn serve(
                     std::time::Instant::now(),
                 );
                 if let Some(tail) = hit {
-                    crate::metrics::METRICS.tool(call.name, 0);
-                    crate::metrics::METRICS.cache("hit");
+                    crate::metrics::METRICS.tool(call.tool(), 0);
+                    crate::metrics::METRICS.cache(crate::x::cache::CacheStatus::Hit);
                     return ok(&id, &tail);
                 }
-                Outcome::Call(PendingCall {
+                Outcome::Call(Box::new(PendingCall {
                     tools: mcp.tools.clone(),
                     results: mcp.results.clone(),
                     call,
                     id,
                     version,
                     modern_tail: st.modern_tail.clone(),
-                })
+                }))
             }
             Err(e) => fail(Some(&id), e, era),
         },

@@ -46,7 +46,9 @@ pub use headers::{decode_header_value, encode_header_value, HeaderValueError};
 pub use jsonrpc::Id;
 pub use version::ProtocolVersion;
 
-use crate::x::tools::{ToolCall, ToolOutput, Tools};
+pub use crate::x::tools::{CallOutcome, CallStats};
+
+use crate::x::tools::{Finished, ToolCall, ToolOutput, Tools};
 
 /// Identity and self links of this deployment.
 #[derive(Debug, Clone)]
@@ -107,7 +109,7 @@ pub enum Outcome {
     /// The answer is ready.
     Reply(Reply),
     /// A validated `tools/call` that must run off the event loop.
-    Call(PendingCall),
+    Call(Box<PendingCall>),
 }
 
 /// A validated `tools/call`, carrying everything needed to build its reply.
@@ -127,49 +129,6 @@ impl PendingCall {
         self.run_traced().0
     }
 
-    /// Runs the tool and stores a fresh successful result in the result
-    /// cache, so the next identical call is answered without a worker.
-    /// Runs the call and stores a success in the result cache. Returns the
-    /// reply, the machine code of an `isError` result, and the cache status.
-    fn run_and_remember(&self) -> (Reply, Option<&'static str>, Option<&'static str>) {
-        match self.tools.run_http(&self.call) {
-            Ok(served) => {
-                let mut output = ToolOutput {
-                    text: served.text,
-                    structured: Some(served.structured),
-                    is_error: false,
-                };
-                let cache = output
-                    .structured
-                    .as_ref()
-                    .and_then(|v| v.get("cache"))
-                    .and_then(serde_json::Value::as_str)
-                    .and_then(|c| ["hit", "miss", "bypass"].into_iter().find(|k| *k == c));
-                // Serialized once: the reply and the stored copy are both
-                // assembled from these bytes.
-                let serialized = call::SerializedOutput::new(&output);
-                let reply = self.reply_serialized(&serialized);
-                let size = reply.body.as_ref().map_or(0, Vec::len);
-                // The reply above says what this call did; the stored copy
-                // will be replayed as a hit.
-                let stored = serialized.replayed().unwrap_or_else(|| {
-                    if let Some(serde_json::Value::Object(m)) = output.structured.as_mut() {
-                        if m.contains_key("cache") {
-                            m.insert("cache".into(), serde_json::Value::from("hit"));
-                        }
-                    }
-                    call::SerializedOutput::new(&output)
-                });
-                drop((serialized, output));
-                let key = results::key(&self.call);
-                let now = std::time::Instant::now();
-                self.results.put(key, stored, size, served.fresh_for, now);
-                (reply, None, cache)
-            }
-            Err(e) => (self.reply(&ToolOutput::error(&e)), Some(e.code), None),
-        }
-    }
-
     /// Like [`PendingCall::run`], but a panic inside the tool becomes a
     /// JSON-RPC `-32603` error carrying the request id (HTTP 500 in the
     /// 2026-07-28 era, 200 in the handshake era) instead of unwinding.
@@ -177,42 +136,42 @@ impl PendingCall {
         self.run_traced().0
     }
 
-    /// [`PendingCall::run_guarded`] plus what happened, for logs and metrics.
+    /// [`PendingCall::run_guarded`] plus what happened, for logs and
+    /// metrics. The run goes through [`Tools::run_guarded`], the one run
+    /// path the plain HTTP routes use too; a result is stored in the
+    /// result cache, so the next identical call is answered without a
+    /// worker (replayed as a `hit`).
     pub fn run_traced(self) -> (Reply, CallStats) {
-        let started = std::time::Instant::now();
-        let run =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_and_remember()));
-        let mut stats = CallStats {
-            tool: self.call.name,
-            outcome: CallOutcome::Ok,
-            cache: None,
-            error_code: None,
-            took: started.elapsed(),
-        };
-        match run {
-            Ok((reply, error_code, cache)) => {
-                if error_code.is_some() {
-                    stats.outcome = CallOutcome::Error;
-                }
-                stats.error_code = error_code;
-                stats.cache = cache;
-                (reply, stats)
+        let (finished, stats) = self.tools.run_guarded(&self.call);
+        let reply = match finished {
+            Finished::Served(served) => {
+                // Serialized once: the reply and the stored copy are both
+                // assembled from these bytes.
+                let serialized = call::SerializedOutput::served(&served);
+                let reply = self.reply_serialized(&serialized);
+                let size = reply.body.as_ref().map_or(0, Vec::len);
+                let stored = serialized.replayed();
+                drop((serialized, served.text, served.structured));
+                let key = results::key(&self.call);
+                let now = std::time::Instant::now();
+                self.results.put(key, stored, size, served.fresh_for, now);
+                reply
             }
-            Err(_) => {
-                stats.outcome = CallOutcome::Panic;
+            Finished::Failed(e) => self.reply(&ToolOutput::error(&e)),
+            Finished::Panicked => {
                 let era = error::Era::of(self.version);
                 let err = error::RpcError::new(
                     error::INTERNAL_ERROR,
                     "Internal error: the tool failed unexpectedly",
                 );
-                let reply = Reply {
+                Reply {
                     status: error::http_status(err.code, era),
                     body: Some(jsonrpc::error_message(Some(&self.id), &err)),
                     tail: None,
-                };
-                (reply, stats)
+                }
             }
-        }
+        };
+        (reply, stats)
     }
 
     /// The reply when no worker can take the call (every worker busy, the
@@ -268,32 +227,6 @@ impl PendingCall {
     pub fn version(&self) -> ProtocolVersion {
         self.version
     }
-}
-
-/// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallOutcome {
-    /// A result with `isError: false`.
-    Ok = 0,
-    /// A result with `isError: true`.
-    Error = 1,
-    /// The tool panicked; a `-32603` error was sent.
-    Panic = 2,
-}
-
-/// What a tool call did, for logs and metrics.
-#[derive(Debug, Clone)]
-pub struct CallStats {
-    /// The tool.
-    pub tool: &'static str,
-    /// How it ended.
-    pub outcome: CallOutcome,
-    /// The result's cache status, when it reported one.
-    pub cache: Option<&'static str>,
-    /// The machine code of an `isError` result (`fxtwitter_network`, …).
-    pub error_code: Option<&'static str>,
-    /// How long the tool ran.
-    pub took: std::time::Duration,
 }
 
 /// The dispatcher, with its static results serialized once, on first use.

@@ -77,10 +77,11 @@ impl Inner {
     }
 }
 
-/// The cache key: tool name and its validated arguments (object keys are
-/// sorted, so equal arguments give equal keys).
+/// The cache key: tool name and the typed call's canonical form
+/// (`Call::canonical`: one spelling, defaults left out, object keys
+/// sorted), so equal calls give equal keys.
 pub fn key(call: &ToolCall) -> String {
-    format!("{}\u{0}{}", call.name, call.arguments)
+    format!("{}\u{0}{}", call.name(), call.arguments())
 }
 
 impl ResultCache {

@@ -37,14 +37,9 @@ pub const CACHE_SCOPE: &str = "public";
 /// `serverInfo.title` (2025-06-18 and later `initialize`).
 pub const SERVER_TITLE: &str = "x.md: public X content as Markdown";
 
-/// `instructions` in `initialize` and `server/discover`.
-pub const INSTRUCTIONS: &str = "Read-only access to public X (Twitter) content, rendered as Markdown. \
-Tools: x_md_get_post (one post, optionally with its thread and quoted post), x_md_get_profile (one account), \
-x_md_search_posts (search), x_md_get_followers and x_md_get_following (account lists), \
-x_md_get_quotes (posts quoting a post) and x_md_get_reposts (accounts that reposted a post). \
-Every result carries Markdown text plus structuredContent; list tools page with next_cursor. \
-Upstream problems (rate limits, missing or protected content) come back as results with isError: true. \
-resources/list returns the full service contract.";
+/// `instructions` in `initialize` and `server/discover` (the tool list is
+/// built from the tool registry).
+pub const INSTRUCTIONS: &str = crate::x::registry::INSTRUCTIONS;
 
 /// The capabilities this server advertises: tools, resources and prompts
 /// (the prompt list is empty), without `listChanged` or `subscribe` (there

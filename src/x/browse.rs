@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::args::{as_int, MAX_LIMIT, MAX_PAGE};
+use super::args::{MAX_LIMIT, MAX_PAGE};
 use super::budget::fit_rows;
 use super::budget::Run;
 use super::cache::Fetcher;
@@ -29,7 +29,8 @@ pub const LIST_PAGE_BUDGET: usize = 6;
 /// (`page=N` walks N blocks). Default 2.
 pub const PAGE_BUDGET_PER_BLOCK: usize = 2;
 
-/// Decoded browse arguments (after `inputSchema` validation).
+/// Decoded browse arguments (after `inputSchema` validation; built by
+/// `args::list_args`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrowseArgs {
     /// The handle without `@` (empty for search).
@@ -44,31 +45,6 @@ pub struct BrowseArgs {
     pub full: bool,
     /// `max_chars`, when given (kept in continuation links).
     pub max_chars: Option<usize>,
-}
-
-/// Reads browse arguments from a validated argument object.
-pub fn parse_browse(args: &Value) -> BrowseArgs {
-    let int = |k: &str, d: i64, max: i64| {
-        args.get(k).and_then(as_int).unwrap_or(d).clamp(1, max) as usize
-    };
-    BrowseArgs {
-        handle: args
-            .get("handle")
-            .and_then(Value::as_str)
-            .map(|h| h.trim_start_matches('@').to_string())
-            .unwrap_or_default(),
-        page: int("page", 1, MAX_PAGE),
-        limit: int("limit", MAX_LIMIT, MAX_LIMIT),
-        cursor: args
-            .get("cursor")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        full: args.get("full").and_then(Value::as_bool).unwrap_or(false),
-        max_chars: args
-            .get("max_chars")
-            .and_then(Value::as_u64)
-            .map(|n| n as usize),
-    }
 }
 
 /// A refused `cursor` argument.
@@ -401,14 +377,14 @@ pub fn continuation(
     })
 }
 
-/// The fields every browse `structuredContent` starts with.
-pub fn base_structured(resource: &str, args: &BrowseArgs, cache: &str) -> Map<String, Value> {
+/// The fields every browse `structuredContent` starts with (`cache` is
+/// added when the result is serialized, see `tools::Served`).
+pub fn base_structured(resource: &str, args: &BrowseArgs) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("resource".into(), json!(resource));
     m.insert("page".into(), json!(args.page));
     m.insert("limit".into(), json!(args.limit));
     m.insert("source".into(), json!("fxtwitter"));
-    m.insert("cache".into(), json!(cache));
     m
 }
 
@@ -473,7 +449,7 @@ pub fn connections(
                 notes,
                 cont.as_ref(),
             );
-            let mut m = base_structured(which, args, f.outcome());
+            let mut m = base_structured(which, args);
             m.insert("handle".into(), json!(handle));
             m.insert("users".into(), Value::Array(walk.items[..k].to_vec()));
             if let Some(c) = next {

@@ -120,21 +120,15 @@ pub struct Run<'a> {
     pub settings: &'a Settings,
     /// The call's deadline and cancel flag.
     pub guard: Option<&'a Guard>,
-    /// The tool.
-    pub tool: &'static str,
-    /// The call's validated arguments (an object).
-    pub arguments: &'a Value,
+    /// The call's typed arguments (they name the tool).
+    pub call: &'a crate::x::registry::Call,
 }
 
 impl Run<'_> {
     /// The text budget of this call: the server's, or the call's
     /// `max_chars` when lower (it can never raise it).
     pub fn max_chars(&self) -> usize {
-        let asked = self
-            .arguments
-            .get("max_chars")
-            .and_then(Value::as_u64)
-            .map_or(usize::MAX, |n| n as usize);
+        let asked = self.call.max_chars().unwrap_or(usize::MAX);
         self.settings.max_chars.min(asked)
     }
 
@@ -143,7 +137,7 @@ impl Run<'_> {
     fn continue_call(&self, mut args: serde_json::Map<String, Value>, cursor: &str) -> String {
         args.remove("page");
         args.insert("cursor".into(), Value::from(cursor));
-        format!("{} {}", self.tool, Value::Object(args))
+        format!("{} {}", self.call.tool().name(), Value::Object(args))
     }
 
     /// [`Run::continue_note`] as plain text, for list results: their
@@ -155,12 +149,10 @@ impl Run<'_> {
         )
     }
 
-    /// A copy of the call's arguments.
+    /// The call's arguments in their one spelling
+    /// ([`crate::x::registry::Call::canonical`]).
     pub fn args(&self) -> serde_json::Map<String, Value> {
-        match self.arguments {
-            Value::Object(m) => m.clone(),
-            _ => serde_json::Map::new(),
-        }
+        self.call.canonical()
     }
 
     /// The note that ends a result cut by the budget: what was left out,
@@ -204,6 +196,12 @@ pub fn code_span(s: &str) -> String {
     }
 }
 
+/// Bytes the cache status adds to a serialized `structuredContent`
+/// (`"cache":"bypass",`, the longest): it is written when the result is
+/// serialized, after the tool built it, so [`fits`] and [`enforce`] count
+/// it on top of what the tool built.
+pub const CACHE_MEMBER_BYTES: usize = 17;
+
 /// Serialized size of a result: its text as a JSON string plus its
 /// `structuredContent`, as the reply writer writes them.
 pub fn wire_bytes(text: &str, structured: &Value) -> usize {
@@ -212,7 +210,8 @@ pub fn wire_bytes(text: &str, structured: &Value) -> usize {
 
 /// Whether a built result is within the budget.
 pub fn fits(max_chars: usize, text: &str, structured: &Value) -> bool {
-    text.chars().count() <= max_chars && wire_bytes(text, structured) <= MAX_PAYLOAD_BYTES
+    text.chars().count() <= max_chars
+        && wire_bytes(text, structured) + CACHE_MEMBER_BYTES <= MAX_PAYLOAD_BYTES
 }
 
 /// How many leading items a result holds, and whether the only one was
@@ -401,7 +400,7 @@ pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) {
         *text = head + HARD_CUT_MARK;
     }
     if let Value::Object(m) = structured {
-        if wire_bytes(text, &Value::Object(m.clone())) > MAX_PAYLOAD_BYTES {
+        if wire_bytes(text, &Value::Object(m.clone())) + CACHE_MEMBER_BYTES > MAX_PAYLOAD_BYTES {
             for key in ["posts", "users", "warnings"] {
                 if let Some(v) = m.get_mut(key) {
                     *v = Value::Array(Vec::new());

@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 use super::side::SidePool;
 use super::upstream::{FetchError, Upstream, UpstreamResponse};
 
+/// Default byte budget of the cache: 32 MiB. When full, the least recently
+/// used answers are dropped; the agent then sees `cache: "miss"` for them.
+pub const DEFAULT_CACHE_BYTES: usize = 32 * 1024 * 1024;
+
 /// Bytes counted per stored answer on top of its key and body. Default 256.
 pub const ENTRY_OVERHEAD_BYTES: usize = 256;
 
@@ -34,50 +38,20 @@ pub const TTL_PROFILE: Duration = Duration::from_secs(300);
 /// Time to live of a timeline page (`/2/profile/{handle}/statuses`):
 /// 1 minute, so new posts show up quickly.
 pub const TTL_TIMELINE: Duration = Duration::from_secs(60);
-/// Time to live of a followers/following page, and of a post's reposts
-/// page (`/2/status/{id}/reposts`): 5 minutes.
+/// Time to live of a followers/following page: 5 minutes.
 pub const TTL_CONNECTIONS: Duration = Duration::from_secs(300);
-/// Time to live of a search page (`/2/search`, and a post's quotes page
-/// `/2/status/{id}/quotes`, which is a search): 1 minute.
+/// Time to live of a search page (`/2/search`): 1 minute.
 pub const TTL_SEARCH: Duration = Duration::from_secs(60);
 /// Time to live of a user lookup (`/2/typeahead`): 5 minutes.
 pub const TTL_TYPEAHEAD: Duration = Duration::from_secs(300);
 /// Time to live of any other path: 1 minute.
 pub const TTL_OTHER: Duration = Duration::from_secs(60);
 
-/// The time to live for an upstream path (and query).
+/// The time to live for an upstream path (and query): the lifetime the
+/// tool registry gives the path ([`crate::x::registry::upstream_ttl`]), or
+/// [`TTL_OTHER`] for a path no tool declares.
 pub fn ttl_for(path_and_query: &str) -> Duration {
-    let path = path_and_query.split('?').next().unwrap_or("");
-    if let Some(list) = path
-        .strip_prefix("/2/status/")
-        .and_then(|rest| rest.split_once('/'))
-    {
-        match list.1 {
-            "quotes" => TTL_SEARCH,
-            "reposts" => TTL_CONNECTIONS,
-            _ => TTL_POST,
-        }
-    } else if path.starts_with("/2/status/")
-        || path.starts_with("/2/thread/")
-        || path == "/tweet-result"
-    {
-        TTL_POST
-    } else if path.starts_with("/2/conversation/") {
-        TTL_CONVERSATION
-    } else if path.starts_with("/2/search") {
-        TTL_SEARCH
-    } else if path.starts_with("/2/typeahead") {
-        TTL_TYPEAHEAD
-    } else if let Some(rest) = path.strip_prefix("/2/profile/") {
-        match rest.split_once('/') {
-            None => TTL_PROFILE,
-            Some((_, "statuses")) => TTL_TIMELINE,
-            Some((_, "followers" | "following")) => TTL_CONNECTIONS,
-            Some(_) => TTL_OTHER,
-        }
-    } else {
-        TTL_OTHER
-    }
+    crate::x::registry::upstream_ttl(path_and_query).unwrap_or(TTL_OTHER)
 }
 
 /// How one lookup was served.
@@ -434,17 +408,47 @@ impl<'a> Fetcher<'a> {
         }
     }
 
-    /// `structuredContent.cache`: `miss` when any request reached the
-    /// upstream, `bypass` when the cache is disabled, else `hit`.
-    pub fn outcome(&self) -> &'static str {
+    /// How the run's upstream answers were served: `Miss` when any
+    /// request reached the upstream, `Bypass` when the cache is disabled
+    /// (or nothing was asked), else `Hit`.
+    pub fn status(&self) -> CacheStatus {
         let s = self.seen.load(Ordering::SeqCst);
         if s & SEEN_MISS != 0 {
-            "miss"
+            CacheStatus::Miss
         } else if s & SEEN_BYPASS != 0 || s == 0 {
-            "bypass"
+            CacheStatus::Bypass
         } else {
-            "hit"
+            CacheStatus::Hit
         }
+    }
+
+    /// [`Fetcher::status`] as its label.
+    pub fn outcome(&self) -> &'static str {
+        self.status().as_str()
+    }
+}
+
+/// How a result was served, reported as `structuredContent.cache` (added
+/// when the result is serialized, never part of what a tool builds), in
+/// the access log and in `xmd_cache_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheStatus {
+    /// Every upstream answer came from the cache (or the whole result
+    /// from the result cache).
+    Hit = 0,
+    /// At least one request reached the upstream.
+    Miss = 1,
+    /// The cache is disabled.
+    Bypass = 2,
+}
+
+impl CacheStatus {
+    /// The labels, indexed by the discriminant.
+    pub const LABELS: [&'static str; 3] = ["hit", "miss", "bypass"];
+
+    /// The label: `hit`, `miss` or `bypass`.
+    pub fn as_str(self) -> &'static str {
+        CacheStatus::LABELS[self as usize]
     }
 }
 
@@ -613,12 +617,6 @@ mod tests {
     #[test]
     fn ttls_by_path() {
         assert_eq!(ttl_for("/2/status/1"), TTL_POST);
-        assert_eq!(
-            ttl_for("/2/status/1/quotes?cursor=a%2B&count=20"),
-            TTL_SEARCH
-        );
-        assert_eq!(ttl_for("/2/status/1/reposts?count=20"), TTL_CONNECTIONS);
-        assert_eq!(ttl_for("/2/status/1/likes"), TTL_POST);
         assert_eq!(ttl_for("/tweet-result?id=1&token=b&lang=en"), TTL_POST);
         assert_eq!(ttl_for("/tweet-results?id=1"), TTL_OTHER);
         assert_eq!(ttl_for("/2/profile/a"), TTL_PROFILE);

@@ -3,10 +3,9 @@
 //!
 //! A cursor xmd hands out is `<kind>:<scope>:<payload>:<check>`:
 //! - `kind` names the tool family that issued it (`profile`, `followers`,
-//!   `following`, `search`, `quotes`, `reposts`, `thread`), so a cursor
-//!   passed to another tool is refused;
+//!   `following`, `search`), so a cursor passed to another tool is refused;
 //! - `scope` binds it to the account (lower-cased handle) or, for search,
-//!   to `<feed>.<hash of the query>`, or, for a post's lists, to its id;
+//!   to `<feed>.<hash of the query>`;
 //! - `payload` is the upstream position: the upstream cursor (possibly
 //!   empty for the first upstream page), then `@<offset>` when the previous
 //!   result was cut inside an upstream page (lists only; profile cursors are
@@ -16,6 +15,8 @@
 
 use base64::Engine as _;
 use std::fmt::Write as _;
+
+use crate::x::registry::{CursorScope, Tool};
 
 /// Largest `@offset` accepted in a cursor. Default 1000 (an upstream page
 /// never holds more than ~100 items); a larger offset is refused as a
@@ -40,66 +41,41 @@ pub fn row_mark(id: &str) -> u32 {
     fnv1a(id) & 0x00ff_ffff
 }
 
-/// The tool family a cursor belongs to.
+/// The tool a cursor belongs to: its tag and what its scope is bound to
+/// come from the registry ([`crate::x::registry::Spec::cursor_tag`]), so
+/// every tool has a kind of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CursorKind {
+pub struct CursorKind(pub Tool);
+
+#[allow(non_upper_case_globals)]
+impl CursorKind {
     /// `x_md_get_profile`.
-    Profile,
+    pub const Profile: CursorKind = CursorKind(Tool::GetProfile);
     /// `x_md_get_followers`.
-    Followers,
+    pub const Followers: CursorKind = CursorKind(Tool::GetFollowers);
     /// `x_md_get_following`.
-    Following,
+    pub const Following: CursorKind = CursorKind(Tool::GetFollowing);
     /// `x_md_search_posts`.
-    Search,
-    /// `x_md_get_quotes` (scope: the quoted post's id).
-    Quotes,
-    /// `x_md_get_reposts` (scope: the reposted post's id).
-    Reposts,
+    pub const Search: CursorKind = CursorKind(Tool::SearchPosts);
     /// `x_md_get_post`: the rest of a thread cut by the result budget
     /// (scope: the requested post id; payload: the last post shown and
     /// how many were shown).
-    Thread,
+    pub const Thread: CursorKind = CursorKind(Tool::GetPost);
 }
 
 impl CursorKind {
     /// The tag written into the cursor.
     pub fn tag(self) -> &'static str {
-        match self {
-            CursorKind::Profile => "profile",
-            CursorKind::Followers => "followers",
-            CursorKind::Following => "following",
-            CursorKind::Search => "search",
-            CursorKind::Quotes => "quotes",
-            CursorKind::Reposts => "reposts",
-            CursorKind::Thread => "thread",
-        }
+        self.0.spec().cursor_tag
     }
 
     /// The tool that issues cursors of this kind.
     pub fn tool(self) -> &'static str {
-        match self {
-            CursorKind::Profile => "x_md_get_profile",
-            CursorKind::Followers => "x_md_get_followers",
-            CursorKind::Following => "x_md_get_following",
-            CursorKind::Search => "x_md_search_posts",
-            CursorKind::Quotes => "x_md_get_quotes",
-            CursorKind::Reposts => "x_md_get_reposts",
-            CursorKind::Thread => "x_md_get_post",
-        }
+        self.0.name()
     }
 
     fn from_tag(t: &str) -> Option<CursorKind> {
-        [
-            CursorKind::Profile,
-            CursorKind::Followers,
-            CursorKind::Following,
-            CursorKind::Search,
-            CursorKind::Quotes,
-            CursorKind::Reposts,
-            CursorKind::Thread,
-        ]
-        .into_iter()
-        .find(|k| k.tag() == t)
+        Tool::from_cursor_tag(t).map(CursorKind)
     }
 }
 
@@ -185,12 +161,10 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
         ));
     }
     if got_scope != scope {
-        let what = match kind {
-            CursorKind::Search => "a different search (query or feed)".to_string(),
-            CursorKind::Thread | CursorKind::Quotes | CursorKind::Reposts => {
-                format!("post {got_scope}, not post {scope}")
-            }
-            _ => format!("@{got_scope}, not @{scope}"),
+        let what = match kind.0.spec().cursor_scope {
+            CursorScope::Query => "a different search (query or feed)".to_string(),
+            CursorScope::Post => format!("post {got_scope}, not post {scope}"),
+            CursorScope::Account => format!("@{got_scope}, not @{scope}"),
         };
         return Err(format!("This cursor belongs to {what}. {FIX}"));
     }

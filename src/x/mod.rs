@@ -1,5 +1,6 @@
-//! Everything about X data: the FxTwitter upstream, the seven tools (their
-//! schemas, argument validation and runs), and the Markdown renderer.
+//! Everything about X data: the FxTwitter upstream, the tools of the
+//! registry (`registry.rs`: their schemas, argument validation and runs),
+//! and the Markdown renderer.
 //!
 //! This module knows nothing of HTTP serving or MCP framing.
 
@@ -12,6 +13,7 @@ pub mod error;
 pub mod model;
 pub mod post;
 pub mod profile;
+pub mod registry;
 pub mod render;
 pub mod resolve;
 pub mod schema;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::{json, Value};
 
-use super::args::PostArgs;
+use super::args::{Context, Format, PostArgs, Replies, Thread};
 use super::budget::{self, Cut, Run};
 use super::cursor::{self, CursorKind, Position};
 use super::error::{check_post_response, XError};
@@ -242,7 +242,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         complete: true,
     };
     let mut fell_back = None;
-    if !args.thread {
+    if args.thread == Thread::Off {
         let (post, fx) = fetch_focal(up, focal_id)?;
         fell_back = fx;
         a.posts.push((post, "post"));
@@ -293,13 +293,13 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         if fell_back.is_some() {
             // The fallback has no thread and no replies.
             a.complete = false;
-        } else if args.context_thread {
+        } else if args.context == Context::Thread {
             if let Some(f) = &focal {
                 a.posts
                     .retain(|(p, r)| *r == "post" || same_author(p, f, &args.target.handle));
             }
-        } else if args.replies != "off" {
-            match fetch_replies(up, focal_id, args.replies == "recent") {
+        } else if args.replies != Replies::Off {
+            match fetch_replies(up, focal_id, args.replies == Replies::Recent) {
                 Ok(replies) => a.posts.extend(replies.into_iter().map(|r| (r, "reply"))),
                 Err(e) => {
                     a.warnings.push(format!("Replies could not be loaded: {e}"));
@@ -406,6 +406,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
                 start + 1,
                 end + 1
             );
+            let canonical = run.args();
             let mut link = format!("/{}/status/{focal_id}?", args.target.handle);
             for k in [
                 "thread",
@@ -417,12 +418,12 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
                 "format",
                 "max_chars",
             ] {
-                if let Some(v) = run.arguments.get(k) {
+                if let Some(v) = canonical.get(k) {
                     let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
                     link.push_str(&format!("{k}={}&", cursor::form_encode(&v)));
                 }
             }
-            let mut call = run.args();
+            let mut call = canonical;
             call.remove("url");
             call.insert("handle".into(), json!(args.target.handle));
             call.insert("id".into(), json!(focal_id));
@@ -442,7 +443,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
                 markdown.push_str("\n> The thread may be incomplete.");
             }
         }
-        let text = if args.format == "json" {
+        let text = if args.format == Format::Json {
             let mut t = fenced_json(&shown);
             if next.is_some() {
                 t.push_str("\n\n");
@@ -457,11 +458,10 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         };
         let mut structured = json!({
             "url": url,
-            "format": args.format,
+            "format": args.format.as_str(),
             "post_count": shown.len(),
-            "compact": !args.full && args.format != "obsidian",
+            "compact": !args.full && args.format != Format::Obsidian,
             "source": if fell_back.is_some() { syndication::SOURCE } else { "fxtwitter" },
-            "cache": "bypass",
             "warnings": notes,
             "thread_complete": a.complete,
             "truncated": next.is_some() || cut.inside.is_some(),

@@ -362,7 +362,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
             );
             let markdown =
                 profile_markdown(&shown_user, &posts[..k], args.full, notes, cont.as_ref());
-            let mut m = base_structured("profile", args, f.outcome());
+            let mut m = base_structured("profile", args);
             m.insert("handle".into(), json!(handle));
             m.insert(
                 "profile".into(),

@@ -221,7 +221,7 @@ pub fn search(
                 walk_notes,
                 cont.as_ref(),
             );
-            let mut m = base_structured("search", args, f.outcome());
+            let mut m = base_structured("search", args);
             m.insert("query".into(), json!(query));
             m.insert("feed".into(), json!(feed));
             match shown_users {

@@ -10,15 +10,17 @@
 
 use serde_json::{json, Value};
 
+use super::args::PostListArgs;
 use super::browse::{
-    base_structured, continuation, cursor_error, other_errors, page_path, walk_list, BrowseArgs,
-    BrowseResult, ListPage,
+    base_structured, continuation, cursor_error, other_errors, page_path, walk_list, BrowseResult,
+    ListPage,
 };
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{check_transport, code, parse_object, XError};
 use super::model::is_status;
+use super::registry::Tool;
 use super::render::browse::{finish, post_line, push_tail, user_line};
 use super::render::escape::escape_handle;
 use super::search::{list_row, unavailable};
@@ -36,10 +38,10 @@ pub enum StatusList {
 impl StatusList {
     /// The cursor kind, and the `resource` of `structuredContent`.
     fn kind(self) -> CursorKind {
-        match self {
-            StatusList::Quotes => CursorKind::Quotes,
-            StatusList::Reposts => CursorKind::Reposts,
-        }
+        CursorKind(match self {
+            StatusList::Quotes => Tool::GetQuotes,
+            StatusList::Reposts => Tool::GetReposts,
+        })
     }
 
     /// The last segment of the HTTP route (X's own paths).
@@ -77,17 +79,15 @@ fn check_page(
     ListPage::from_body(body)
 }
 
-/// Runs `x_md_get_quotes` or `x_md_get_reposts` for post `id` by
-/// `args.handle`.
+/// Runs `x_md_get_quotes` or `x_md_get_reposts` for the post `a.target`.
 pub fn status_list(
     f: &Fetcher,
     list: StatusList,
-    args: &BrowseArgs,
-    id: &str,
+    a: &PostListArgs,
     run: &Run,
 ) -> Result<BrowseResult, XError> {
     let kind = list.kind();
-    let handle = args.handle.as_str();
+    let (handle, id, args) = (a.target.handle.as_str(), a.target.id.as_str(), &a.list);
     let start = match &args.cursor {
         Some(c) => Some(cursor::decode(c, kind, id).map_err(cursor_error)?),
         None => None,
@@ -152,7 +152,7 @@ pub fn status_list(
             }
             md.extend(lines);
             push_tail(&mut md, notes, cont.as_ref());
-            let mut m = base_structured(kind.tag(), args, f.outcome());
+            let mut m = base_structured(kind.tag(), args);
             m.insert("handle".into(), json!(handle));
             m.insert("id".into(), json!(id));
             m.insert("url".into(), json!(post_url));

@@ -1,4 +1,5 @@
-//! The seven read-only X tools: definitions, argument validation, runs.
+//! The tool runner: definitions, argument validation and runs of the
+//! read-only X tools listed in the registry (`registry.rs`).
 //!
 //! `prepare` is pure (no upstream); `run` blocks on the upstream and is
 //! meant for a worker thread. Every upstream request of a run goes through
@@ -8,33 +9,18 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::args;
-use super::browse::{self, BrowseResult};
 use super::budget::{Guard, Run, Settings};
-use super::cache::{Cache, Fetcher};
+use super::cache::{Cache, CacheStatus, Fetcher, DEFAULT_CACHE_BYTES};
 use super::error::XError;
-use super::post;
-use super::profile;
+pub use super::registry::{Call, Tool};
 use super::schema;
-use super::search;
 use super::side::SidePool;
-use super::status_lists::{status_list, StatusList};
 use super::upstream::{PerClient, Upstream};
-use super::url;
-use crate::config::DEFAULT_CACHE_BYTES;
 
-/// Tool names, in `tools/list` order.
-pub const TOOL_NAMES: [&str; 7] = [
-    "x_md_get_post",
-    "x_md_get_profile",
-    "x_md_search_posts",
-    "x_md_get_followers",
-    "x_md_get_following",
-    "x_md_get_quotes",
-    "x_md_get_reposts",
-];
+/// Tool names, in `tools/list` order (from the registry).
+pub const TOOL_NAMES: [&str; Tool::COUNT] = Tool::NAMES;
 
 /// What a tool run produced: Markdown text, optional structured content, and
 /// whether it is a tool execution error (`isError: true`).
@@ -72,10 +58,8 @@ pub enum PrepareError {
 /// A validated tool call, ready to run on a worker thread.
 #[derive(Debug, Clone)]
 pub struct ToolCall {
-    /// The tool name.
-    pub name: &'static str,
-    /// The validated arguments (an object; `{}` when none were sent).
-    pub arguments: Value,
+    /// The typed, validated arguments (they name the tool).
+    pub call: Call,
     /// Raised by the server when the client's connection closed before
     /// the answer: the run makes no further upstream request.
     pub cancel: Arc<AtomicBool>,
@@ -83,6 +67,23 @@ pub struct ToolCall {
     /// fetches then go through [`Tools::with_per_client`]'s upstream. Not
     /// part of what the call computes (results are shared by every client).
     pub client: Option<std::net::IpAddr>,
+}
+
+impl ToolCall {
+    /// The tool.
+    pub fn tool(&self) -> Tool {
+        self.call.tool()
+    }
+
+    /// The tool name.
+    pub fn name(&self) -> &'static str {
+        self.call.tool().name()
+    }
+
+    /// The arguments in their one spelling ([`Call::canonical`]).
+    pub fn arguments(&self) -> Value {
+        Value::Object(self.call.canonical())
+    }
 }
 
 /// The tool runner: holds the upstream and the response cache.
@@ -146,39 +147,27 @@ impl Tools {
 
     /// The JSON array of the tool definitions for `tools/list`.
     pub fn definitions() -> Value {
-        Value::Array(schema::SPECS.iter().map(schema::definition).collect())
+        Value::Array(Tool::ALL.into_iter().map(schema::definition).collect())
     }
 
     /// The `inputSchema` of one tool, for `-32602` error data.
     pub fn input_schema(name: &str) -> Option<Value> {
-        schema::spec(name).map(schema::input_schema)
+        Tool::from_name(name).map(schema::input_schema)
     }
 
     /// The `outputSchema` of one tool.
     pub fn output_schema(name: &str) -> Option<Value> {
-        schema::output_schema(name)
+        Tool::from_name(name).map(Tool::output_schema)
     }
 
     /// Validates a call without touching the upstream. `arguments` is the
-    /// raw `params.arguments` (absent → `None`, treated as `{}`).
+    /// raw `params.arguments` (absent → `None`, treated as `{}`); it is
+    /// read here once and never again.
     pub fn prepare(name: &str, arguments: Option<&Value>) -> Result<ToolCall, PrepareError> {
-        let spec = schema::spec(name).ok_or(PrepareError::UnknownTool)?;
-        let obj = if spec.name == "x_md_get_post" {
-            args::parse_post(arguments).map_err(PrepareError::InvalidArguments)?;
-            args::validate(arguments, spec.props, spec.required)
-        } else {
-            args::validate(arguments, spec.props, spec.required).and_then(|obj| {
-                // A post's lists name the post as `x_md_get_post` does.
-                if spec.props.iter().any(|p| p.name == "url") {
-                    args::parse_target(&obj)?;
-                }
-                Ok(obj)
-            })
-        }
-        .map_err(PrepareError::InvalidArguments)?;
+        let tool = Tool::from_name(name).ok_or(PrepareError::UnknownTool)?;
+        let call = Call::parse(tool, arguments).map_err(PrepareError::InvalidArguments)?;
         Ok(ToolCall {
-            name: spec.name,
-            arguments: Value::Object(canonical_arguments(obj)),
+            call,
             cancel: Arc::default(),
             client: None,
         })
@@ -187,11 +176,7 @@ impl Tools {
     /// Runs a validated call (blocking; call from a worker thread).
     pub fn run(&self, call: &ToolCall) -> ToolOutput {
         match self.run_http(call) {
-            Ok(s) => ToolOutput {
-                text: s.text,
-                structured: Some(s.structured),
-                is_error: false,
-            },
+            Ok(s) => s.into_output(),
             Err(e) => ToolOutput::error(&e),
         }
     }
@@ -212,111 +197,156 @@ impl Tools {
         let run = Run {
             settings: &self.settings,
             guard: Some(&guard),
-            tool: call.name,
-            arguments: &call.arguments,
+            call: &call.call,
         };
-        let (mut text, mut structured) = self.run_with(&f, call, &run)?;
+        let (mut text, mut structured) = call.call.run(&f, &run)?;
         super::budget::enforce(&mut text, &mut structured, run.max_chars());
         Ok(Served {
             text,
             structured,
+            cache: f.status(),
             fresh_for: f.fresh_for(),
         })
     }
 
-    fn run_with(&self, f: &Fetcher, call: &ToolCall, run: &Run) -> Result<(String, Value), XError> {
-        let browse_args = || browse::parse_browse(&call.arguments);
-        let result: BrowseResult = match call.name {
-            "x_md_get_post" => {
-                let a = args::parse_post(Some(&call.arguments))
-                    .map_err(|m| XError::new(400, "invalid_arguments", m))?;
-                let mut r = post::get_post(f, &a, run)?;
-                r.structured["cache"] = Value::from(f.outcome());
-                return Ok((r.text, r.structured));
+    /// The one run path of MCP and the plain HTTP routes: runs `call`
+    /// like [`Tools::run_http`], isolating a panic (the worker lives on),
+    /// and reports what happened for metrics and logs.
+    pub fn run_guarded(&self, call: &ToolCall) -> (Finished, CallStats) {
+        let started = std::time::Instant::now();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_http(call)));
+        let mut stats = CallStats {
+            tool: call.tool(),
+            outcome: CallOutcome::Ok,
+            cache: None,
+            error_code: None,
+            took: Duration::ZERO,
+        };
+        let finished = match run {
+            Ok(Ok(served)) => {
+                stats.cache = Some(served.cache);
+                Finished::Served(served)
             }
-            "x_md_get_profile" => profile::profile(f, &browse_args(), run)?,
-            "x_md_get_followers" => browse::connections(f, false, &browse_args(), run)?,
-            "x_md_get_following" => browse::connections(f, true, &browse_args(), run)?,
-            "x_md_get_quotes" | "x_md_get_reposts" => {
-                let list = if call.name == "x_md_get_quotes" {
-                    StatusList::Quotes
-                } else {
-                    StatusList::Reposts
-                };
-                // `prepare` spelled the post as `handle` and `id`.
-                let id = call.arguments.get("id").and_then(Value::as_str);
-                let id = id.ok_or_else(|| {
-                    XError::new(400, "invalid_arguments", "missing the post `id`")
-                })?;
-                status_list(f, list, &browse_args(), id, run)?
+            Ok(Err(e)) => {
+                stats.outcome = CallOutcome::Error;
+                stats.error_code = Some(e.code);
+                Finished::Failed(e)
             }
-            _ => {
-                let q = call
-                    .arguments
-                    .get("q")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let feed = call
-                    .arguments
-                    .get("feed")
-                    .and_then(Value::as_str)
-                    .unwrap_or("latest");
-                search::search(f, &browse_args(), q, feed, run)?
+            Err(_) => {
+                stats.outcome = CallOutcome::Panic;
+                Finished::Panicked
             }
         };
-        Ok((result.text, result.structured))
+        stats.took = started.elapsed();
+        (finished, stats)
     }
 }
 
-/// Validated arguments in their one spelling, so every spelling of one
-/// request shares one result-cache key and one upstream path: `handle`
-/// without `@` and lowercased, `id` without leading zeros, and a post
-/// `url` replaced by the `handle` and `id` it names (the URL forms all
-/// name the same post).
-fn canonical_arguments(mut obj: Map<String, Value>) -> Map<String, Value> {
-    if let Some(Value::String(u)) = obj.get("url") {
-        if let Ok(target) = url::parse_status_url(u) {
-            obj.remove("url");
-            obj.insert("handle".into(), Value::from(target.handle));
-            obj.insert("id".into(), Value::from(target.id));
-        }
-    }
-    if let Some(Value::String(h)) = obj.get_mut("handle") {
-        *h = url::canonical_handle(h);
-    }
-    if let Some(Value::String(id)) = obj.get_mut("id") {
-        *id = url::canonical_id(id);
-    }
-    // Every number the tools take is an integer; `3000.0` (an integer to
-    // JSON Schema) is spelled `3000`, so each reader (the budget's
-    // `max_chars` too) sees it, and continuation links carry it.
-    for v in obj.values_mut() {
-        if v.is_f64() {
-            if let Some(i) = args::as_int(v) {
-                *v = Value::from(i);
-            }
-        }
-    }
-    obj
+/// How a guarded run ([`Tools::run_guarded`]) ended.
+#[derive(Debug)]
+pub enum Finished {
+    /// A result.
+    Served(Served),
+    /// A tool failure (`isError: true` on MCP, a problem document over
+    /// HTTP).
+    Failed(XError),
+    /// The tool panicked.
+    Panicked,
 }
 
-/// A successful run for the HTTP routes.
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// A result with `isError: false`.
+    Ok = 0,
+    /// A result with `isError: true`.
+    Error = 1,
+    /// The tool panicked; a `-32603` error (HTTP: `500`) was sent.
+    Panic = 2,
+}
+
+/// What a tool call did, for logs and metrics.
+#[derive(Debug, Clone)]
+pub struct CallStats {
+    /// The tool.
+    pub tool: Tool,
+    /// How it ended.
+    pub outcome: CallOutcome,
+    /// The result's cache status, for a result.
+    pub cache: Option<CacheStatus>,
+    /// The machine code of a failure (`fxtwitter_network`, …).
+    pub error_code: Option<&'static str>,
+    /// How long the tool ran.
+    pub took: Duration,
+}
+
+/// Name of the `structuredContent` member that carries the cache status.
+pub const CACHE_MEMBER: &str = "cache";
+
+/// Writes a result's `structuredContent`: the tool's serialized object
+/// (`object`, without a cache member) with `"cache":"<status>"` as its
+/// first member. Anything but an object is written as it is.
+pub fn write_structured(out: &mut Vec<u8>, object: &[u8], cache: CacheStatus) {
+    let Some(members) = object.strip_prefix(b"{") else {
+        out.extend_from_slice(object);
+        return;
+    };
+    out.extend_from_slice(b"{\"");
+    out.extend_from_slice(CACHE_MEMBER.as_bytes());
+    out.extend_from_slice(b"\":\"");
+    out.extend_from_slice(cache.as_str().as_bytes());
+    out.push(b'"');
+    if members.first() != Some(&b'}') {
+        out.push(b',');
+    }
+    out.extend_from_slice(members);
+}
+
+/// A successful run, for MCP and the HTTP routes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Served {
     /// The Markdown, byte for byte what the tool's text content carries.
     pub text: String,
-    /// The tool's `structuredContent`.
+    /// What the tool built for `structuredContent` (without the cache
+    /// status, which is added when it is serialized).
     pub structured: Value,
+    /// How the upstream answers it was built from were served.
+    pub cache: CacheStatus,
     /// How long the result stays fresh: the shortest remaining cache life
     /// of the upstream answers it was built from (zero when any of them
     /// was not cacheable).
     pub fresh_for: Duration,
 }
 
+impl Served {
+    /// The serialized `structuredContent`, with the cache status.
+    pub fn structured_json(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_structured(&mut out, &crate::json::to_vec(&self.structured), self.cache);
+        out
+    }
+
+    /// The result as a tool output, `structuredContent` with the cache
+    /// status (for in-process callers; the servers write it with
+    /// [`write_structured`]).
+    pub fn into_output(self) -> ToolOutput {
+        let mut structured = self.structured;
+        if let Value::Object(m) = &mut structured {
+            m.insert(CACHE_MEMBER.into(), Value::from(self.cache.as_str()));
+        }
+        ToolOutput {
+            text: self.text,
+            structured: Some(structured),
+            is_error: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::x::args;
+    use serde_json::{json, Map};
 
     #[test]
     fn definitions_complete() {
@@ -361,12 +391,115 @@ mod tests {
         let e = Tools::prepare("x_md_get_post", Some(&json!({}))).unwrap_err();
         assert!(matches!(e, PrepareError::InvalidArguments(m) if m.starts_with("supply `url`")));
         let ok = Tools::prepare("x_md_get_profile", Some(&json!({"handle": "@a"}))).unwrap();
-        assert_eq!(ok.name, "x_md_get_profile");
-        assert_eq!(ok.arguments, json!({"handle": "a"}));
+        assert_eq!(ok.name(), "x_md_get_profile");
+        assert_eq!(ok.arguments(), json!({"handle": "a"}));
         assert_eq!(
             Tools::prepare("x_md_get_following", None).unwrap_err(),
             PrepareError::InvalidArguments("missing required property `handle`".into())
         );
+    }
+
+    #[test]
+    fn the_cache_member_is_counted_by_the_budget() {
+        for c in [CacheStatus::Hit, CacheStatus::Miss, CacheStatus::Bypass] {
+            let mut out = Vec::new();
+            write_structured(&mut out, br#"{"a":1}"#, c);
+            let parsed: Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(parsed, json!({"cache": c.as_str(), "a": 1}));
+            assert!(out.len() - 7 <= crate::x::budget::CACHE_MEMBER_BYTES);
+        }
+        let mut out = Vec::new();
+        write_structured(&mut out, b"{}", CacheStatus::Bypass);
+        assert_eq!(out.len() - 2 + 1, crate::x::budget::CACHE_MEMBER_BYTES);
+        let mut out = Vec::new();
+        write_structured(&mut out, b"[1]", CacheStatus::Hit);
+        assert_eq!(out, b"[1]");
+    }
+
+    /// An argument object of any tool built from generated values, each
+    /// argument present or absent, spelled as sent or as its default.
+    fn arguments_strategy() -> impl proptest::strategy::Strategy<Value = (Tool, Value, Value)> {
+        use proptest::prelude::*;
+        (
+            proptest::sample::select(Tool::ALL.to_vec()),
+            "[A-Za-z0-9_]{1,15}",
+            "[1-9][0-9]{0,15}",
+            proptest::collection::vec(proptest::option::of(0usize..6), 12),
+        )
+            .prop_map(|(tool, handle, id, picks)| {
+                // For each property: absent, its default spelled out, or
+                // another valid value; `want` omits explicit defaults.
+                let mut sent = Map::new();
+                let mut want = Map::new();
+                for (p, pick) in tool.spec().props.iter().zip(picks) {
+                    let Some(pick) = pick else { continue };
+                    let (v, is_default) = match (p.name, p.kind) {
+                        ("url", _) => continue,
+                        ("handle", _) => (Value::from(format!("@{handle}")), false),
+                        ("id", _) => (Value::from(id.clone()), false),
+                        ("q", _) => (Value::from("rust lang:en"), false),
+                        ("cursor", _) => continue,
+                        (_, args::Kind::Enum(vals)) => {
+                            let i = pick % vals.len();
+                            (Value::from(vals[i]), i == 0)
+                        }
+                        (_, args::Kind::Int { min, max, default }) => {
+                            let v = if pick % 2 == 0 {
+                                default
+                            } else {
+                                min.max(max - pick as i64)
+                            };
+                            // `3.0` is an integer too.
+                            let spelled = if pick == 3 {
+                                Value::from(v as f64)
+                            } else {
+                                Value::from(v)
+                            };
+                            (spelled, v == default && p.name != "max_chars")
+                        }
+                        (_, args::Kind::Bool) => (Value::Bool(pick % 2 == 1), pick % 2 == 0),
+                        (_, args::Kind::Str { .. }) => continue,
+                    };
+                    if !is_default {
+                        want.insert(p.name.into(), v.clone());
+                    }
+                    sent.insert(p.name.into(), v);
+                }
+                for r in tool.spec().required {
+                    let v = match *r {
+                        "handle" => Value::from(format!("@{handle}")),
+                        _ => Value::from("rust lang:en"),
+                    };
+                    sent.entry(r.to_string()).or_insert(v.clone());
+                    want.entry(r.to_string()).or_insert(v);
+                }
+                // A tool about one post names it with `handle` and `id`.
+                if tool.spec().props.iter().any(|p| p.name == "id") {
+                    sent.insert("handle".into(), Value::from(format!("@{handle}")));
+                    sent.insert("id".into(), Value::from(id.clone()));
+                    want.insert("handle".into(), Value::from(format!("@{handle}")));
+                    want.insert("id".into(), Value::from(id));
+                }
+                (tool, Value::Object(sent), Value::Object(want))
+            })
+    }
+
+    proptest::proptest! {
+        /// A call with its defaults spelled out is the call without them
+        /// (one key), and the canonical form of any call is a valid call
+        /// of its own that gives the same typed arguments: the oracle is
+        /// the argument object built without the defaults.
+        #[test]
+        fn equal_calls_get_equal_keys((tool, sent, want) in arguments_strategy()) {
+            use proptest::prop_assert_eq;
+            let a = Tools::prepare(tool.name(), Some(&sent)).unwrap();
+            let b = Tools::prepare(tool.name(), Some(&want)).unwrap();
+            prop_assert_eq!(&a.call, &b.call);
+            prop_assert_eq!(crate::mcp::results::key(&a), crate::mcp::results::key(&b));
+            let again = Tools::prepare(tool.name(), Some(&a.arguments())).unwrap();
+            prop_assert_eq!(&again.call, &a.call);
+            prop_assert_eq!(again.arguments(), a.arguments());
+        }
     }
 
     proptest::proptest! {

@@ -107,14 +107,14 @@ fn c06_mirrored_headers_are_decoded_and_mismatches_refused_before_dispatch() {
         &base(Some("=?base64?eF9tZF9nZXRfcHJvZmlsZQ==?="), "tools/call"),
         &c06_body(),
     );
-    assert_eq!(a.call().name, "x_md_get_profile");
-    assert_eq!(a.call().arguments, json!({"handle": "example_user"}));
+    assert_eq!(a.call().name(), "x_md_get_profile");
+    assert_eq!(a.call().arguments(), json!({"handle": "example_user"}));
     let g = vec![
         ("mcp-protocol-version", "2026-07-28".to_string()),
         ("mcp-method", "tools/call".to_string()),
         ("mcp-name", "x_md_get_profile".to_string()),
     ];
-    assert_eq!(call(&f, &g, &c06_body()).call().name, "x_md_get_profile");
+    assert_eq!(call(&f, &g, &c06_body()).call().name(), "x_md_get_profile");
 
     let decode_err = "invalid base64 payload in =?base64?…?= value";
     let cases: [(Vec<(&str, String)>, String); 6] = [

@@ -276,7 +276,7 @@ fn m9_ows_is_trimmed_from_header_values() {
             json!({"name": first, "arguments": {"url": "https://x.com/demo_author/status/2087208847298015232"}}),
         ),
     );
-    assert_eq!(pending.call().name, first);
+    assert_eq!(pending.call().name(), first);
 }
 
 #[test]

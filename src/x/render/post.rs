@@ -18,6 +18,7 @@ use super::escape::{
 };
 use super::media::media_lines;
 use super::num::{count as counted, grouped};
+use crate::x::args::{Format, UserInfo};
 use crate::x::model::{self, count, handle, is_tombstone, s};
 
 /// Most levels of quotes inside quotes rendered. Default 3; deeper quotes
@@ -26,13 +27,13 @@ pub const MAX_QUOTE_DEPTH: usize = 3;
 
 /// How to render.
 #[derive(Debug, Clone, Copy)]
-pub struct RenderOptions<'a> {
-    /// `markdown`, `obsidian` or `json` (json renders like markdown).
-    pub format: &'a str,
+pub struct RenderOptions {
+    /// `format` (json renders like markdown).
+    pub format: Format,
     /// Full details (Source/Date/Stats block) instead of compact.
     pub full: bool,
-    /// `off`, `author` or `all`.
-    pub userinfo: &'a str,
+    /// `userinfo`.
+    pub userinfo: UserInfo,
 }
 
 fn label(context: &str) -> &'static str {
@@ -363,7 +364,7 @@ fn post_lines(
     post: &Value,
     i: usize,
     n: usize,
-    opts: &RenderOptions<'_>,
+    opts: &RenderOptions,
     author_meta: bool,
     shown_ids: &HashSet<&str>,
 ) -> Vec<String> {
@@ -386,7 +387,7 @@ fn post_lines(
         )]);
     }
     let date = if tomb { None } else { date_line(post) };
-    if opts.full && opts.format != "obsidian" {
+    if opts.full && opts.format != Format::Obsidian {
         let mut head = vec![source.clone()];
         head.extend(date.clone());
         head.extend(stats_line(post).map(|st| format!("Stats: {st}")));
@@ -413,9 +414,9 @@ fn post_lines(
             blocks.push(vec!["_This post has no text._".into()]);
         }
     }
-    if !opts.full || opts.format == "obsidian" {
+    if !opts.full || opts.format == Format::Obsidian {
         let mut foot: Vec<String> = date.into_iter().collect();
-        if opts.format != "obsidian" {
+        if opts.format != Format::Obsidian {
             foot.push(source);
         }
         blocks.push(foot);
@@ -426,7 +427,7 @@ fn post_lines(
 /// Renders posts (normalised, with `context` and `url` filled) as one
 /// Markdown document: trimmed, no trailing newline, never empty for a
 /// non-empty list.
-pub fn render_posts(posts: &[Value], opts: &RenderOptions<'_>) -> String {
+pub fn render_posts(posts: &[Value], opts: &RenderOptions) -> String {
     let (head, blocks) = post_blocks(posts, opts, 0, posts.len());
     join_posts(&head, &blocks)
 }
@@ -440,12 +441,12 @@ pub fn render_posts(posts: &[Value], opts: &RenderOptions<'_>) -> String {
 /// after its reply).
 pub fn post_blocks(
     posts: &[Value],
-    opts: &RenderOptions<'_>,
+    opts: &RenderOptions,
     first: usize,
     total: usize,
 ) -> (String, Vec<String>) {
     let mut head = String::new();
-    if opts.format == "obsidian" && first == 0 {
+    if opts.format == Format::Obsidian && first == 0 {
         if let Some(p) = posts.first() {
             head = front_matter(p, total).join("\n");
             head.push_str("\n\n");
@@ -458,9 +459,9 @@ pub fn post_blocks(
         .enumerate()
         .map(|(i, post)| {
             let meta = match opts.userinfo {
-                "author" => first + i == 0,
-                "all" => handle(post).is_some_and(|h| seen.insert(h.to_ascii_lowercase())),
-                _ => false,
+                UserInfo::Author => first + i == 0,
+                UserInfo::All => handle(post).is_some_and(|h| seen.insert(h.to_ascii_lowercase())),
+                UserInfo::Off => false,
             };
             post_lines(post, first + i, total, opts, meta, &shown_ids).join("\n")
         })

@@ -4,7 +4,10 @@
 
 use serde_json::{Map, Value};
 
-use super::url::{self, StatusRef, MAX_URL_CHARS};
+use super::url::{self, MAX_URL_CHARS};
+
+mod typed;
+pub use typed::*;
 
 /// Largest `limit` for browse tools. Default 20; larger values are refused
 /// with "`limit` must be an integer from 1 to 20".
@@ -127,31 +130,44 @@ pub const MAX_CHARS: Prop = Prop {
     description: "Most characters of text in this result, 2,000 to 160,000. It can only lower the server's budget (default 60,000); a longer result stops at a post or row boundary with a note and `next_cursor` to continue.",
 };
 
+/// `url` of a tool that names one post.
+pub const POST_URL: Prop = Prop {
+    name: "url",
+    kind: Kind::Str { min: 1, max: MAX_URL_CHARS, pattern: None, check: None, what: "an X post permalink" },
+    description: "Post link, e.g. https://x.com/example_user/status/1800000000000000001. twitter.com, mobile./www. hosts, fxtwitter.com/vxtwitter.com/fixupx.com mirrors, /i/status/<id>, /i/web/status/<id>, a missing scheme, /photo/N, /video/N, a language suffix, query and fragment are all accepted. Give either `url`, or `handle` and `id`, not both.",
+};
+/// `handle` (the author) of a tool that names one post, with `id`.
+pub const POST_HANDLE: Prop = Prop {
+    name: "handle",
+    kind: Kind::Str {
+        min: 1,
+        max: 16,
+        pattern: Some(HANDLE_PATTERN),
+        check: Some(handle_ok),
+        what: HANDLE_WHAT,
+    },
+    description: "Author handle, used with `id` instead of `url`.",
+};
+/// `id` of a tool that names one post, with `handle`.
+pub const POST_ID: Prop = Prop {
+    name: "id",
+    kind: Kind::Str { min: 1, max: 20, pattern: Some("^[0-9]{1,20}$"), check: Some(url::is_id), what: "a string of 1 to 20 decimal digits, e.g. \"1800000000000000001\" (send it quoted: JSON numbers cannot hold post ids exactly)" },
+    description: "Post id as a decimal string (not a number), used with `handle` instead of `url`.",
+};
+
 /// `x_md_get_post` arguments.
 pub const POST_PROPS: [Prop; 12] = [
-    Prop {
-        name: "url",
-        kind: Kind::Str { min: 1, max: MAX_URL_CHARS, pattern: None, check: None, what: "an X post permalink" },
-        description: "Post link, e.g. https://x.com/example_user/status/1800000000000000001. twitter.com, mobile./www. hosts, fxtwitter.com/vxtwitter.com/fixupx.com mirrors, /i/status/<id>, /i/web/status/<id>, a missing scheme, /photo/N, /video/N, a language suffix, query and fragment are all accepted. Give either `url`, or `handle` and `id`, not both.",
-    },
-    Prop {
-        name: "handle",
-        kind: Kind::Str { min: 1, max: 16, pattern: Some(HANDLE_PATTERN), check: Some(handle_ok), what: HANDLE_WHAT },
-        description: "Author handle, used with `id` instead of `url`.",
-    },
-    Prop {
-        name: "id",
-        kind: Kind::Str { min: 1, max: 20, pattern: Some("^[0-9]{1,20}$"), check: Some(url::is_id), what: "a string of 1 to 20 decimal digits, e.g. \"1800000000000000001\" (send it quoted: JSON numbers cannot hold post ids exactly)" },
-        description: "Post id as a decimal string (not a number), used with `handle` instead of `url`.",
-    },
+    POST_URL,
+    POST_HANDLE,
+    POST_ID,
     Prop {
         name: "thread",
-        kind: Kind::Enum(&["full", "off", "conversation"]),
+        kind: Kind::Enum(Thread::NAMES),
         description: "full (default): the post with its ancestors and the author's own continuation; off: the post alone; conversation: same as full.",
     },
     Prop {
         name: "replies",
-        kind: Kind::Enum(&["top", "recent", "off"]),
+        kind: Kind::Enum(Replies::NAMES),
         description: "Direct replies appended after the thread: top (default, up to 10 most liked), recent (up to 10 newest) or off. Ignored with thread=off or context=thread.",
     },
     Prop {
@@ -161,18 +177,18 @@ pub const POST_PROPS: [Prop; 12] = [
     },
     Prop {
         name: "format",
-        kind: Kind::Enum(&["markdown", "obsidian", "json"]),
+        kind: Kind::Enum(Format::NAMES),
         description: "markdown (default); obsidian (YAML front matter; each post keeps its Date line, no Source/Stats lines); json (the text is the raw posts as fenced JSON).",
     },
     FULL,
     Prop {
         name: "userinfo",
-        kind: Kind::Enum(&["off", "author", "all"]),
+        kind: Kind::Enum(UserInfo::NAMES),
         description: "Author profile blocks: off (default), author (for the first post) or all (for the first post of each author).",
     },
     Prop {
         name: "context",
-        kind: Kind::Enum(&["full", "thread"]),
+        kind: Kind::Enum(Context::NAMES),
         description: "full (default): every post of the thread; thread: only the focal post and posts by its author (no replies).",
     },
     Prop {
@@ -187,12 +203,12 @@ pub const POST_PROPS: [Prop; 12] = [
 pub const PROFILE_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
 /// `x_md_get_followers` / `x_md_get_following` arguments.
 pub const CONNECTION_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
-/// `x_md_get_quotes` / `x_md_get_reposts` arguments: the post (`url`, or
-/// `handle` and `id`, as `x_md_get_post` takes it) and the list arguments.
-pub const STATUS_LIST_PROPS: [Prop; 8] = [
-    POST_PROPS[0],
-    POST_PROPS[1],
-    POST_PROPS[2],
+/// Arguments of a list about one post (`x_md_get_quotes`,
+/// `x_md_get_reposts`): the post, then the list arguments.
+pub const POST_LIST_PROPS: [Prop; 8] = [
+    POST_URL,
+    POST_HANDLE,
+    POST_ID,
     PAGE,
     LIMIT,
     CURSOR,
@@ -208,7 +224,7 @@ pub const SEARCH_PROPS: [Prop; 7] = [
     },
     Prop {
         name: "feed",
-        kind: Kind::Enum(&["latest", "top", "photos", "videos", "media", "users"]),
+        kind: Kind::Enum(Feed::NAMES),
         description: "latest (default), top, photos (posts with photos), videos (posts with videos or GIFs), media (same as photos) or users (accounts matching the query; one page, without counts).",
     },
     PAGE,
@@ -228,17 +244,23 @@ const HINTS: [(&str, &str); 6] = [
     ("status_id", "id"),
 ];
 
-/// Most arguments any tool takes: the longest property table. An
+/// Most arguments any tool takes: the longest property table of the
+/// registry. An
 /// `arguments` object with more keys is refused before any key is looked
 /// at, with one short message (the cost of a refusal stays independent of
 /// how many keys were sent).
-pub const MOST_ARGUMENTS: usize = most_props(&[
-    &POST_PROPS,
-    &PROFILE_PROPS,
-    &CONNECTION_PROPS,
-    &STATUS_LIST_PROPS,
-    &SEARCH_PROPS,
-]);
+pub const MOST_ARGUMENTS: usize = {
+    let specs = &crate::x::registry::SPECS;
+    let mut most = 0;
+    let mut i = 0;
+    while i < specs.len() {
+        if specs[i].props.len() > most {
+            most = specs[i].props.len();
+        }
+        i += 1;
+    }
+    most
+};
 
 /// Most unknown keys named in one refusal; the rest are counted ("and N
 /// more").
@@ -248,18 +270,6 @@ pub const MAX_NAMED_UNKNOWN_KEYS: usize = 10;
 
 /// Longest echo of one unknown key, in characters. Default 40.
 const MAX_KEY_ECHO_CHARS: usize = 40;
-
-const fn most_props(tables: &[&[Prop]]) -> usize {
-    let mut most = 0;
-    let mut i = 0;
-    while i < tables.len() {
-        if tables[i].len() > most {
-            most = tables[i].len();
-        }
-        i += 1;
-    }
-    most
-}
 
 /// Checks `arguments` against a property table: object-ness, the number
 /// of keys ([`MOST_ARGUMENTS`]), unknown properties (at most
@@ -396,91 +406,11 @@ pub fn as_int(v: &Value) -> Option<i64> {
     (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
 }
 
-/// Validated `x_md_get_post` arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PostArgs {
-    /// Post id and handle (from `url` or `handle`+`id`).
-    pub target: StatusRef,
-    /// `thread` is not `off`.
-    pub thread: bool,
-    /// `replies`: `top`, `recent` or `off`.
-    pub replies: &'static str,
-    /// `max_posts`.
-    pub max_posts: usize,
-    /// `format`: `markdown`, `obsidian` or `json`.
-    pub format: &'static str,
-    /// `full`.
-    pub full: bool,
-    /// `userinfo`: `off`, `author` or `all`.
-    pub userinfo: &'static str,
-    /// `context=thread`.
-    pub context_thread: bool,
-    /// `cursor`: where a thread cut by the result budget continues.
-    pub cursor: Option<String>,
-}
-
-fn enum_arg(
-    obj: &Map<String, Value>,
-    name: &str,
-    vals: &'static [&'static str],
-    default: &'static str,
-) -> &'static str {
-    let got = obj.get(name).and_then(Value::as_str);
-    vals.iter()
-        .find(|v| Some(**v) == got)
-        .copied()
-        .unwrap_or(default)
-}
-
-/// The post a call names: `url`, or `handle` and `id` (exactly one form),
-/// from arguments already checked against a table holding those three.
-pub fn parse_target(obj: &Map<String, Value>) -> Result<StatusRef, String> {
-    let url = obj.get("url").and_then(Value::as_str);
-    let handle = obj.get("handle").and_then(Value::as_str);
-    let id = obj.get("id").and_then(Value::as_str);
-    Ok(match (url, handle, id) {
-        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
-            return Err("ambiguous target: supply either `url`, or `handle` and `id`, not both".into())
-        }
-        (Some(u), None, None) => url::parse_status_url(u)?,
-        (None, Some(h), Some(i)) => StatusRef { handle: h.trim_start_matches('@').to_string(), id: i.to_string() },
-        _ => {
-            return Err("supply `url` (e.g. \"https://x.com/example_user/status/1800000000000000001\"), or `handle` and `id` (e.g. \"example_user\" and \"1800000000000000001\")".into())
-        }
-    })
-}
-
-/// Validates and decodes `x_md_get_post` arguments.
-pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
-    let obj = validate(args, &POST_PROPS, &[])?;
-    let target = parse_target(&obj)?;
-    Ok(PostArgs {
-        target,
-        thread: enum_arg(&obj, "thread", &["full", "off", "conversation"], "full") != "off",
-        replies: enum_arg(&obj, "replies", &["top", "recent", "off"], "top"),
-        max_posts: obj
-            .get("max_posts")
-            .and_then(as_int)
-            .unwrap_or(MAX_MAX_POSTS) as usize,
-        format: enum_arg(
-            &obj,
-            "format",
-            &["markdown", "obsidian", "json"],
-            "markdown",
-        ),
-        full: obj.get("full").and_then(Value::as_bool).unwrap_or(false),
-        userinfo: enum_arg(&obj, "userinfo", &["off", "author", "all"], "off"),
-        context_thread: enum_arg(&obj, "context", &["full", "thread"], "full") == "thread",
-        cursor: obj
-            .get("cursor")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::x::browse::BrowseArgs;
+    use crate::x::url::StatusRef;
     use serde_json::json;
 
     fn post(v: Value) -> Result<PostArgs, String> {
@@ -527,26 +457,82 @@ mod tests {
             a,
             PostArgs {
                 target: StatusRef {
-                    handle: "Example_User".into(),
+                    handle: "example_user".into(),
                     id: "18".into()
                 },
-                thread: true,
-                replies: "top",
+                thread: Thread::Full,
+                replies: Replies::Top,
                 max_posts: 100,
-                format: "markdown",
+                format: Format::Markdown,
                 full: false,
-                userinfo: "off",
-                context_thread: false,
+                userinfo: UserInfo::Off,
+                context: Context::Full,
                 cursor: None,
+                max_chars: None,
             }
         );
         let a = post(
             json!({"url": "x.com/a/status/5", "thread": "off", "max_posts": 2.0, "format": "json"}),
         )
         .unwrap();
-        assert!(!a.thread);
+        assert_eq!(a.thread, Thread::Off);
         assert_eq!(a.max_posts, 2);
-        assert_eq!(a.format, "json");
+        assert_eq!(a.format, Format::Json);
+    }
+
+    #[test]
+    fn a_list_about_one_post_takes_its_target_and_list_arguments() {
+        const PROPS: [Prop; 8] = [
+            POST_URL,
+            POST_HANDLE,
+            POST_ID,
+            PAGE,
+            LIMIT,
+            CURSOR,
+            FULL,
+            MAX_CHARS,
+        ];
+        let a = parse_post_list(
+            Some(&json!({"url": "https://x.com/Demo/status/0018", "limit": 5.0, "full": true})),
+            &PROPS,
+        )
+        .unwrap();
+        assert_eq!(
+            a,
+            PostListArgs {
+                target: StatusRef {
+                    handle: "demo".into(),
+                    id: "18".into()
+                },
+                list: BrowseArgs {
+                    handle: String::new(),
+                    page: 1,
+                    limit: 5,
+                    cursor: None,
+                    full: true,
+                    max_chars: None
+                }
+            }
+        );
+        let mut m = Map::new();
+        a.canonical(&mut m);
+        assert_eq!(
+            Value::Object(m),
+            json!({"handle": "demo", "id": "18", "limit": 5, "full": true})
+        );
+        let b = parse_post_list(
+            Some(&json!({"handle": "@demo", "id": "18", "limit": 5, "full": true})),
+            &PROPS,
+        )
+        .unwrap();
+        assert_eq!(a, b);
+        assert!(parse_post_list(Some(&json!({"handle": "demo"})), &PROPS)
+            .unwrap_err()
+            .starts_with("supply `url`"));
+        assert_eq!(
+            parse_post_list(Some(&json!({"url": "x.com/a/status/1", "thread": "off"})), &PROPS).unwrap_err(),
+            "unknown property `thread`; allowed: url, handle, id, page, limit, cursor, full, max_chars"
+        );
     }
 
     #[test]

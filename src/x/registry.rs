@@ -1,0 +1,697 @@
+//! The tool registry: every fact about a tool lives here, once.
+//!
+//! [`Tool`] names a tool; [`Tool::spec`] is its static description (name,
+//! title, description, summary for the server instructions, argument
+//! table, output schema, cursor tag and scope, REST routes, the upstream
+//! paths it reads with their cache lifetimes). [`Call`] is a validated
+//! call: one typed argument struct per tool. Everything else derives from
+//! these: `tools/list`, `TOOL_NAMES`, the metric labels, the
+//! `instructions`, the cursor kinds, the X routes and the upstream cache
+//! lifetimes. Every match over tools is exhaustive.
+//!
+//! Adding a tool: a [`Tool`] variant (and its entry in [`Tool::ALL`] and
+//! [`SPECS`]), a [`Call`] variant with its arms in [`Call::parse`],
+//! [`Call::tool`], [`Call::canonical`] and [`Call::run`]; the run itself in
+//! its own module.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::args::{
+    self, PostListArgs, Prop, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS, POST_PROPS,
+    PROFILE_PROPS, SEARCH_PROPS,
+};
+use super::browse::{self, BrowseArgs};
+use super::budget::Run;
+use super::cache::{
+    Fetcher, TTL_CONNECTIONS, TTL_CONVERSATION, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
+    TTL_TYPEAHEAD,
+};
+use super::error::XError;
+use super::status_lists::{self, StatusList};
+use super::{post, profile, schema, search};
+
+/// A tool. The discriminant indexes [`SPECS`] (and the metric rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tool {
+    /// `x_md_get_post`.
+    GetPost,
+    /// `x_md_get_profile`.
+    GetProfile,
+    /// `x_md_search_posts`.
+    SearchPosts,
+    /// `x_md_get_followers`.
+    GetFollowers,
+    /// `x_md_get_following`.
+    GetFollowing,
+    /// `x_md_get_quotes`.
+    GetQuotes,
+    /// `x_md_get_reposts`.
+    GetReposts,
+}
+
+/// What the scope of a tool's cursors is bound to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CursorScope {
+    /// The account (lower-cased handle).
+    Account,
+    /// The search: effective feed plus a hash of the query.
+    Query,
+    /// The post id.
+    Post,
+}
+
+/// One plain HTTP route of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// The OpenAPI path template: `/`-separated segments, each a literal
+    /// or `{handle}` / `{id}` (an X handle that is not a reserved name; a
+    /// post id).
+    pub template: &'static str,
+    /// The `handle` argument when the path has no `{handle}` (`i` for
+    /// `/i/status/{id}`).
+    pub fixed_handle: Option<&'static str>,
+    /// Query parameters the route takes (the tool's arguments besides the
+    /// path's, plus `format`).
+    pub params: &'static [&'static str],
+    /// A query parameter the route requires, with an example request for
+    /// the refusal.
+    pub required: Option<(&'static str, &'static str)>,
+}
+
+/// One upstream path a tool reads, and how long its answers stay fresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpstreamPath {
+    /// `/`-separated segments, each a literal or a `{placeholder}` (any
+    /// non-empty segment); the query is not part of it.
+    pub template: &'static str,
+    /// Time to live of its answers in the upstream cache.
+    pub ttl: Duration,
+}
+
+/// The static description of one tool.
+pub struct Spec {
+    /// Tool name (also its metric label).
+    pub name: &'static str,
+    /// Human title.
+    pub title: &'static str,
+    /// What it does, for the model.
+    pub description: &'static str,
+    /// A few words for the server `instructions` tool list.
+    pub summary: &'static str,
+    /// Argument table (generates the `inputSchema`).
+    pub props: &'static [Prop],
+    /// Required arguments.
+    pub required: &'static [&'static str],
+    /// Builds the `outputSchema`.
+    pub output_schema: fn() -> Value,
+    /// The tag its cursors carry.
+    pub cursor_tag: &'static str,
+    /// What its cursors are bound to.
+    pub cursor_scope: CursorScope,
+    /// Its plain HTTP routes.
+    pub routes: &'static [Route],
+    /// The upstream paths it reads.
+    pub upstream: &'static [UpstreamPath],
+}
+
+const POST_ROUTE_PARAMS: &[&str] = &[
+    "cursor",
+    "max_chars",
+    "thread",
+    "replies",
+    "max_posts",
+    "context",
+    "userinfo",
+    "full",
+    "format",
+];
+const CONVERT_PARAMS: &[&str] = &[
+    "url",
+    "cursor",
+    "max_chars",
+    "thread",
+    "replies",
+    "max_posts",
+    "context",
+    "userinfo",
+    "full",
+    "format",
+];
+const LIST_ROUTE_PARAMS: &[&str] = &["page", "limit", "cursor", "full", "format", "max_chars"];
+const SEARCH_ROUTE_PARAMS: &[&str] = &[
+    "q",
+    "feed",
+    "page",
+    "limit",
+    "cursor",
+    "full",
+    "format",
+    "max_chars",
+];
+
+const fn route(template: &'static str, params: &'static [&'static str]) -> Route {
+    Route {
+        template,
+        fixed_handle: None,
+        params,
+        required: None,
+    }
+}
+
+const fn upstream(template: &'static str, ttl: Duration) -> UpstreamPath {
+    UpstreamPath { template, ttl }
+}
+
+/// The tools' descriptions, indexed by `Tool as usize`, in `tools/list`
+/// order.
+pub const SPECS: [Spec; Tool::COUNT] = [
+    Spec {
+        name: "x_md_get_post",
+        title: "Get X post as Markdown",
+        description: "Read one public X (Twitter) post as Markdown, by default with its thread: ancestors, the author's own continuation and up to 10 top direct replies. Identify the post with `url` (any x.com/twitter.com/mirror permalink), or with `handle` and `id` (id as a decimal string). Set thread=off for the post alone, replies=off to skip replies, full=true for dates and counts, format=json for the raw post objects. When FxTwitter is down the post comes alone from X's syndication endpoint (source: syndication), with a note saying what it lacks. Upstream problems (missing, protected, rate limited) come back as isError results naming the HTTP status, the code and any retry delay.",
+        summary: "one post, optionally with its thread and quoted post",
+        props: &POST_PROPS,
+        required: &[],
+        output_schema: schema::post_output_schema,
+        cursor_tag: "thread",
+        cursor_scope: CursorScope::Post,
+        routes: &[
+            route("/{handle}/status/{id}", POST_ROUTE_PARAMS),
+            Route {
+                template: "/i/status/{id}",
+                fixed_handle: Some("i"),
+                params: POST_ROUTE_PARAMS,
+                required: None,
+            },
+            Route {
+                template: "/api/convert",
+                fixed_handle: None,
+                params: CONVERT_PARAMS,
+                required: Some((
+                    "url",
+                    "/api/convert?url=https://x.com/example_user/status/1800000000000000001",
+                )),
+            },
+        ],
+        upstream: &[
+            upstream("/2/status/{id}", TTL_POST),
+            upstream("/2/thread/{id}", TTL_POST),
+            upstream("/2/conversation/{id}", TTL_CONVERSATION),
+            upstream("/tweet-result", TTL_POST),
+        ],
+    },
+    Spec {
+        name: "x_md_get_profile",
+        title: "Get X profile and latest posts",
+        description: "Read a public X profile (name, bio, optional counts with full=true) and its latest original posts as Markdown, newest first, `limit` per page (max 20). Page with `page` (max 10) or, for deeper walks, pass the previous result's `next_cursor` as `cursor`.",
+        summary: "one account",
+        props: &PROFILE_PROPS,
+        required: &["handle"],
+        output_schema: || schema::browse_output_schema("profile", &["handle", "profile", "posts"]),
+        cursor_tag: "profile",
+        cursor_scope: CursorScope::Account,
+        routes: &[route("/{handle}", LIST_ROUTE_PARAMS)],
+        upstream: &[
+            upstream("/2/profile/{handle}", TTL_PROFILE),
+            upstream("/2/profile/{handle}/statuses", TTL_TIMELINE),
+        ],
+    },
+    Spec {
+        name: "x_md_search_posts",
+        title: "Search X posts",
+        description: "Search public X posts (or users with feed=users) and get one Markdown line per result with its link. `q` uses X search syntax (from:, lang:, quotes, OR). Page with `page` (max 10) or `cursor` (the previous `next_cursor`).",
+        summary: "search",
+        props: &SEARCH_PROPS,
+        required: &["q"],
+        output_schema: || schema::browse_output_schema("search", &["query", "feed"]),
+        cursor_tag: "search",
+        cursor_scope: CursorScope::Query,
+        routes: &[route("/search", SEARCH_ROUTE_PARAMS)],
+        upstream: &[
+            upstream("/2/search", TTL_SEARCH),
+            upstream("/2/typeahead", TTL_TYPEAHEAD),
+        ],
+    },
+    Spec {
+        name: "x_md_get_followers",
+        title: "List an X account's followers",
+        description: "List accounts that follow a public X account, one Markdown line per user (full=true adds follower counts and bios). Page with `page` (max 10) or `cursor` (the previous `next_cursor`).",
+        summary: "accounts following an account",
+        props: &CONNECTION_PROPS,
+        required: &["handle"],
+        output_schema: || schema::browse_output_schema("followers", &["handle", "users"]),
+        cursor_tag: "followers",
+        cursor_scope: CursorScope::Account,
+        routes: &[route("/{handle}/followers", LIST_ROUTE_PARAMS)],
+        upstream: &[
+            upstream("/2/profile/{handle}", TTL_PROFILE),
+            upstream("/2/profile/{handle}/followers", TTL_CONNECTIONS),
+        ],
+    },
+    Spec {
+        name: "x_md_get_following",
+        title: "List accounts an X account follows",
+        description: "List accounts that a public X account follows, one Markdown line per user (full=true adds follower counts and bios). Page with `page` (max 10) or `cursor` (the previous `next_cursor`).",
+        summary: "accounts an account follows",
+        props: &CONNECTION_PROPS,
+        required: &["handle"],
+        output_schema: || schema::browse_output_schema("following", &["handle", "users"]),
+        cursor_tag: "following",
+        cursor_scope: CursorScope::Account,
+        routes: &[route("/{handle}/following", LIST_ROUTE_PARAMS)],
+        upstream: &[
+            upstream("/2/profile/{handle}", TTL_PROFILE),
+            upstream("/2/profile/{handle}/following", TTL_CONNECTIONS),
+        ],
+    },
+    Spec {
+        name: "x_md_get_quotes",
+        title: "List posts quoting an X post",
+        description: "List public X posts that quote a post, newest first, one Markdown line per post with its link (full=true adds counts). Identify the post with `url`, or with `handle` and `id`. Page with `page` (max 10) or `cursor` (the previous `next_cursor`). A post nobody quoted gives an empty list, not an error.",
+        summary: "posts quoting a post",
+        props: &POST_LIST_PROPS,
+        required: &[],
+        output_schema: || post_list_output_schema("quotes", "posts"),
+        cursor_tag: "quotes",
+        cursor_scope: CursorScope::Post,
+        routes: &[route("/{handle}/status/{id}/quotes", LIST_ROUTE_PARAMS)],
+        // FxTwitter runs X's Latest search `quoted_tweet_id:<id>`: it
+        // changes as fast as a search.
+        upstream: &[upstream("/2/status/{id}/quotes", TTL_SEARCH)],
+    },
+    Spec {
+        name: "x_md_get_reposts",
+        title: "List accounts that reposted an X post",
+        description: "List accounts that reposted (retweeted) a public X post, one Markdown line per user (full=true adds follower counts and bios). Identify the post with `url`, or with `handle` and `id`. Page with `page` (max 10) or `cursor` (the previous `next_cursor`).",
+        summary: "accounts that reposted a post",
+        props: &POST_LIST_PROPS,
+        required: &[],
+        output_schema: || post_list_output_schema("reposts", "users"),
+        cursor_tag: "reposts",
+        cursor_scope: CursorScope::Post,
+        // X's own path for the reposters of a post.
+        routes: &[route("/{handle}/status/{id}/retweets", LIST_ROUTE_PARAMS)],
+        upstream: &[upstream("/2/status/{id}/reposts", TTL_CONNECTIONS)],
+    },
+];
+
+/// The `outputSchema` of a list about one post: a browse result that also
+/// names the post (`handle`, `id`, `url`) and carries `rows` (`posts` or
+/// `users`).
+fn post_list_output_schema(resource: &str, rows: &'static str) -> Value {
+    let mut schema = schema::browse_output_schema(resource, &["handle", "id", "url", rows]);
+    let props = &mut schema["properties"];
+    props["id"] = serde_json::json!({"type": "string", "pattern": "^[0-9]{1,20}$", "description": "The post whose quotes or reposts these are."});
+    props["url"] = serde_json::json!({"type": "string", "description": "The link of that post."});
+    schema
+}
+
+impl Tool {
+    /// How many tools there are.
+    pub const COUNT: usize = 7;
+
+    /// Every tool, in `tools/list` order (`ALL[i] as usize == i`).
+    pub const ALL: [Tool; Tool::COUNT] = [
+        Tool::GetPost,
+        Tool::GetProfile,
+        Tool::SearchPosts,
+        Tool::GetFollowers,
+        Tool::GetFollowing,
+        Tool::GetQuotes,
+        Tool::GetReposts,
+    ];
+
+    /// Every tool's name, in `tools/list` order.
+    pub const NAMES: [&'static str; Tool::COUNT] = {
+        let mut out = [""; Tool::COUNT];
+        let mut i = 0;
+        while i < Tool::COUNT {
+            out[i] = SPECS[i].name;
+            i += 1;
+        }
+        out
+    };
+
+    /// The tool's description.
+    pub const fn spec(self) -> &'static Spec {
+        &SPECS[self as usize]
+    }
+
+    /// The tool's name (also its metric label).
+    pub const fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The tool called `name`.
+    pub fn from_name(name: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The tool whose cursors carry `tag`.
+    pub fn from_cursor_tag(tag: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.spec().cursor_tag == tag)
+    }
+
+    /// The tool's `outputSchema`.
+    pub fn output_schema(self) -> Value {
+        (self.spec().output_schema)()
+    }
+
+    /// Whether the tool has a `format` argument (then `format` on its
+    /// routes is that argument; otherwise it is the route's own
+    /// `markdown`/`json` choice).
+    pub fn takes_format(self) -> bool {
+        self.spec().props.iter().any(|p| p.name == "format")
+    }
+}
+
+/// Length of the server `instructions`.
+const INSTRUCTIONS_LEN: usize = {
+    let mut n = INSTRUCTIONS_HEAD.len() + INSTRUCTIONS_TAIL.len();
+    let mut i = 0;
+    while i < Tool::COUNT {
+        // "name (summary), " or "name (summary). "
+        n += SPECS[i].name.len() + SPECS[i].summary.len() + 5;
+        i += 1;
+    }
+    n
+};
+
+const INSTRUCTIONS_HEAD: &str =
+    "Read-only access to public X (Twitter) content, rendered as Markdown. Tools: ";
+const INSTRUCTIONS_TAIL: &str = "Every result carries Markdown text plus structuredContent; list tools page with next_cursor. \
+Upstream problems (rate limits, missing or protected content) come back as results with isError: true. \
+resources/list returns the full service contract.";
+
+const fn put(out: &mut [u8; INSTRUCTIONS_LEN], at: usize, s: &str) -> usize {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        out[at + i] = b[i];
+        i += 1;
+    }
+    at + b.len()
+}
+
+const INSTRUCTIONS_BYTES: [u8; INSTRUCTIONS_LEN] = {
+    let mut out = [0u8; INSTRUCTIONS_LEN];
+    let mut at = put(&mut out, 0, INSTRUCTIONS_HEAD);
+    let mut i = 0;
+    while i < Tool::COUNT {
+        at = put(&mut out, at, SPECS[i].name);
+        at = put(&mut out, at, " (");
+        at = put(&mut out, at, SPECS[i].summary);
+        at = put(
+            &mut out,
+            at,
+            if i + 1 == Tool::COUNT { "). " } else { "), " },
+        );
+        i += 1;
+    }
+    put(&mut out, at, INSTRUCTIONS_TAIL);
+    out
+};
+
+/// `instructions` in `initialize` and `server/discover`, with the tool list
+/// built from [`SPECS`] at compile time.
+pub const INSTRUCTIONS: &str = match std::str::from_utf8(&INSTRUCTIONS_BYTES) {
+    Ok(s) => s,
+    Err(_) => panic!("instructions are not UTF-8"),
+};
+
+/// The values of a path's `{handle}` and `{id}` segments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Captures<'p> {
+    /// The `{handle}` segment.
+    pub handle: Option<&'p str>,
+    /// The `{id}` segment.
+    pub id: Option<&'p str>,
+}
+
+/// Matches `path` (starting with `/`, no query) against `template`
+/// segment by segment; a placeholder segment must pass `ok(name, segment)`.
+pub fn match_template<'p>(
+    template: &str,
+    path: &'p str,
+    ok: impl Fn(&str, &str) -> bool,
+) -> Option<Captures<'p>> {
+    let mut t = template.strip_prefix('/')?.split('/');
+    let mut p = path.strip_prefix('/')?.split('/');
+    let mut caps = Captures::default();
+    loop {
+        match (t.next(), p.next()) {
+            (None, None) => return Some(caps),
+            (Some(ts), Some(ps)) => {
+                if let Some(name) = ts.strip_prefix('{').and_then(|n| n.strip_suffix('}')) {
+                    if !ok(name, ps) {
+                        return None;
+                    }
+                    match name {
+                        "handle" => caps.handle = Some(ps),
+                        "id" => caps.id = Some(ps),
+                        _ => {}
+                    }
+                } else if ts != ps {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// How long an upstream answer for `path_and_query` stays fresh: the
+/// lifetime of the first tool upstream path it matches, `None` when no
+/// tool reads it.
+pub fn upstream_ttl(path_and_query: &str) -> Option<Duration> {
+    let path = path_and_query.split('?').next().unwrap_or("");
+    SPECS
+        .iter()
+        .flat_map(|s| s.upstream.iter())
+        .find(|u| match_template(u.template, path, |_, seg| !seg.is_empty()).is_some())
+        .map(|u| u.ttl)
+}
+
+/// A validated call: one typed argument struct per tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    /// `x_md_get_post`.
+    GetPost(args::PostArgs),
+    /// `x_md_get_profile`.
+    GetProfile(BrowseArgs),
+    /// `x_md_search_posts`.
+    SearchPosts(SearchArgs),
+    /// `x_md_get_followers`.
+    GetFollowers(BrowseArgs),
+    /// `x_md_get_following`.
+    GetFollowing(BrowseArgs),
+    /// `x_md_get_quotes`.
+    GetQuotes(PostListArgs),
+    /// `x_md_get_reposts`.
+    GetReposts(PostListArgs),
+}
+
+impl Call {
+    /// Validates `arguments` (absent → `{}`) for `tool` and decodes them.
+    ///
+    /// # Errors
+    ///
+    /// The refusal text: which argument is wrong and the accepted form.
+    pub fn parse(tool: Tool, arguments: Option<&Value>) -> Result<Call, String> {
+        let props = tool.spec().props;
+        Ok(match tool {
+            Tool::GetPost => Call::GetPost(args::parse_post(arguments)?),
+            Tool::GetProfile => Call::GetProfile(args::parse_list(arguments, props)?),
+            Tool::SearchPosts => Call::SearchPosts(args::parse_search(arguments)?),
+            Tool::GetFollowers => Call::GetFollowers(args::parse_list(arguments, props)?),
+            Tool::GetFollowing => Call::GetFollowing(args::parse_list(arguments, props)?),
+            Tool::GetQuotes => Call::GetQuotes(args::parse_post_list(arguments, props)?),
+            Tool::GetReposts => Call::GetReposts(args::parse_post_list(arguments, props)?),
+        })
+    }
+
+    /// The tool this call runs.
+    pub fn tool(&self) -> Tool {
+        match self {
+            Call::GetPost(_) => Tool::GetPost,
+            Call::GetProfile(_) => Tool::GetProfile,
+            Call::SearchPosts(_) => Tool::SearchPosts,
+            Call::GetFollowers(_) => Tool::GetFollowers,
+            Call::GetFollowing(_) => Tool::GetFollowing,
+            Call::GetQuotes(_) => Tool::GetQuotes,
+            Call::GetReposts(_) => Tool::GetReposts,
+        }
+    }
+
+    /// The arguments in their one spelling, as a JSON object: a post as
+    /// `handle` and `id` (never `url`), handles lowercased without `@`,
+    /// ids without leading zeros, integers as integers, and every value
+    /// equal to its default left out. Equal calls give equal objects (the
+    /// result cache key), and the continuation notes print it.
+    pub fn canonical(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        match self {
+            Call::GetPost(a) => {
+                m.insert("handle".into(), Value::from(a.target.handle.as_str()));
+                m.insert("id".into(), Value::from(a.target.id.as_str()));
+                args::put_enum(&mut m, "thread", a.thread, args::Thread::as_str);
+                args::put_enum(&mut m, "replies", a.replies, args::Replies::as_str);
+                if a.max_posts != args::MAX_MAX_POSTS as usize {
+                    m.insert("max_posts".into(), Value::from(a.max_posts));
+                }
+                args::put_enum(&mut m, "format", a.format, args::Format::as_str);
+                args::put_enum(&mut m, "userinfo", a.userinfo, args::UserInfo::as_str);
+                args::put_enum(&mut m, "context", a.context, args::Context::as_str);
+                args::put_common(&mut m, a.cursor.as_deref(), a.full, a.max_chars);
+            }
+            Call::SearchPosts(a) => {
+                m.insert("q".into(), Value::from(a.q.as_str()));
+                args::put_enum(&mut m, "feed", a.feed, args::Feed::as_str);
+                args::put_list(&mut m, &a.list);
+            }
+            Call::GetProfile(a) | Call::GetFollowers(a) | Call::GetFollowing(a) => {
+                args::put_list(&mut m, a);
+            }
+            Call::GetQuotes(a) | Call::GetReposts(a) => a.canonical(&mut m),
+        }
+        m
+    }
+
+    /// The call's `max_chars`, when given.
+    pub fn max_chars(&self) -> Option<usize> {
+        match self {
+            Call::GetPost(a) => a.max_chars,
+            Call::SearchPosts(a) => a.list.max_chars,
+            Call::GetProfile(a) | Call::GetFollowers(a) | Call::GetFollowing(a) => a.max_chars,
+            Call::GetQuotes(a) | Call::GetReposts(a) => a.list.max_chars,
+        }
+    }
+
+    /// Runs the call through `f` (blocking): its Markdown and
+    /// `structuredContent`, before the last budget guard.
+    pub fn run(&self, f: &Fetcher, run: &Run) -> Result<(String, Value), XError> {
+        let r = match self {
+            Call::GetPost(a) => {
+                let r = post::get_post(f, a, run)?;
+                return Ok((r.text, r.structured));
+            }
+            Call::GetProfile(a) => profile::profile(f, a, run)?,
+            Call::SearchPosts(a) => search::search(f, &a.list, &a.q, a.feed.as_str(), run)?,
+            Call::GetFollowers(a) => browse::connections(f, false, a, run)?,
+            Call::GetFollowing(a) => browse::connections(f, true, a, run)?,
+            Call::GetQuotes(a) => status_lists::status_list(f, StatusList::Quotes, a, run)?,
+            Call::GetReposts(a) => status_lists::status_list(f, StatusList::Reposts, a, run)?,
+        };
+        Ok((r.text, r.structured))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_is_consistent() {
+        for (i, t) in Tool::ALL.into_iter().enumerate() {
+            assert_eq!(t as usize, i, "ALL is in discriminant order");
+            let s = t.spec();
+            assert_eq!(Tool::from_name(s.name), Some(t));
+            assert_eq!(
+                Tool::from_cursor_tag(s.cursor_tag),
+                Some(t),
+                "unique cursor tag"
+            );
+            assert!(s.name.starts_with("x_md_"), "{}", s.name);
+            assert!(!s.summary.is_empty() && !s.summary.contains(['(', ')']));
+            assert!(INSTRUCTIONS.contains(&format!("{} ({})", s.name, s.summary)));
+            // The metric label is the name, and it has a counter row.
+            assert_eq!(crate::metrics::TOOLS[i], s.name);
+            // Every required argument is in the table.
+            for r in s.required {
+                assert!(s.props.iter().any(|p| p.name == *r), "{}: {r}", s.name);
+            }
+            // The output schema is built and declares its dialect.
+            assert_eq!(t.output_schema()["$schema"], schema::DIALECT);
+            // At least one route; each route's parameters are arguments of
+            // the tool (or the route's `format`), and its path placeholders
+            // are arguments the tool takes.
+            assert!(!s.routes.is_empty(), "{} has no route", s.name);
+            for r in s.routes {
+                for p in r.params {
+                    assert!(
+                        *p == "format" || s.props.iter().any(|q| q.name == *p),
+                        "{}: route {} takes unknown `{p}`",
+                        s.name,
+                        r.template
+                    );
+                }
+                for seg in r.template.split('/').filter(|g| g.starts_with('{')) {
+                    let name = &seg[1..seg.len() - 1];
+                    assert!(s.props.iter().any(|q| q.name == name), "{}", r.template);
+                }
+            }
+            // At least one upstream path, each with a lifetime, each
+            // lifetime agreeing with any other tool reading the same path.
+            assert!(!s.upstream.is_empty(), "{} has no upstream path", s.name);
+            for u in s.upstream {
+                assert!(u.ttl > Duration::ZERO);
+                let concrete = u.template.replace("{id}", "1").replace("{handle}", "a");
+                assert_eq!(upstream_ttl(&concrete), Some(u.ttl), "{}", u.template);
+            }
+        }
+        // No two tools share a route template.
+        let mut templates: Vec<&str> = SPECS
+            .iter()
+            .flat_map(|s| s.routes.iter().map(|r| r.template))
+            .collect();
+        let n = templates.len();
+        templates.sort_unstable();
+        templates.dedup();
+        assert_eq!(templates.len(), n);
+    }
+
+    #[test]
+    fn instructions_list_every_tool() {
+        assert_eq!(
+            INSTRUCTIONS,
+            "Read-only access to public X (Twitter) content, rendered as Markdown. \
+Tools: x_md_get_post (one post, optionally with its thread and quoted post), x_md_get_profile (one account), \
+x_md_search_posts (search), x_md_get_followers (accounts following an account), \
+x_md_get_following (accounts an account follows), x_md_get_quotes (posts quoting a post), \
+x_md_get_reposts (accounts that reposted a post). \
+Every result carries Markdown text plus structuredContent; list tools page with next_cursor. \
+Upstream problems (rate limits, missing or protected content) come back as results with isError: true. \
+resources/list returns the full service contract."
+        );
+    }
+
+    #[test]
+    fn templates_match_segment_by_segment() {
+        let any = |_: &str, s: &str| !s.is_empty();
+        assert_eq!(
+            match_template("/{handle}/status/{id}", "/a/status/5", any),
+            Some(Captures {
+                handle: Some("a"),
+                id: Some("5")
+            })
+        );
+        assert_eq!(
+            match_template("/{handle}/status/{id}", "/a/status/5/x", any),
+            None
+        );
+        assert_eq!(
+            match_template("/{handle}/status/{id}", "/a/status/", any),
+            None
+        );
+        assert_eq!(
+            match_template("/search", "/search", any),
+            Some(Captures::default())
+        );
+        assert_eq!(match_template("/search", "/searchx", any), None);
+        assert_eq!(upstream_ttl("/2/status/1/quotes"), Some(TTL_SEARCH));
+        assert_eq!(upstream_ttl("/2/status/1/likes"), None);
+        assert_eq!(upstream_ttl("/2/search?q=a"), Some(TTL_SEARCH));
+    }
+}
