@@ -41,7 +41,7 @@ pub fn parent_id(v: &Value) -> Option<String> {
             .and_then(Value::as_str)
             .map(str::to_string)
     });
-    p.filter(|p| super::url::is_id(p))
+    p.filter(|p| crate::x::url::is_id(p))
 }
 
 /// The author's handle, if any.
