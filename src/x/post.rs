@@ -11,7 +11,9 @@ use super::cursor::{self, CursorKind, Position};
 use super::error::{check_post_response, XError};
 use super::model::{self, id, is_status, parent_id};
 use super::render::escape::escape_inline;
-use super::render::post::{display_text, join_posts, post_blocks};
+use super::model::status::Status;
+use super::model::user::User;
+use super::render::post::{display_text, join_posts, post_blocks, status_text};
 use super::render::RenderOptions;
 use super::syndication;
 use super::upstream::Upstream;
@@ -518,11 +520,41 @@ pub fn lean_row(p: &mut Value, full: bool) {
     }
 }
 
+/// [`lean_row`] of a typed status: unless `full`, `raw_text` dropped (in
+/// the post and its quotes, `text` filled from it when empty) and the
+/// author reduced to what identifies it.
+pub fn lean_status_row(p: &mut Status, full: bool) {
+    if full {
+        return;
+    }
+    let mut cur = Some(&mut *p);
+    let mut depth = 0;
+    while let Some(s) = cur.take() {
+        if let Some(a) = &mut s.author {
+            a.raw_description = None;
+        }
+        if s.raw_text.is_some() {
+            if s.text.trim().is_empty() {
+                s.text = status_text(s);
+            }
+            s.raw_text = None;
+        }
+        depth += 1;
+        if depth > 8 {
+            break;
+        }
+        cur = s.quote.as_deref_mut();
+    }
+    if let Some(a) = &mut p.author {
+        *a = a.identity();
+    }
+}
+
 /// An account without `raw_description` (the upstream's second copy of
 /// the bio) unless `full`.
-pub fn lean_user(mut u: Value, full: bool) -> Value {
-    if let (false, Some(o)) = (full, u.as_object_mut()) {
-        o.remove("raw_description");
+pub fn lean_user(mut u: User, full: bool) -> User {
+    if !full {
+        u.raw_description = None;
     }
     u
 }

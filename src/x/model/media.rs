@@ -80,6 +80,9 @@ impl Media {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, expecting = "a media item object")]
 pub struct MediaItem {
+    /// The media id.
+    #[serde(deserialize_with = "super::parse::id", skip_serializing_if = "Option::is_none")]
+    pub id: Option<super::scalar::Id>,
     /// `photo`, `video` or `gif`.
     #[serde(rename = "type", deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,

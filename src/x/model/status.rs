@@ -212,6 +212,12 @@ pub struct Page<T> {
     pub results: Vec<T>,
     /// Where the neighbouring pages start.
     pub cursor: Option<PageCursor>,
+    /// The answer's `code` (an error when 400 or more).
+    #[serde(deserialize_with = "count")]
+    pub code: Count,
+    /// The answer's `message`.
+    #[serde(deserialize_with = "opt_text")]
+    pub message: Option<String>,
 }
 
 /// A page's `cursor`.
@@ -240,6 +246,15 @@ pub struct ProfileEnvelope {
     /// The account.
     #[serde(deserialize_with = "super::parse::user")]
     pub user: Option<User>,
+    /// The answer's `code` (an error when 400 or more).
+    #[serde(deserialize_with = "count")]
+    pub code: Count,
+    /// The answer's `message`.
+    #[serde(deserialize_with = "opt_text")]
+    pub message: Option<String>,
+    /// Why the account is unavailable (`suspended`).
+    #[serde(deserialize_with = "opt_text")]
+    pub reason: Option<String>,
 }
 
 /// The `/2/status/{id}` answer's `status` (or v1 `tweet`).
@@ -252,4 +267,10 @@ pub struct StatusEnvelope {
     /// The post (v1 API).
     #[serde(deserialize_with = "super::parse::tweet")]
     pub tweet: Option<Status>,
+    /// The answer's `code` (an error when 400 or more).
+    #[serde(deserialize_with = "count")]
+    pub code: Count,
+    /// The answer's `message`.
+    #[serde(deserialize_with = "opt_text")]
+    pub message: Option<String>,
 }
