@@ -137,23 +137,51 @@ macro_rules! named_fields {
     )*};
 }
 
-named_fields!(
-    author,
-    id,
-    media,
-    quote,
-    raw_text,
-    raw_description,
-    reposted_by,
-    website,
-    verification,
-    formats,
-    variants,
-    facets,
-    user,
-    status,
-    tweet,
+named_fields!(id, formats, variants, facets);
+
+macro_rules! object_fields {
+    ($($f:ident => $what:literal),* $(,)?) => {$(
+        #[doc = concat!("Deserializes the optional object `", stringify!($f), "` (", $what, " or `null`), naming it in errors.")]
+        pub fn $f<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+            in_field(stringify!($f), d.deserialize_any(ObjectOrNull::<T>($what, PhantomData)))
+        }
+    )*};
+}
+
+object_fields!(
+    author => "a user object",
+    media => "a media object",
+    quote => "a status object",
+    raw_text => "a raw text object",
+    raw_description => "a raw text object",
+    reposted_by => "a user object",
+    website => "a website object",
+    verification => "a verification object",
+    user => "a user object",
+    status => "a status object",
+    tweet => "a status object",
 );
+
+/// An optional object: `null` is absent, an object is read as `T`, and
+/// anything else (an array too, which serde would read as the struct's
+/// fields in order) is a shape error expecting `.0`.
+struct ObjectOrNull<T>(&'static str, PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectOrNull<T> {
+    type Value = Option<T>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, a: A) -> Result<Option<T>, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(a)).map(Some)
+    }
+}
 
 /// Deserializes a media list (`media.all`, `photos`, …), naming it.
 pub fn media_items<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
