@@ -534,7 +534,7 @@ pub fn connections(
 mod tests {
     use super::*;
 
-    fn pages() -> Vec<(String, ListPage)> {
+    fn pages() -> Vec<(String, ListPage<Value>)> {
         // Three upstream pages of 4, 4 and 0 items: "", "c1", "c2".
         let mk = |from: u32, n: u32, bottom: &str| ListPage {
             items: (from..from + n)
