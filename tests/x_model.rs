@@ -134,7 +134,7 @@ fn unknown_fields_are_ignored_and_missing_ones_default() {
     s.normalize(0);
     assert_eq!(s.text, "");
     assert_eq!(s.likes, None);
-    assert_eq!(s.quote.is_none(), true);
+    assert!(s.quote.is_none());
     assert_eq!(
         serde_json::to_value(&s).unwrap(),
         json!({"type":"status","id":"5","text":"","author":{"screen_name":"a"},
@@ -144,8 +144,11 @@ fn unknown_fields_are_ignored_and_missing_ones_default() {
     assert_eq!(serde_json::to_value(&empty).unwrap(), json!({"text": ""}));
     assert!(!empty.is_status());
     // Rows that are not objects are skipped; `results: null` is empty.
-    let p: Page<Status> =
-        parse(br#"{"results":[1,"x",null,[],{"id":2}],"cursor":null}"#, "a list page").unwrap();
+    let p: Page<Status> = parse(
+        br#"{"results":[1,"x",null,[],{"id":2}],"cursor":null}"#,
+        "a list page",
+    )
+    .unwrap();
     assert_eq!(p.results.len(), 1);
     assert_eq!(p.bottom(), None);
     let p: Page<Status> = parse(br#"{"results":null}"#, "a list page").unwrap();
@@ -205,7 +208,10 @@ fn a_wrong_shape_names_the_field() {
     // Not JSON, or not an object: the older, general error.
     for body in [&b"<html>"[..], b"[1]", b"{\"a\":"] {
         let e = parse::<StatusEnvelope>(body, "a status answer").unwrap_err();
-        assert_eq!(e.message, "FxTwitter upstream returned an unexpected response (not the JSON it should send).");
+        assert_eq!(
+            e.message,
+            "FxTwitter upstream returned an unexpected response (not the JSON it should send)."
+        );
     }
 }
 
@@ -214,7 +220,8 @@ fn a_status_whose_id_is_a_number_is_served_exactly() {
     // 2^53 + 1: a double would read 9007199254740992.
     let big = 9_007_199_254_740_993u64;
     let fake = FakeUpstream::start();
-    let body = status_body(ID, json!({})).replace(&format!("\"id\":\"{ID}\""), &format!("\"id\":{big}"));
+    let body =
+        status_body(ID, json!({})).replace(&format!("\"id\":\"{ID}\""), &format!("\"id\":{big}"));
     assert!(body.contains(&format!("\"id\":{big}")));
     fake.on(&format!("/2/status/{ID}"), Answer::json(200, &body));
     let out = ok(
@@ -235,7 +242,10 @@ fn a_lone_surrogate_does_not_fail_the_post() {
         &tools_for(&fake),
         json!({"handle": "example_user", "id": ID, "thread": "off"}),
     );
-    assert_eq!(out.structured.unwrap()["posts"][0]["text"], json!("a\u{fffd}b"));
+    assert_eq!(
+        out.structured.unwrap()["posts"][0]["text"],
+        json!("a\u{fffd}b")
+    );
     assert!(out.text.contains("a\u{fffd}b"), "{}", out.text);
 }
 
@@ -260,13 +270,23 @@ fn a_profile_of_the_wrong_shape_names_the_field() {
     let fake = FakeUpstream::start();
     fake.on(
         "/2/profile/demo",
-        Answer::json(200, r#"{"code":200,"user":{"screen_name":"demo","verification":true}}"#),
+        Answer::json(
+            200,
+            r#"{"code":200,"user":{"screen_name":"demo","verification":true}}"#,
+        ),
     );
     fake.on(
         "/2/profile/demo/statuses?count=20&with_replies=false",
-        Answer::json(200, r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#),
+        Answer::json(
+            200,
+            r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#,
+        ),
     );
-    let text = common::browse::err(&tools_for(&fake), "x_md_get_profile", json!({"handle": "demo"}));
+    let text = common::browse::err(
+        &tools_for(&fake),
+        "x_md_get_profile",
+        json!({"handle": "demo"}),
+    );
     assert_eq!(
         text,
         "FxTwitter answered a profile that is not the expected shape: `user.verification`: invalid type: boolean `true`, expected a verification object. (HTTP 502, code upstream_invalid_response)"

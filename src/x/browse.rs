@@ -15,10 +15,10 @@ use super::model::parse::parse;
 use super::model::scalar::Id;
 use super::model::status::{Page, Status};
 use super::model::user::User;
-use serde::de::DeserializeOwned;
 use super::profile::fetch_profile;
 use super::render::browse::{connections_markdown, Continuation};
 use super::upstream::Upstream;
+use serde::de::DeserializeOwned;
 
 /// `count` sent upstream for every list page. Default 20 (the largest
 /// `limit`), whatever the caller's `limit`, so offsets in cursors stay valid
@@ -375,7 +375,11 @@ pub fn other_errors(status: u16, body: &Value) -> Result<(), XError> {
 }
 
 /// [`other_errors`] from an answer's status, body `code` and `message`.
-pub fn answer_errors(status: u16, body_code: Option<u64>, message: Option<&str>) -> Result<(), XError> {
+pub fn answer_errors(
+    status: u16,
+    body_code: Option<u64>,
+    message: Option<&str>,
+) -> Result<(), XError> {
     if (200..300).contains(&status) && body_code.is_none_or(|c| c < 400) {
         return Ok(());
     }

@@ -313,7 +313,10 @@ fn object_code(body: &[u8]) -> Option<Option<u64>> {
                 let from = i + 1;
                 let mut j = from;
                 loop {
-                    let k = j + body.get(j..)?.iter().position(|&b| b == b'"' || b == b'\\')?;
+                    let k = j + body
+                        .get(j..)?
+                        .iter()
+                        .position(|&b| b == b'"' || b == b'\\')?;
                     if body[k] == b'\\' {
                         j = k + 2;
                         continue;
@@ -324,7 +327,8 @@ fn object_code(body: &[u8]) -> Option<Option<u64>> {
                 if depth == 1 {
                     let rest = &body[i..];
                     let colon = rest.iter().position(|b| !b.is_ascii_whitespace());
-                    key_is_code = colon.is_some_and(|c| rest[c] == b':') && &body[from..i - 1] == b"code";
+                    key_is_code =
+                        colon.is_some_and(|c| rest[c] == b':') && &body[from..i - 1] == b"code";
                 }
                 continue;
             }
@@ -577,7 +581,10 @@ mod tests {
     #[test]
     fn object_code_is_structural() {
         let c = |b: &str| object_code(b.as_bytes());
-        assert_eq!(c(r#"{"code":200,"results":[{"code":500}]}"#), Some(Some(200)));
+        assert_eq!(
+            c(r#"{"code":200,"results":[{"code":500}]}"#),
+            Some(Some(200))
+        );
         assert_eq!(c(r#" { "a" : "}\"{" , "code" : 503 } "#), Some(Some(503)));
         assert_eq!(c(r#"{"a":"code","b":1}"#), Some(None));
         assert_eq!(c(r#"{"x":{"code":500}}"#), Some(None));

@@ -9,11 +9,11 @@ use super::args::PostArgs;
 use super::budget::{self, Cut, Run};
 use super::cursor::{self, CursorKind, Position};
 use super::error::{check_post_response, XError};
-use super::model::{self, id, is_status, parent_id};
-use super::render::escape::escape_inline;
 use super::model::parse::parse;
 use super::model::status::{Status, StatusEnvelope};
 use super::model::user::User;
+use super::model::{self, id, is_status, parent_id};
+use super::render::escape::escape_inline;
 use super::render::post::{display_text, join_posts, post_blocks, status_text};
 use super::render::RenderOptions;
 use super::syndication;
@@ -50,7 +50,11 @@ fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Value, XError> {
 fn status_of(resp: &super::upstream::UpstreamResponse) -> Result<Value, XError> {
     let mut body = check_post_response(resp)?;
     let typed: StatusEnvelope = parse(&resp.body, "a status answer")?;
-    let key = if typed.status.is_some() { "status" } else { "tweet" };
+    let key = if typed.status.is_some() {
+        "status"
+    } else {
+        "tweet"
+    };
     match typed.status.or(typed.tweet) {
         Some(s) if s.is_status() => {
             let mut v = body.get_mut(key).map(Value::take).unwrap_or_default();

@@ -70,9 +70,10 @@ pub fn is_original_of(row: &Status, handle: &str) -> bool {
             .is_some_and(|h| h.eq_ignore_ascii_case(handle))
     };
     let own = mine(row.author.as_ref()) || mine(row.reposted_by.as_ref());
-    let reposted = row.reposted_by.as_ref().is_some_and(|u| {
-        u.screen_name.is_some() || u.id.is_some() || u.name.is_some()
-    });
+    let reposted = row
+        .reposted_by
+        .as_ref()
+        .is_some_and(|u| u.screen_name.is_some() || u.id.is_some() || u.name.is_some());
     own && row.is_status() && !reposted && !row.is_reply()
 }
 
@@ -341,10 +342,12 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         encode(cursor::forge_profile_cursor(None, last, now_ms()), k)
     };
     let path = format!("/{handle}");
-    let profile_json = rows_json(std::slice::from_ref(&super::post::lean_user(user, args.full)))
-        .as_array_mut()
-        .and_then(Vec::pop)
-        .unwrap_or(Value::Null);
+    let profile_json = rows_json(std::slice::from_ref(&super::post::lean_user(
+        user, args.full,
+    )))
+    .as_array_mut()
+    .and_then(Vec::pop)
+    .unwrap_or(Value::Null);
     let (text, structured) = fit_rows(
         run,
         posts.len(),

@@ -17,16 +17,28 @@ use super::scalar::{count, opt_number, opt_text, Count};
 #[serde(default, expecting = "a media object")]
 pub struct Media {
     /// Every item in order (FxTwitter v2).
-    #[serde(deserialize_with = "media_items", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "media_items",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub all: Option<Vec<MediaItem>>,
     /// The photos.
-    #[serde(deserialize_with = "media_items", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "media_items",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub photos: Option<Vec<MediaItem>>,
     /// The videos and GIFs.
-    #[serde(deserialize_with = "media_items", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "media_items",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub videos: Option<Vec<MediaItem>>,
     /// GIFs (older answers).
-    #[serde(deserialize_with = "media_items", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "media_items",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub animated: Option<Vec<MediaItem>>,
     /// The mosaic of several photos, as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,10 +93,17 @@ impl Media {
 #[serde(default, expecting = "a media item object")]
 pub struct MediaItem {
     /// The media id.
-    #[serde(deserialize_with = "super::parse::id", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::id",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub id: Option<super::scalar::Id>,
     /// `photo`, `video` or `gif`.
-    #[serde(rename = "type", deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "type",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<String>,
     /// The image, or the video file.
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
@@ -105,10 +124,17 @@ pub struct MediaItem {
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub alt: Option<String>,
     /// The alt text as FxTwitter names it.
-    #[serde(rename = "altText", deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "altText",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub alt_text: Option<String>,
     /// Duration in seconds, as sent.
-    #[serde(deserialize_with = "opt_number", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "opt_number",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub duration: Option<Number>,
     /// Duration in milliseconds (filled from `duration`).
     #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
@@ -183,7 +209,10 @@ pub struct Format {
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub codec: Option<String>,
     /// Bits per second, as sent.
-    #[serde(deserialize_with = "opt_number", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "opt_number",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bitrate: Option<Number>,
 }
 
@@ -198,6 +227,9 @@ pub struct Variant {
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     /// Bits per second, as sent.
-    #[serde(deserialize_with = "opt_number", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "opt_number",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bitrate: Option<Number>,
 }

@@ -235,7 +235,8 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOrSkip<T> {
                 f.write_str("a row")
             }
             fn visit_map<A: de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(a)).map(|t| ObjectOrSkip(Some(t)))
+                T::deserialize(de::value::MapAccessDeserializer::new(a))
+                    .map(|t| ObjectOrSkip(Some(t)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
                 while a.next_element::<IgnoredAny>()?.is_some() {}

@@ -98,9 +98,7 @@ pub fn opt_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Erro
 
 /// Deserializes an optional number from any JSON value (kept as sent:
 /// an integer stays an integer): a non-number is absent.
-pub fn opt_number<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Option<serde_json::Number>, D::Error> {
+pub fn opt_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<serde_json::Number>, D::Error> {
     d.deserialize_any(Loose(|l| match l {
         Leaf::U(n) => Some(n.into()),
         Leaf::F(f) => serde_json::Number::from_f64(f),

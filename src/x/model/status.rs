@@ -19,7 +19,11 @@ use super::user::{RawText, User};
 #[serde(default, expecting = "a status object")]
 pub struct Status {
     /// `status` or `tombstone`.
-    #[serde(rename = "type", deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "type",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<String>,
     /// The post id (exact, whether sent as a string or a number).
     #[serde(deserialize_with = "id", skip_serializing_if = "Option::is_none")]
@@ -61,7 +65,10 @@ pub struct Status {
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// Unix seconds, as sent.
-    #[serde(deserialize_with = "opt_number", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "opt_number",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub created_timestamp: Option<Number>,
     /// FxTwitter's embed kind (`tweet`).
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
@@ -88,7 +95,10 @@ pub struct Status {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replying_to_status: Option<Box<RawValue>>,
     /// Who reposted it (a timeline row that is a repost).
-    #[serde(deserialize_with = "reposted_by", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "reposted_by",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reposted_by: Option<User>,
     /// Photos, videos, GIFs (dropped when empty).
     #[serde(deserialize_with = "media", skip_serializing_if = "Option::is_none")]
@@ -235,7 +245,11 @@ pub struct PageCursor {
 impl<T> Page<T> {
     /// `cursor.bottom`, when a non-empty string.
     pub fn bottom(&self) -> Option<&str> {
-        self.cursor.as_ref()?.bottom.as_deref().filter(|b| !b.is_empty())
+        self.cursor
+            .as_ref()?
+            .bottom
+            .as_deref()
+            .filter(|b| !b.is_empty())
     }
 }
 

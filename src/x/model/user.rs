@@ -12,7 +12,11 @@ use super::scalar::{count, opt_bool, opt_text, Count, Id};
 #[serde(default, expecting = "a user object")]
 pub struct User {
     /// `"profile"` or `"user"` when sent.
-    #[serde(rename = "type", deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "type",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<String>,
     /// The account id.
     #[serde(deserialize_with = "id", skip_serializing_if = "Option::is_none")]
@@ -30,7 +34,10 @@ pub struct User {
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The bio as X sent it, with its link facets (kept only with `full`).
-    #[serde(deserialize_with = "raw_description", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "raw_description",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub raw_description: Option<RawText>,
     /// The location the account states.
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
@@ -66,7 +73,10 @@ pub struct User {
     #[serde(deserialize_with = "website", skip_serializing_if = "Option::is_none")]
     pub website: Option<Website>,
     /// The verification badge.
-    #[serde(deserialize_with = "verification", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "verification",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub verification: Option<Verification>,
 }
 
@@ -111,7 +121,11 @@ pub struct Verification {
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub verified_at: Option<String>,
     /// `individual`, `business`, `government`.
-    #[serde(rename = "type", deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "type",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<String>,
 }
 
@@ -136,7 +150,11 @@ pub struct RawText {
 #[serde(default, expecting = "a facet object")]
 pub struct Facet {
     /// `url`, `media`, `mention`, `hashtag`, …
-    #[serde(rename = "type", deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "type",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<String>,
     /// `[start, end]` (UTF-16 offsets; never used to cut text).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -309,13 +309,17 @@ mod tests {
 
     #[test]
     fn lines() {
-        let p = status(json!({"id":"5","url":"https://x.com/a/status/5","text":"hi\n\nthere","created_at":"Mon Aug 10 12:41:03 +0000 2026","likes":1,"reposts":2,"replies":3000,"author":{"screen_name":"a"}}));
+        let p = status(
+            json!({"id":"5","url":"https://x.com/a/status/5","text":"hi\n\nthere","created_at":"Mon Aug 10 12:41:03 +0000 2026","likes":1,"reposts":2,"replies":3000,"author":{"screen_name":"a"}}),
+        );
         assert_eq!(
             post_line(&p, false),
             "- [@a](https://x.com/a): hi there (2026-08-10T12:41:03Z) [Source](https://x.com/a/status/5)"
         );
         assert_eq!(post_line(&p, true), "- [@a](https://x.com/a): hi there (2026-08-10T12:41:03Z) — 1 like, 2 reposts, 3,000 replies [Source](https://x.com/a/status/5)");
-        let odd = status(json!({"id":"5","url":"javascript:alert(1)","text":"t","created_at":"D","author":{"screen_name":"a"}}));
+        let odd = status(
+            json!({"id":"5","url":"javascript:alert(1)","text":"t","created_at":"D","author":{"screen_name":"a"}}),
+        );
         assert_eq!(
             post_line(&odd, false),
             "- [@a](https://x.com/a): t (D) Source: javascript:alert(1)"
