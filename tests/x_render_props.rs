@@ -21,9 +21,17 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Value};
 use xmd::x::args::{Format, UserInfo};
 use xmd::x::model::normalize;
+use xmd::x::model::status::Status;
+use xmd::x::model::user::User;
 use xmd::x::render::browse::{profile_markdown, search_markdown};
 use xmd::x::render::{render_posts, RenderOptions};
 use yaml_rust2::{Yaml, YamlLoader};
+
+/// A post or user `Value` read into the typed model, as the list tools
+/// read it from the upstream.
+fn typed<T: serde::de::DeserializeOwned>(v: &Value) -> T {
+    serde_json::from_str(&v.to_string()).expect("a model value")
+}
 
 /// What a reader's CommonMark renderer makes of a document.
 #[derive(Debug, Default)]
@@ -529,10 +537,11 @@ proptest! {
         fields.expect.retain(|k, _| shows.iter().any(|f| k.starts_with(&format!("QQ{f}"))));
         let render = |tpl: bool| {
             let (p, q) = if tpl { (&tpl_first, q_ph.as_str()) } else { (&first, query.as_str()) };
-            let users = [user_of(p)];
-            let mut md = profile_markdown(&users[0], std::slice::from_ref(p), full, &[], None);
+            let users = [typed::<User>(&user_of(p))];
+            let post = typed::<Status>(p);
+            let mut md = profile_markdown(&users[0], std::slice::from_ref(&post), full, &[], None);
             md.push('\n');
-            md.push_str(&search_markdown(q, std::slice::from_ref(p), None, full, &[], &[], None));
+            md.push_str(&search_markdown(q, std::slice::from_ref(&post), None, full, &[], &[], None));
             md.push('\n');
             md.push_str(&search_markdown(q, &[], Some(&users), full, &[], &[], None));
             md
@@ -578,7 +587,7 @@ proptest! {
             }
             let mut browse = p.clone();
             browse["author"]["website"] = json!({"url": urls[2]});
-            let md = profile_markdown(&browse["author"], &[browse.clone()], full, &[], None);
+            let md = profile_markdown(&typed::<User>(&browse["author"]), &[typed::<Status>(&browse)], full, &[], None);
             for d in &parse(&md).dests {
                 prop_assert!(http(d), "non-http destination {:?} in\n{}", d, md);
             }

@@ -10,10 +10,15 @@ use super::budget::fit_rows;
 use super::budget::Run;
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind, Position};
-use super::error::{check_transport, clip_message, code, parse_object, XError};
+use super::error::{check_transport, clip_message, code, XError};
+use super::model::parse::parse;
+use super::model::scalar::Id;
+use super::model::status::{Page, Status};
+use super::model::user::User;
 use super::profile::fetch_profile;
 use super::render::browse::{connections_markdown, Continuation};
 use super::upstream::Upstream;
+use serde::de::DeserializeOwned;
 
 /// `count` sent upstream for every list page. Default 20 (the largest
 /// `limit`), whatever the caller's `limit`, so offsets in cursors stay valid
@@ -52,38 +57,55 @@ pub fn cursor_error(message: String) -> XError {
     XError::new(400, code::INVALID_CURSOR, message)
 }
 
+/// A list row: something with an id the walk can recognise again.
+pub trait Row: Default {
+    /// The row's id, when it has one.
+    fn row_id(&self) -> Option<&str>;
+}
+
+impl Row for Value {
+    fn row_id(&self) -> Option<&str> {
+        self.get("id").and_then(Value::as_str)
+    }
+}
+
+impl Row for Status {
+    fn row_id(&self) -> Option<&str> {
+        self.id()
+    }
+}
+
+impl Row for User {
+    fn row_id(&self) -> Option<&str> {
+        self.id.as_ref().map(Id::as_str)
+    }
+}
+
 /// One upstream list page.
 #[derive(Debug, Clone, Default)]
-pub struct ListPage {
+pub struct ListPage<T = Status> {
     /// The page's rows.
-    pub items: Vec<Value>,
-    /// `cursor.bottom`, when a string.
+    pub items: Vec<T>,
+    /// `cursor.bottom`, when a non-empty string.
     pub bottom: Option<String>,
 }
 
-impl ListPage {
-    /// Reads `results` and `cursor.bottom` from a list body.
-    pub fn from_body(mut body: Value) -> Result<ListPage, XError> {
-        let items = match body.get_mut("results").map(Value::take) {
-            Some(Value::Array(a)) => a.into_iter().filter(Value::is_object).collect(),
-            Some(Value::Null) | None => Vec::new(),
-            Some(_) => return Err(XError::unexpected_response()),
-        };
-        let bottom = body
-            .get("cursor")
-            .and_then(|c| c.get("bottom"))
-            .and_then(Value::as_str)
-            .filter(|b| !b.is_empty())
-            .map(str::to_string);
-        Ok(ListPage { items, bottom })
+impl<T> ListPage<T> {
+    /// The rows and `cursor.bottom` of a typed page.
+    pub fn from_page(page: Page<T>) -> ListPage<T> {
+        let bottom = page.bottom().map(str::to_string);
+        ListPage {
+            items: page.results,
+            bottom,
+        }
     }
 }
 
 /// What one walk produced.
-#[derive(Debug, Clone, Default)]
-pub struct Walk {
+#[derive(Debug, Clone)]
+pub struct Walk<T = Status> {
     /// The kept items, at most `limit`.
-    pub items: Vec<Value>,
+    pub items: Vec<T>,
     /// Where the next result starts; `None` at the end of the list.
     pub next: Option<Position>,
     /// Notes for the agent (e.g. the page budget was reached).
@@ -96,7 +118,19 @@ pub struct Walk {
     pub seen_before: Vec<u32>,
 }
 
-impl Walk {
+impl<T> Default for Walk<T> {
+    fn default() -> Self {
+        Walk {
+            items: Vec::new(),
+            next: None,
+            notes: Vec::new(),
+            positions: Vec::new(),
+            seen_before: Vec::new(),
+        }
+    }
+}
+
+impl<T: Row> Walk<T> {
     /// Where a result cut before item `k` continues (after item `k - 1`),
     /// remembering the rows served up to there.
     pub fn cut_at(&self, k: usize) -> Position {
@@ -112,8 +146,8 @@ impl Walk {
         marks.extend(
             self.items[..k.min(self.items.len())]
                 .iter()
-                .filter_map(row_id)
-                .map(|id| cursor::row_mark(&id)),
+                .filter_map(T::row_id)
+                .map(cursor::row_mark),
         );
         let drop = marks.len().saturating_sub(cursor::MAX_ROW_MARKS);
         marks.drain(..drop);
@@ -124,14 +158,6 @@ impl Walk {
 /// The note when the upstream repeats rows or a cursor that does not
 /// advance: the walk ends there.
 pub const REPEAT_NOTE: &str = "The upstream repeated rows already shown (or a cursor that does not advance); the list ends here.";
-
-fn row_id(v: &Value) -> Option<String> {
-    match v.get("id") {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        _ => None,
-    }
-}
 
 /// Collects up to `limit` kept items from `start` (one block).
 /// Rows already served: in this walk (by id), and before it (by the
@@ -149,14 +175,14 @@ impl Seen {
     }
 }
 
-fn collect_block(
-    fetch: &mut dyn FnMut(&str) -> Result<ListPage, XError>,
-    keep: &dyn Fn(&Value) -> bool,
+fn collect_block<T: Row>(
+    fetch: &mut dyn FnMut(&str) -> Result<ListPage<T>, XError>,
+    keep: &dyn Fn(&T) -> bool,
     start: Position,
     limit: usize,
     budget: &mut usize,
     seen: &mut Seen,
-) -> Result<(Walk, bool), XError> {
+) -> Result<(Walk<T>, bool), XError> {
     let mut w = Walk::default();
     let mut pos = start;
     loop {
@@ -170,22 +196,22 @@ fn collect_block(
         let mut i = pos.offset;
         // The rows of a resumed page before the offset were served.
         for item in &page.items[..i.min(n)] {
-            if let Some(id) = row_id(item) {
-                seen.ids.insert(id);
+            if let Some(id) = item.row_id() {
+                seen.ids.insert(id.to_string());
             }
         }
         let mut repeated = false;
         while i < n && w.items.len() < limit {
             let item = &mut page.items[i];
-            if let Some(id) = row_id(item) {
-                if !seen.insert(id) {
+            if let Some(id) = item.row_id() {
+                if !seen.insert(id.to_string()) {
                     repeated = true;
                     i += 1;
                     continue;
                 }
             }
             if keep(item) {
-                w.items.push(item.take());
+                w.items.push(std::mem::take(item));
                 w.positions.push(Position {
                     upstream: pos.upstream.clone(),
                     offset: i,
@@ -230,13 +256,13 @@ fn collect_block(
 /// Walks a list: from `start` (a decoded cursor) one block, or in page
 /// mode `page` blocks from the beginning, returning the last. A list that
 /// ends before block `page` gives an empty result without `next`.
-pub fn walk_list(
-    fetch: &mut dyn FnMut(&str) -> Result<ListPage, XError>,
-    keep: &dyn Fn(&Value) -> bool,
+pub fn walk_list<T: Row>(
+    fetch: &mut dyn FnMut(&str) -> Result<ListPage<T>, XError>,
+    keep: &dyn Fn(&T) -> bool,
     start: Option<Position>,
     page: usize,
     limit: usize,
-) -> Result<Walk, XError> {
+) -> Result<Walk<T>, XError> {
     let blocks = if start.is_some() { 1 } else { page.max(1) };
     let mut budget = LIST_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
     let mut pos = start.unwrap_or_default();
@@ -293,32 +319,47 @@ pub fn page_path(base: &str, upstream_cursor: &str, extra: &str) -> String {
 }
 
 /// Maps a followers/following/statuses page answer (E5–E7).
-pub fn check_account_list(up: &dyn Upstream, path: &str, handle: &str) -> Result<ListPage, XError> {
+pub fn check_account_list<T: Row + DeserializeOwned>(
+    up: &dyn Upstream,
+    path: &str,
+    handle: &str,
+) -> Result<ListPage<T>, XError> {
     let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
     check_transport(&resp)?;
     if resp.status == 401 || resp.status == 403 {
         return Err(protected_error(handle));
     }
-    let body = parse_object(&resp)?;
-    let body_code = body.get("code").and_then(Value::as_u64);
-    if resp.status == 404 || body_code == Some(404) {
+    let page: Page<T> = parse(&resp.body, "a list page")?;
+    if resp.status == 404 || page.code == Some(404) {
         return Err(XError::new(
             404,
             code::NOT_FOUND,
             format!("Account @{handle} was not found, is suspended, or its list is unavailable."),
         ));
     }
-    other_errors(resp.status, &body)?;
-    ListPage::from_body(body)
+    answer_errors(resp.status, page.code, page.message.as_deref())?;
+    Ok(ListPage::from_page(page))
 }
 
 /// The generic error for a non-2xx answer or a body `code` ≥ 400.
 pub fn other_errors(status: u16, body: &Value) -> Result<(), XError> {
-    let body_code = body.get("code").and_then(Value::as_u64);
+    answer_errors(
+        status,
+        body.get("code").and_then(Value::as_u64),
+        body.get("message").and_then(Value::as_str),
+    )
+}
+
+/// [`other_errors`] from an answer's status, body `code` and `message`.
+pub fn answer_errors(
+    status: u16,
+    body_code: Option<u64>,
+    message: Option<&str>,
+) -> Result<(), XError> {
     if (200..300).contains(&status) && body_code.is_none_or(|c| c < 400) {
         return Ok(());
     }
-    let what = match body.get("message").and_then(Value::as_str) {
+    let what = match message {
         Some(m) => clip_message(m),
         None => format!("HTTP {status}"),
     };
@@ -388,6 +429,11 @@ pub fn base_structured(resource: &str, args: &BrowseArgs) -> Map<String, Value> 
     m
 }
 
+/// Typed rows as a `structuredContent` array.
+pub fn rows_json<T: serde::Serialize>(rows: &[T]) -> Value {
+    serde_json::to_value(rows).unwrap_or_else(|_| Value::Array(Vec::new()))
+}
+
 /// A tool's text and `structuredContent`.
 #[derive(Debug, Clone)]
 pub struct BrowseResult {
@@ -417,13 +463,13 @@ pub fn connections(
         None => None,
     };
     let base = format!("/2/profile/{handle}/{which}");
-    let mut fetch = |c: &str| check_account_list(f, &page_path(&base, c, ""), handle);
+    let mut fetch = |c: &str| check_account_list::<User>(f, &page_path(&base, c, ""), handle);
     let mut walk = walk_list(&mut fetch, &|_| true, start, args.page, args.limit)?;
     if walk.items.is_empty() && args.cursor.is_none() && args.page == 1 {
         // An empty first page: say why when the account is protected (its
         // lists come back empty), fail when it does not exist.
         let user = fetch_profile(f, handle)?;
-        if user.get("protected").and_then(Value::as_bool) == Some(true) {
+        if user.protected == Some(true) {
             walk.notes.push(format!(
                 "@{handle} is a protected account; its {which} are not public."
             ));
@@ -451,7 +497,7 @@ pub fn connections(
             );
             let mut m = base_structured(which, args);
             m.insert("handle".into(), json!(handle));
-            m.insert("users".into(), Value::Array(walk.items[..k].to_vec()));
+            m.insert("users".into(), rows_json(&walk.items[..k]));
             if let Some(c) = next {
                 m.insert("next_cursor".into(), json!(c));
             }
@@ -468,7 +514,7 @@ pub fn connections(
 mod tests {
     use super::*;
 
-    fn pages() -> Vec<(String, ListPage)> {
+    fn pages() -> Vec<(String, ListPage<Value>)> {
         // Three upstream pages of 4, 4 and 0 items: "", "c1", "c2".
         let mk = |from: u32, n: u32, bottom: &str| ListPage {
             items: (from..from + n)

@@ -318,6 +318,16 @@ pub fn fit_rows(
     cursor_at: &dyn Fn(usize) -> String,
     build: &mut RowBuilder<'_>,
 ) -> (String, Value) {
+    // The whole result, when it fits (the common case), is the answer:
+    // exactly what `fit` would return first, without the two extra builds
+    // measuring the first row.
+    if n > 0 {
+        let (text, mut structured) = build(n, next_cursor.as_ref(), notes);
+        if fits(run.max_chars(), &text, &structured) {
+            structured["truncated"] = Value::Bool(false);
+            return (text, structured);
+        }
+    }
     // The length of the first row's text, what an inside cut shortens.
     let first_len = if n == 0 {
         0

@@ -242,7 +242,9 @@ pub fn check_transport(resp: &UpstreamResponse) -> Result<(), XError> {
     Ok(())
 }
 
-/// The body as a JSON object, or [`XError::unexpected_response`].
+/// The body as a JSON object, or [`XError::unexpected_response`]. Lone
+/// surrogate escapes become U+FFFD first (see
+/// [`super::model::parse::repair_surrogates`]).
 ///
 /// The body is checked as UTF-8 once, in bulk, and then parsed as a `str`:
 /// cheaper than letting the parser validate every string on its own.
@@ -250,7 +252,8 @@ pub fn parse_object(resp: &UpstreamResponse) -> Result<Value, XError> {
     let Ok(text) = std::str::from_utf8(&resp.body) else {
         return Err(XError::unexpected_response());
     };
-    match serde_json::from_str(text) {
+    let text = super::model::parse::repair_surrogates(text);
+    match serde_json::from_str(&text) {
         Ok(v @ Value::Object(_)) => Ok(v),
         _ => Err(XError::unexpected_response()),
     }

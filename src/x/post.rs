@@ -9,9 +9,12 @@ use super::args::{Context, Format, PostArgs, Replies, Thread};
 use super::budget::{self, Cut, Run};
 use super::cursor::{self, CursorKind, Position};
 use super::error::{check_post_response, XError};
+use super::model::parse::parse;
+use super::model::status::{Status, StatusEnvelope};
+use super::model::user::User;
 use super::model::{self, id, is_status, parent_id};
 use super::render::escape::escape_inline;
-use super::render::post::{display_text, join_posts, post_blocks};
+use super::render::post::{display_text, join_posts, post_blocks, status_text};
 use super::render::RenderOptions;
 use super::syndication;
 use super::upstream::Upstream;
@@ -40,11 +43,24 @@ fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Value, XError> {
     status_of(&resp)
 }
 
-/// The status in a `/2/status` answer, or the matching error.
+/// The status in a `/2/status` answer, or the matching error. The answer
+/// is read through the typed model first, so a status of the wrong shape
+/// is an `upstream_invalid_response` naming the field, and an id sent as
+/// a JSON number is read exactly (and written back as a string).
 fn status_of(resp: &super::upstream::UpstreamResponse) -> Result<Value, XError> {
-    let body = check_post_response(resp)?;
-    match body.get("status").or_else(|| body.get("tweet")) {
-        Some(s) if is_status(s) => Ok(s.clone()),
+    let mut body = check_post_response(resp)?;
+    let typed: StatusEnvelope = parse(&resp.body, "a status answer")?;
+    let key = if typed.status.is_some() {
+        "status"
+    } else {
+        "tweet"
+    };
+    match typed.status.or(typed.tweet) {
+        Some(s) if s.is_status() => {
+            let mut v = body.get_mut(key).map(Value::take).unwrap_or_default();
+            model::ids_to_strings(&mut v, 0);
+            Ok(v)
+        }
         _ => Err(XError::new(
             404,
             super::error::code::NOT_FOUND,
@@ -96,7 +112,16 @@ fn fetch_thread(
     let rows: Vec<Value> = body
         .get("thread")
         .and_then(Value::as_array)
-        .map(|t| t.iter().filter(|r| r.is_object()).cloned().collect())
+        .map(|t| {
+            t.iter()
+                .filter(|r| r.is_object())
+                .map(|r| {
+                    let mut r = r.clone();
+                    model::ids_to_strings(&mut r, 0);
+                    r
+                })
+                .collect()
+        })
         .unwrap_or_default();
     if rows.len() > 1 {
         return Ok(rows);
@@ -165,6 +190,10 @@ fn fetch_replies(up: &dyn Upstream, focal_id: &str, recent: bool) -> Result<Vec<
         .unwrap_or_default();
     let mut direct: Vec<Value> = list
         .into_iter()
+        .map(|mut r| {
+            model::ids_to_strings(&mut r, 0);
+            r
+        })
         .filter(|r| is_status(r) && parent_id(r).as_deref() == Some(focal_id))
         .collect();
     let ts = |v: &Value| {
@@ -518,11 +547,41 @@ pub fn lean_row(p: &mut Value, full: bool) {
     }
 }
 
+/// [`lean_row`] of a typed status: unless `full`, `raw_text` dropped (in
+/// the post and its quotes, `text` filled from it when empty) and the
+/// author reduced to what identifies it.
+pub fn lean_status_row(p: &mut Status, full: bool) {
+    if full {
+        return;
+    }
+    let mut cur = Some(&mut *p);
+    let mut depth = 0;
+    while let Some(s) = cur.take() {
+        if let Some(a) = &mut s.author {
+            a.raw_description = None;
+        }
+        if s.raw_text.is_some() {
+            if s.text.trim().is_empty() {
+                s.text = status_text(s);
+            }
+            s.raw_text = None;
+        }
+        depth += 1;
+        if depth > 8 {
+            break;
+        }
+        cur = s.quote.as_deref_mut();
+    }
+    if let Some(a) = &mut p.author {
+        *a = a.identity();
+    }
+}
+
 /// An account without `raw_description` (the upstream's second copy of
 /// the bio) unless `full`.
-pub fn lean_user(mut u: Value, full: bool) -> Value {
-    if let (false, Some(o)) = (full, u.as_object_mut()) {
-        o.remove("raw_description");
+pub fn lean_user(mut u: User, full: bool) -> User {
+    if !full {
+        u.raw_description = None;
     }
     u
 }

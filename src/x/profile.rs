@@ -8,14 +8,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 
 use super::browse::{
-    base_structured, check_account_list, continuation, cursor_error, other_errors, page_path,
-    protected_error, BrowseArgs, BrowseResult, ListPage, PAGE_BUDGET_PER_BLOCK,
+    answer_errors, base_structured, check_account_list, continuation, cursor_error, page_path,
+    protected_error, rows_json, BrowseArgs, BrowseResult, ListPage, PAGE_BUDGET_PER_BLOCK,
 };
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
-use super::error::{check_transport, code, parse_object, XError};
-use super::model::{self, id, is_status, s};
+use super::error::{check_transport, code, XError};
+use super::model::parse::parse;
+use super::model::status::{ProfileEnvelope, Status};
+use super::model::user::User;
 use super::render::browse::profile_markdown;
 use super::upstream::Upstream;
 
@@ -26,16 +28,18 @@ pub const PROFILE_PAGE_BUDGET: usize = 8;
 
 /// Fetches `/2/profile/{handle}` and returns the `user` object (also when
 /// protected), or the error: suspended, not found, or an upstream failure.
-pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<Value, XError> {
+pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<User, XError> {
     let resp = up
         .get(&format!("/2/profile/{handle}"))
         .map_err(|e| XError::from_fetch(&e))?;
     check_transport(&resp)?;
-    let mut body = parse_object(&resp)?;
-    let body_code = body.get("code").and_then(Value::as_u64);
-    if resp.status == 404 || body_code == Some(404) {
-        let suspended = s(&body, "reason") == Some("suspended")
-            || s(&body, "message").is_some_and(|m| m.to_ascii_lowercase().contains("suspended"));
+    let body: ProfileEnvelope = parse(&resp.body, "a profile")?;
+    if resp.status == 404 || body.code == Some(404) {
+        let suspended = body.reason.as_deref() == Some("suspended")
+            || body
+                .message
+                .as_deref()
+                .is_some_and(|m| m.to_ascii_lowercase().contains("suspended"));
         return Err(if suspended {
             XError::new(
                 404,
@@ -46,11 +50,8 @@ pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<Value, XError> {
             not_found(handle)
         });
     }
-    other_errors(resp.status, &body)?;
-    match body.get_mut("user").map(Value::take) {
-        Some(u @ Value::Object(_)) => Ok(u),
-        _ => Err(not_found(handle)),
-    }
+    answer_errors(resp.status, body.code, body.message.as_deref())?;
+    body.user.ok_or_else(|| not_found(handle))
 }
 
 fn not_found(handle: &str) -> XError {
@@ -61,31 +62,23 @@ fn not_found(handle: &str) -> XError {
     )
 }
 
-fn non_empty(v: Option<&Value>) -> bool {
-    match v {
-        Some(Value::Object(o)) => !o.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::String(s)) => !s.is_empty(),
-        _ => false,
-    }
-}
-
 /// True for a timeline row shown on a profile: the account's own original
 /// post (no repost, no reply).
-pub fn is_original_of(row: &Value, handle: &str) -> bool {
-    let mine = |v: Option<&Value>| {
-        v.and_then(|a| s(a, "screen_name"))
+pub fn is_original_of(row: &Status, handle: &str) -> bool {
+    let mine = |u: Option<&User>| {
+        u.and_then(|a| a.screen_name.as_deref())
             .is_some_and(|h| h.eq_ignore_ascii_case(handle))
     };
-    let own = mine(row.get("author")) || mine(row.get("reposted_by"));
-    own && is_status(row)
-        && !non_empty(row.get("reposted_by"))
-        && !non_empty(row.get("replying_to"))
-        && !non_empty(row.get("replying_to_status"))
+    let own = mine(row.author.as_ref()) || mine(row.reposted_by.as_ref());
+    let reposted = row
+        .reposted_by
+        .as_ref()
+        .is_some_and(|u| u.screen_name.is_some() || u.id.is_some() || u.name.is_some());
+    own && row.is_status() && !reposted && !row.is_reply()
 }
 
 struct Block {
-    posts: Vec<Value>,
+    posts: Vec<Status>,
     next: Option<String>,
     budget_hit: bool,
     /// The upstream repeated a post already served (or a cursor that
@@ -104,7 +97,7 @@ fn now_ms() -> i64 {
 /// for the newest page); cuts an overflowing page at `limit` with a forged
 /// cursor just below the last kept post.
 fn collect(
-    fetch: &mut dyn FnMut(&str) -> Result<ListPage, XError>,
+    fetch: &mut dyn FnMut(&str) -> Result<ListPage<Status>, XError>,
     handle: &str,
     start: String,
     limit: usize,
@@ -129,7 +122,7 @@ fn collect(
         let mut repeated = false;
         for row in page.items {
             if is_original_of(&row, handle) {
-                if seen.insert(id(&row).unwrap_or("")) {
+                if seen.insert(row.id().unwrap_or("")) {
                     posts.push(row);
                 } else {
                     repeated = true;
@@ -140,9 +133,12 @@ fn collect(
             // The posts past the limit were not served: the next block
             // starts with them.
             for p in posts.drain(limit..) {
-                seen.ids.remove(id(&p).unwrap_or(""));
+                seen.ids.remove(p.id().unwrap_or(""));
             }
-            let last = id(posts.last().expect("limit >= 1"))
+            let last = posts
+                .last()
+                .expect("limit >= 1")
+                .id()
                 .unwrap_or("")
                 .to_string();
             let forged = cursor::forge_profile_cursor(page.bottom.as_deref(), &last, now_ms());
@@ -227,11 +223,11 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         (Err(u), Err(p)) if u.is_cooling_down() && !p.is_cooling_down() => Err(p.clone()),
         (user, _) => user,
     }?;
-    if user.get("protected").and_then(Value::as_bool) == Some(true) {
+    if user.protected == Some(true) {
         return Err(protected_error(handle));
     }
     let mut primed = Some(first_page);
-    let mut fetch = |c: &str| -> Result<ListPage, XError> {
+    let mut fetch = |c: &str| -> Result<ListPage<Status>, XError> {
         if c == first_cursor {
             if let Some(p) = primed.take() {
                 return p;
@@ -289,13 +285,13 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
             }
         }
     }
-    let posts: Vec<Value> = block
+    let posts: Vec<Status> = block
         .posts
         .into_iter()
         .map(|mut p| {
-            model::normalize(&mut p, 0);
-            model::fill_url(&mut p, None);
-            super::post::lean_row(&mut p, args.full);
+            p.normalize(0);
+            p.fill_url(None);
+            super::post::lean_status_row(&mut p, args.full);
             p
         })
         .collect();
@@ -306,7 +302,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         m.extend(
             posts[..k]
                 .iter()
-                .map(|p| cursor::row_mark(id(p).unwrap_or(""))),
+                .map(|p| cursor::row_mark(p.id().unwrap_or(""))),
         );
         m.drain(..m.len().saturating_sub(cursor::MAX_ROW_MARKS));
         m
@@ -327,7 +323,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     // posts and the continuation still fit); `structuredContent` keeps it.
     let mut shown_user = user.clone();
     let bio_cap = run.max_chars() / 4;
-    if let Some(Value::String(d)) = shown_user.get_mut("description") {
+    if let Some(d) = &mut shown_user.description {
         let whole = d.chars().count();
         if whole > bio_cap {
             *d = format!(
@@ -341,11 +337,17 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         let last = k
             .checked_sub(1)
             .and_then(|i| posts.get(i))
-            .and_then(id)
+            .and_then(Status::id)
             .unwrap_or("");
         encode(cursor::forge_profile_cursor(None, last, now_ms()), k)
     };
     let path = format!("/{handle}");
+    let profile_json = rows_json(std::slice::from_ref(&super::post::lean_user(
+        user, args.full,
+    )))
+    .as_array_mut()
+    .and_then(Vec::pop)
+    .unwrap_or(Value::Null);
     let (text, structured) = fit_rows(
         run,
         posts.len(),
@@ -364,11 +366,8 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
                 profile_markdown(&shown_user, &posts[..k], args.full, notes, cont.as_ref());
             let mut m = base_structured("profile", args);
             m.insert("handle".into(), json!(handle));
-            m.insert(
-                "profile".into(),
-                super::post::lean_user(user.clone(), args.full),
-            );
-            m.insert("posts".into(), Value::Array(posts[..k].to_vec()));
+            m.insert("profile".into(), profile_json.clone());
+            m.insert("posts".into(), rows_json(&posts[..k]));
             if let Some(c) = next {
                 m.insert("next_cursor".into(), json!(c));
             }
@@ -392,7 +391,7 @@ mod tests {
             for (k, x) in extra.as_object().unwrap() {
                 v[k] = x.clone();
             }
-            v
+            serde_json::from_str::<Status>(&v.to_string()).unwrap()
         };
         assert!(is_original_of(&a(json!({})), "demo"));
         assert!(is_original_of(
@@ -413,7 +412,10 @@ mod tests {
         ));
         assert!(!is_original_of(&a(json!({})), "other"));
         assert!(!is_original_of(
-            &json!({"type":"tombstone","author":{"screen_name":"demo"}}),
+            &serde_json::from_str::<Status>(
+                r#"{"type":"tombstone","author":{"screen_name":"demo"}}"#
+            )
+            .unwrap(),
             "demo"
         ));
     }

@@ -6,14 +6,17 @@
 use serde_json::{json, Value};
 
 use super::browse::{
-    base_structured, continuation, cursor_error, other_errors, page_path, walk_list, BrowseArgs,
-    BrowseResult, ListPage,
+    answer_errors, base_structured, continuation, cursor_error, page_path, rows_json, walk_list,
+    BrowseArgs, BrowseResult, ListPage,
 };
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, form_encode, CursorKind};
-use super::error::{check_transport, code, parse_object, XError};
-use super::model::{self, is_status, s};
+use super::error::{check_transport, code, XError};
+use super::model::media::MediaItem;
+use super::model::parse::parse;
+use super::model::status::{Page, Status};
+use super::model::user::User;
 use super::render::browse::search_markdown;
 use super::upstream::Upstream;
 
@@ -35,35 +38,35 @@ pub fn effective_feed(feed: &str) -> &'static str {
     }
 }
 
-fn media_items(post: &Value) -> Vec<&Value> {
-    let m = post.get("media");
-    let list = |k: &str| {
-        m.and_then(|m| m.get(k))
-            .and_then(Value::as_array)
-            .map(|a| a.iter().collect::<Vec<_>>())
-            .unwrap_or_default()
+fn list(l: Option<&Vec<MediaItem>>) -> &[MediaItem] {
+    l.map(Vec::as_slice).unwrap_or_default()
+}
+
+fn media_kinds(post: &Status) -> impl Iterator<Item = &str> {
+    let m = post.media.as_ref();
+    let all = m.map_or(&[][..], |m| list(m.all.as_ref()));
+    let items: Vec<&MediaItem> = if !all.is_empty() {
+        all.iter().collect()
+    } else {
+        m.map(|m| {
+            list(m.photos.as_ref())
+                .iter()
+                .chain(list(m.videos.as_ref()))
+                .collect()
+        })
+        .unwrap_or_default()
     };
-    let all = list("all");
-    if !all.is_empty() {
-        return all;
-    }
-    let mut v = list("photos");
-    v.extend(list("videos"));
-    v
+    items.into_iter().filter_map(|i| i.kind.as_deref())
 }
 
 /// True when the post carries a photo.
-pub fn has_photo(post: &Value) -> bool {
-    media_items(post)
-        .iter()
-        .any(|i| s(i, "type") == Some("photo"))
+pub fn has_photo(post: &Status) -> bool {
+    media_kinds(post).any(|k| k == "photo")
 }
 
 /// True when the post carries a video or GIF.
-pub fn has_video(post: &Value) -> bool {
-    media_items(post)
-        .iter()
-        .any(|i| matches!(s(i, "type"), Some("video" | "gif" | "animated_gif")))
+pub fn has_video(post: &Status) -> bool {
+    media_kinds(post).any(|k| matches!(k, "video" | "gif" | "animated_gif"))
 }
 
 /// The `search_unavailable` error for `what` (an X search that answered
@@ -78,43 +81,45 @@ pub fn unavailable(what: &str) -> XError {
 
 /// Maps a `/2/search` answer: its `code: 404` is an outage (FxEmbed#2303),
 /// not "no results" (that is a 200 with `[]`).
-fn check_search(up: &dyn Upstream, path: &str) -> Result<ListPage, XError> {
+fn check_search(up: &dyn Upstream, path: &str) -> Result<ListPage<Status>, XError> {
     let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
     check_transport(&resp)?;
-    let body = parse_object(&resp)?;
-    if resp.status == 404 || body.get("code").and_then(Value::as_u64) == Some(404) {
+    let page: Page<Status> = parse(&resp.body, "a search page")?;
+    if resp.status == 404 || page.code == Some(404) {
         return Err(unavailable("search"));
     }
-    other_errors(resp.status, &body)?;
-    ListPage::from_body(body)
+    answer_errors(resp.status, page.code, page.message.as_deref())?;
+    Ok(ListPage::from_page(page))
 }
 
-fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<Value>, XError> {
+/// A `/2/typeahead` answer.
+#[derive(Default, serde::Deserialize)]
+#[serde(default, expecting = "a typeahead answer object")]
+struct Typeahead {
+    #[serde(deserialize_with = "super::model::parse::rows")]
+    users: Vec<User>,
+    #[serde(deserialize_with = "super::model::scalar::count")]
+    code: Option<u64>,
+}
+
+fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<User>, XError> {
     let path = format!("/2/typeahead?q={}&result_type=users", form_encode(query));
     let resp = up.get(&path).map_err(|e| XError::from_fetch(&e))?;
     check_transport(&resp)?;
-    let body = parse_object(&resp)?;
-    let failed = !(200..300).contains(&resp.status)
-        || body
-            .get("code")
-            .and_then(Value::as_u64)
-            .is_some_and(|c| c >= 400);
+    let body: Typeahead = parse(&resp.body, "a typeahead answer")?;
+    let failed = !(200..300).contains(&resp.status) || body.code.is_some_and(|c| c >= 400);
     if failed {
         return Err(unavailable("user search"));
     }
-    match body.get("users") {
-        Some(Value::Array(a)) => Ok(a.iter().filter(|u| u.is_object()).cloned().collect()),
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(_) => Err(XError::unexpected_response()),
-    }
+    Ok(body.users)
 }
 
 /// A post of a list result as served: normalised, with its link, and
 /// lean unless `full`.
-pub fn list_row(mut p: Value, full: bool) -> Value {
-    model::normalize(&mut p, 0);
-    model::fill_url(&mut p, None);
-    super::post::lean_row(&mut p, full);
+pub fn list_row(mut p: Status, full: bool) -> Status {
+    p.normalize(0);
+    p.fill_url(None);
+    super::post::lean_status_row(&mut p, full);
     p
 }
 
@@ -162,15 +167,15 @@ pub fn search(
             other => other,
         };
         let base = format!("/2/search?q={}&feed={upstream_feed}", form_encode(query));
-        let keep: &dyn Fn(&Value) -> bool = match feed {
-            "photos" => &|p: &Value| is_status(p) && has_photo(p),
-            "videos" => &|p: &Value| is_status(p) && has_video(p),
-            _ => &|p: &Value| is_status(p),
+        let keep: &dyn Fn(&Status) -> bool = match feed {
+            "photos" => &|p: &Status| p.is_status() && has_photo(p),
+            "videos" => &|p: &Status| p.is_status() && has_video(p),
+            _ => &|p: &Status| p.is_status(),
         };
         let mut fetch = |c: &str| check_search(f, &page_path(&base, c, ""));
         walk = walk_list(&mut fetch, keep, start, args.page, args.limit)?;
     }
-    let posts: Vec<Value> = std::mem::take(&mut walk.items)
+    let posts: Vec<Status> = std::mem::take(&mut walk.items)
         .into_iter()
         .map(|p| list_row(p, args.full))
         .collect();
@@ -226,10 +231,10 @@ pub fn search(
             m.insert("feed".into(), json!(feed));
             match shown_users {
                 Some(u) => {
-                    m.insert("users".into(), Value::Array(u.to_vec()));
+                    m.insert("users".into(), rows_json(u));
                 }
                 None => {
-                    m.insert("posts".into(), Value::Array(shown_posts.to_vec()));
+                    m.insert("posts".into(), rows_json(shown_posts));
                 }
             }
             if let Some(c) = next {
@@ -252,11 +257,12 @@ mod tests {
 
     #[test]
     fn media_kinds() {
-        let photo = json!({"media":{"all":[{"type":"photo"}]}});
-        let video = json!({"media":{"videos":[{"type":"gif"}]}});
+        let st = |j: &str| serde_json::from_str::<Status>(j).unwrap();
+        let photo = st(r#"{"media":{"all":[{"type":"photo"}]}}"#);
+        let video = st(r#"{"media":{"videos":[{"type":"gif"}]}}"#);
         assert!(has_photo(&photo) && !has_video(&photo));
         assert!(has_video(&video) && !has_photo(&video));
-        assert!(!has_photo(&json!({})));
+        assert!(!has_photo(&st("{}")));
         assert_eq!(effective_feed("media"), "photos");
         assert_eq!(effective_feed("latest"), "latest");
     }

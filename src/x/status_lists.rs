@@ -8,18 +8,22 @@
 //! rows are shaped and rendered like search results, repost rows like
 //! followers.
 
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::json;
 
 use super::args::PostListArgs;
 use super::browse::{
-    base_structured, continuation, cursor_error, other_errors, page_path, walk_list, BrowseResult,
-    ListPage,
+    answer_errors, base_structured, continuation, cursor_error, page_path, rows_json, walk_list,
+    BrowseResult, ListPage, Row,
 };
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
-use super::error::{check_transport, code, parse_object, XError};
-use super::model::is_status;
+use super::error::{check_transport, code, XError};
+use super::model::parse::parse;
+use super::model::status::{Page, Status};
+use super::model::user::User;
 use super::registry::Tool;
 use super::render::browse::{finish, post_line, push_tail, user_line};
 use super::render::escape::escape_handle;
@@ -56,16 +60,16 @@ impl StatusList {
 /// Maps one upstream page. The empty `404` means X gave no timeline: for
 /// quotes (a search) that is an outage, not "no quotes" (that is a `200`
 /// with `[]`); for reposts the post is unknown or its list is withheld.
-fn check_page(
+fn check_page<T: Row + DeserializeOwned>(
     up: &dyn Upstream,
     path: &str,
     list: StatusList,
     id: &str,
-) -> Result<ListPage, XError> {
+) -> Result<ListPage<T>, XError> {
     let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
     check_transport(&resp)?;
-    let body = parse_object(&resp)?;
-    if resp.status == 404 || body.get("code").and_then(Value::as_u64) == Some(404) {
+    let page: Page<T> = parse(&resp.body, "a list page")?;
+    if resp.status == 404 || page.code == Some(404) {
         return Err(match list {
             StatusList::Quotes => unavailable("quote search"),
             StatusList::Reposts => XError::new(
@@ -75,8 +79,8 @@ fn check_page(
             ),
         });
     }
-    other_errors(resp.status, &body)?;
-    ListPage::from_body(body)
+    answer_errors(resp.status, page.code, page.message.as_deref())?;
+    Ok(ListPage::from_page(page))
 }
 
 /// Runs `x_md_get_quotes` or `x_md_get_reposts` for the post `a.target`.
@@ -86,6 +90,39 @@ pub fn status_list(
     a: &PostListArgs,
     run: &Run,
 ) -> Result<BrowseResult, XError> {
+    match list {
+        StatusList::Quotes => {
+            let full = a.list.full;
+            let row = |p: Status| {
+                let mut p = list_row(p, full);
+                // Every row quotes the requested post: lean rows leave out
+                // that repeated copy.
+                if !full {
+                    p.quote = None;
+                }
+                p
+            };
+            walk_rows(f, list, a, run, &Status::is_status, &row, &|p| {
+                post_line(p, full)
+            })
+        }
+        StatusList::Reposts => walk_rows(f, list, a, run, &|_: &User| true, &|u| u, &|u| {
+            user_line(u, a.list.full, true)
+        }),
+    }
+}
+
+/// The walk, budget and rendering both lists share; `keep` filters the
+/// upstream rows, `shape` makes a kept row what is served, `line` renders it.
+fn walk_rows<T: Row + DeserializeOwned + Serialize>(
+    f: &Fetcher,
+    list: StatusList,
+    a: &PostListArgs,
+    run: &Run,
+    keep: &dyn Fn(&T) -> bool,
+    shape: &dyn Fn(T) -> T,
+    line: &dyn Fn(&T) -> String,
+) -> Result<BrowseResult, XError> {
     let kind = list.kind();
     let (handle, id, args) = (a.target.handle.as_str(), a.target.id.as_str(), &a.list);
     let start = match &args.cursor {
@@ -93,30 +130,20 @@ pub fn status_list(
         None => None,
     };
     let base = format!("/2/status/{id}/{}", kind.tag());
-    let mut fetch = |c: &str| check_page(f, &page_path(&base, c, ""), list, id);
-    let keep: &dyn Fn(&Value) -> bool = match list {
-        StatusList::Quotes => &is_status,
-        StatusList::Reposts => &|_| true,
-    };
+    let mut fetch = |c: &str| check_page::<T>(f, &page_path(&base, c, ""), list, id);
     let mut walk = walk_list(&mut fetch, keep, start, args.page, args.limit)?;
-    if list == StatusList::Quotes {
-        walk.items = std::mem::take(&mut walk.items)
-            .into_iter()
-            .map(|p| {
-                let mut p = list_row(p, args.full);
-                // Every row quotes the requested post: lean rows leave out
-                // that repeated copy.
-                if let (false, Some(o)) = (args.full, p.as_object_mut()) {
-                    o.remove("quote");
-                }
-                p
-            })
-            .collect();
-    }
+    walk.items = std::mem::take(&mut walk.items)
+        .into_iter()
+        .map(shape)
+        .collect();
     let next_cursor = walk.next.as_ref().map(|p| cursor::encode(kind, id, p));
     let post_url = format!("https://x.com/{handle}/status/{id}");
     let path = format!("/{handle}/status/{id}/{}", list.route_segment());
     let cursor_at = |k: usize| cursor::encode(kind, id, &walk.cut_at(k));
+    let (title, empty, key) = match list {
+        StatusList::Quotes => ("Quotes of", "No quotes on this page.", "posts"),
+        StatusList::Reposts => ("Reposts of", "No reposts on this page.", "users"),
+    };
     let (text, structured) = fit_rows(
         run,
         walk.items.len(),
@@ -127,43 +154,29 @@ pub fn status_list(
             let cut = k < walk.items.len();
             let cont = continuation(run.settings.link(&path), args, vec![], next, cut);
             let rows = &walk.items[..k];
-            let (title, empty, key, lines): (_, _, _, Vec<String>) = match list {
-                StatusList::Quotes => (
-                    "Quotes of",
-                    "No quotes on this page.",
-                    "posts",
-                    rows.iter().map(|p| post_line(p, args.full)).collect(),
-                ),
-                StatusList::Reposts => (
-                    "Reposts of",
-                    "No reposts on this page.",
-                    "users",
-                    rows.iter().map(|u| user_line(u, args.full, true)).collect(),
-                ),
-            };
             let mut md = vec![
                 format!("# {title} @{}'s post {id}", escape_handle(handle)),
                 String::new(),
                 format!("Post: <{post_url}>"),
                 String::new(),
             ];
-            if lines.is_empty() {
+            if rows.is_empty() {
                 md.push(empty.into());
             }
-            md.extend(lines);
+            md.extend(rows.iter().map(line));
             push_tail(&mut md, notes, cont.as_ref());
             let mut m = base_structured(kind.tag(), args);
             m.insert("handle".into(), json!(handle));
             m.insert("id".into(), json!(id));
             m.insert("url".into(), json!(post_url));
-            m.insert(key.into(), Value::Array(rows.to_vec()));
+            m.insert(key.into(), rows_json(rows));
             if let Some(c) = next {
                 m.insert("next_cursor".into(), json!(c));
             }
             if !notes.is_empty() {
                 m.insert("warnings".into(), json!(notes));
             }
-            (finish(md), Value::Object(m))
+            (finish(md), serde_json::Value::Object(m))
         },
     );
     Ok(BrowseResult { text, structured })

@@ -5,14 +5,13 @@
 //! collapse, nothing in it becomes structure); bios are body text. Dates
 //! are ISO 8601 and counts use one format (`1,234 followers`, `1 like`).
 
-use serde_json::Value;
-
-use super::date::{iso, post_date};
+use super::date::{iso, status_date};
 use super::escape::{escape_block, escape_handle, escape_heading, escape_inline, link, link_url};
 use super::num::count as counted;
-use super::post::display_text;
+use super::post::status_text;
 use crate::x::cursor::form_encode;
-use crate::x::model::{count, post_url, s};
+use crate::x::model::status::Status;
+use crate::x::model::user::User;
 
 /// The placeholder shown for a post without any text.
 pub const NO_TEXT: &str = "(no text)";
@@ -28,25 +27,24 @@ fn profile_link(handle: &str) -> String {
 
 /// A post line: `- [@h](https://x.com/h): text[ (ISO date)][ — N likes, N
 /// reposts, N replies] [Source](url)`; counts only with `full`.
-pub fn post_line(post: &Value, full: bool) -> String {
-    let author = post.get("author");
-    let handle = author
-        .and_then(|a| s(a, "screen_name"))
-        .filter(|h| !h.is_empty());
+pub fn post_line(post: &Status, full: bool) -> String {
+    let author = post.author.as_ref();
+    let handle = author.and_then(User::handle);
     let mut line = match handle {
         Some(h) => format!("- [@{}]({}): ", escape_handle(h), profile_link(h)),
         None => {
             let name = author
-                .and_then(|a| s(a, "name"))
+                .and_then(|a| a.name.as_deref())
                 .filter(|n| !n.trim().is_empty())
                 .unwrap_or("unknown");
             format!("- {}: ", escape_inline(name))
         }
     };
-    let text = inline_text(&display_text(post));
+    let text = inline_text(&status_text(post));
     line.push_str(if text.is_empty() { NO_TEXT } else { &text });
-    let date = post_date(post).or_else(|| {
-        s(post, "created_at")
+    let date = status_date(post).or_else(|| {
+        post.created_at
+            .as_deref()
             .map(inline_text)
             .filter(|d| !d.is_empty())
     });
@@ -54,9 +52,8 @@ pub fn post_line(post: &Value, full: bool) -> String {
         line.push_str(&format!(" ({d})"));
     }
     if full {
-        let reposts = count(post, "retweets").or_else(|| count(post, "reposts"));
-        if let (Some(l), Some(r), Some(p)) = (count(post, "likes"), reposts, count(post, "replies"))
-        {
+        let reposts = post.retweets.or(post.reposts);
+        if let (Some(l), Some(r), Some(p)) = (post.likes, reposts, post.replies) {
             line.push_str(&format!(
                 " — {}, {}, {}",
                 counted(l, "like", "likes"),
@@ -65,31 +62,38 @@ pub fn post_line(post: &Value, full: bool) -> String {
             ));
         }
     }
-    let url = post_url(post).unwrap_or_else(|| "https://x.com/".into());
+    let url = post.link().unwrap_or_else(|| "https://x.com/".into());
     line.push_str(&format!(" {}", link("Source", &url)));
     line
 }
 
-/// A user line: `- [Name (@h)](https://x.com/h)[ — N followers[ — bio]]`;
-/// details only with `full`, and the count only when `counts` are real.
-pub fn user_line(user: &Value, full: bool, counts: bool) -> String {
-    let handle = s(user, "screen_name").unwrap_or("");
-    let name = s(user, "name")
+/// The name to show: the display name, else `@handle`.
+fn shown_name(user: &User) -> String {
+    let handle = user.screen_name.as_deref().unwrap_or("");
+    user.name
+        .as_deref()
         .filter(|n| !n.trim().is_empty())
         .map(escape_inline)
-        .unwrap_or_else(|| format!("@{}", escape_handle(handle)));
+        .unwrap_or_else(|| format!("@{}", escape_handle(handle)))
+}
+
+/// A user line: `- [Name (@h)](https://x.com/h)[ — N followers[ — bio]]`;
+/// details only with `full`, and the count only when `counts` are real.
+pub fn user_line(user: &User, full: bool, counts: bool) -> String {
+    let handle = user.screen_name.as_deref().unwrap_or("");
     let mut line = format!(
-        "- [{name} (@{})]({})",
+        "- [{} (@{})]({})",
+        shown_name(user),
         escape_handle(handle),
         profile_link(handle)
     );
     if full {
         if counts {
-            if let Some(n) = count(user, "followers") {
+            if let Some(n) = user.followers {
                 line.push_str(&format!(" — {}", counted(n, "follower", "followers")));
             }
         }
-        let bio = inline_text(s(user, "description").unwrap_or(""));
+        let bio = inline_text(user.description.as_deref().unwrap_or(""));
         if !bio.is_empty() {
             line.push_str(&format!(" — {bio}"));
         }
@@ -144,14 +148,11 @@ pub fn push_tail(lines: &mut Vec<String>, notes: &[String], cont: Option<&Contin
 
 /// The bio with any t.co link the upstream left unexpanded replaced by its
 /// facet's target (matched by the original string, never by offsets).
-pub fn bio_text(user: &Value) -> String {
-    let mut bio = s(user, "description").unwrap_or("").to_string();
-    let facets = user
-        .get("raw_description")
-        .and_then(|r| r.get("facets"))
-        .and_then(Value::as_array);
+pub fn bio_text(user: &User) -> String {
+    let mut bio = user.description.clone().unwrap_or_default();
+    let facets = user.raw_description.as_ref().map(|r| &r.facets);
     for f in facets.into_iter().flatten() {
-        if let (Some(o), Some(r)) = (s(f, "original"), s(f, "replacement")) {
+        if let (Some(o), Some(r)) = (f.original.as_deref(), f.replacement.as_deref()) {
             if o.starts_with("https://t.co/") {
                 bio = bio.replace(o, r);
             }
@@ -162,20 +163,17 @@ pub fn bio_text(user: &Value) -> String {
 
 /// The profile layout.
 pub fn profile_markdown(
-    user: &Value,
-    posts: &[Value],
+    user: &User,
+    posts: &[Status],
     full: bool,
     notes: &[String],
     cont: Option<&Continuation>,
 ) -> String {
-    let handle = s(user, "screen_name").unwrap_or("");
-    let name = s(user, "name")
-        .filter(|n| !n.trim().is_empty())
-        .map(escape_inline)
-        .unwrap_or_else(|| format!("@{}", escape_handle(handle)));
+    let handle = user.screen_name.as_deref().unwrap_or("");
     let mut lines = vec![
         format!(
-            "# [{name} (@{})]({})",
+            "# [{} (@{})]({})",
+            shown_name(user),
             escape_handle(handle),
             profile_link(handle)
         ),
@@ -187,29 +185,29 @@ pub fn profile_markdown(
         lines.push(String::new());
     }
     if full {
-        let n = |k| count(user, k).map_or("?".to_string(), super::num::grouped);
+        let n = |c: Option<u64>| c.map_or("?".to_string(), super::num::grouped);
         lines.push(format!(
             "Followers: {} · Following: {} · Posts: {}",
-            n("followers"),
-            n("following"),
-            n("statuses")
+            n(user.followers),
+            n(user.following),
+            n(user.statuses)
         ));
         let mut facts = Vec::new();
-        if let Some(l) = s(user, "location").filter(|l| !l.trim().is_empty()) {
+        if let Some(l) = user.location.as_deref().filter(|l| !l.trim().is_empty()) {
             facts.push(format!("Location: {}", inline_text(l)));
         }
-        if let Some(w) = user.get("website").and_then(|w| s(w, "url")) {
+        if let Some(w) = user.website.as_ref().and_then(|w| w.url.as_deref()) {
             facts.push(format!("Website: {}", inline_text(w)));
         }
-        if let Some(j) = s(user, "joined").filter(|j| !j.trim().is_empty()) {
+        if let Some(j) = user.joined.as_deref().filter(|j| !j.trim().is_empty()) {
             facts.push(format!(
                 "Joined: {}",
                 iso(j).unwrap_or_else(|| inline_text(j))
             ));
         }
-        let v = user.get("verification");
-        if v.and_then(|v| v.get("verified")).and_then(Value::as_bool) == Some(true) {
-            match v.and_then(|v| s(v, "type")) {
+        let v = user.verification.as_ref();
+        if v.and_then(|v| v.verified) == Some(true) {
+            match v.and_then(|v| v.kind.as_deref()) {
                 Some(t) => facts.push(format!("Verified ({})", inline_text(t))),
                 None => facts.push("Verified".into()),
             }
@@ -231,8 +229,8 @@ pub fn profile_markdown(
 /// The search layout (`users` set for the users feed).
 pub fn search_markdown(
     query: &str,
-    posts: &[Value],
-    users: Option<&[Value]>,
+    posts: &[Status],
+    users: Option<&[User]>,
     full: bool,
     notes_top: &[String],
     notes: &[String],
@@ -268,7 +266,7 @@ pub fn search_markdown(
 pub fn connections_markdown(
     handle: &str,
     which: &str,
-    users: &[Value],
+    users: &[User],
     full: bool,
     notes: &[String],
     cont: Option<&Continuation>,
@@ -290,6 +288,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn status(v: serde_json::Value) -> Status {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn user(v: serde_json::Value) -> User {
+        serde_json::from_value(v).unwrap()
+    }
+
     #[test]
     fn inline_text_is_inert() {
         assert_eq!(
@@ -304,23 +310,27 @@ mod tests {
 
     #[test]
     fn lines() {
-        let p = json!({"id":"5","url":"https://x.com/a/status/5","text":"hi\n\nthere","created_at":"Mon Aug 10 12:41:03 +0000 2026","likes":1,"reposts":2,"replies":3000,"author":{"screen_name":"a"}});
+        let p = status(
+            json!({"id":"5","url":"https://x.com/a/status/5","text":"hi\n\nthere","created_at":"Mon Aug 10 12:41:03 +0000 2026","likes":1,"reposts":2,"replies":3000,"author":{"screen_name":"a"}}),
+        );
         assert_eq!(
             post_line(&p, false),
             "- [@a](https://x.com/a): hi there (2026-08-10T12:41:03Z) [Source](https://x.com/a/status/5)"
         );
         assert_eq!(post_line(&p, true), "- [@a](https://x.com/a): hi there (2026-08-10T12:41:03Z) — 1 like, 2 reposts, 3,000 replies [Source](https://x.com/a/status/5)");
-        let odd = json!({"id":"5","url":"javascript:alert(1)","text":"t","created_at":"D","author":{"screen_name":"a"}});
+        let odd = status(
+            json!({"id":"5","url":"javascript:alert(1)","text":"t","created_at":"D","author":{"screen_name":"a"}}),
+        );
         assert_eq!(
             post_line(&odd, false),
             "- [@a](https://x.com/a): t (D) Source: javascript:alert(1)"
         );
-        let anon = json!({"id":"6","text":"","author":{"name":"N"}});
+        let anon = status(json!({"id":"6","text":"","author":{"name":"N"}}));
         assert_eq!(
             post_line(&anon, false),
             "- N: (no text) [Source](https://x.com/i/status/6)"
         );
-        let u = json!({"screen_name":"b_c","name":"","followers":3,"description":"x\ny"});
+        let u = user(json!({"screen_name":"b_c","name":"","followers":3,"description":"x\ny"}));
         assert_eq!(
             user_line(&u, false, true),
             "- [@b_c (@b_c)](https://x.com/b_c)"
@@ -329,7 +339,7 @@ mod tests {
             user_line(&u, true, true),
             "- [@b_c (@b_c)](https://x.com/b_c) — 3 followers — x y"
         );
-        let one = json!({"screen_name":"b_c","name":"N","followers":1});
+        let one = user(json!({"screen_name":"b_c","name":"N","followers":1}));
         assert_eq!(
             user_line(&one, true, true),
             "- [N (@b_c)](https://x.com/b_c) — 1 follower"

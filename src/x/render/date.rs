@@ -81,10 +81,24 @@ pub fn iso(s: &str) -> Option<String> {
 /// The post's date as ISO 8601 UTC, when `created_at` or
 /// `created_timestamp` gives one.
 pub fn post_date(post: &Value) -> Option<String> {
-    if let Some(d) = post.get("created_at").and_then(Value::as_str).and_then(iso) {
+    let ts = match post.get("created_timestamp") {
+        Some(Value::Number(n)) => Some(n),
+        _ => None,
+    };
+    date_of(post.get("created_at").and_then(Value::as_str), ts)
+}
+
+/// [`post_date`] of a typed status.
+pub fn status_date(post: &crate::x::model::status::Status) -> Option<String> {
+    date_of(post.created_at.as_deref(), post.created_timestamp.as_ref())
+}
+
+/// A post's date from its `created_at`, else its `created_timestamp`.
+fn date_of(created_at: Option<&str>, ts: Option<&serde_json::Number>) -> Option<String> {
+    if let Some(d) = created_at.and_then(iso) {
         return Some(d);
     }
-    let ts = post.get("created_timestamp")?;
+    let ts = ts?;
     let secs = ts.as_i64().or_else(|| {
         ts.as_f64()
             .filter(|f| f.is_finite())

@@ -19,6 +19,7 @@ use super::escape::{
 use super::media::media_lines;
 use super::num::{count as counted, grouped};
 use crate::x::args::{Format, UserInfo};
+use crate::x::model::status::Status;
 use crate::x::model::{self, count, handle, is_tombstone, s};
 
 /// Most levels of quotes inside quotes rendered. Default 3; deeper quotes
@@ -80,18 +81,47 @@ pub fn display_text(post: &Value) -> String {
     let Some(raw) = post.get("raw_text") else {
         return String::new();
     };
-    let mut t = s(raw, "text").unwrap_or("").to_string();
-    for f in raw
+    let facets = raw
         .get("facets")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
-        let Some(orig) = s(f, "original").filter(|o| o.starts_with("http")) else {
+        .map(|f| (s(f, "type"), s(f, "original"), s(f, "replacement")));
+    expand_raw(s(raw, "text").unwrap_or(""), facets)
+}
+
+/// [`display_text`] of a typed status.
+pub fn status_text(post: &Status) -> String {
+    let text = post.text.trim();
+    if !text.is_empty() {
+        return text.to_string();
+    }
+    let Some(raw) = &post.raw_text else {
+        return String::new();
+    };
+    let facets = raw.facets.iter().map(|f| {
+        (
+            f.kind.as_deref(),
+            f.original.as_deref(),
+            f.replacement.as_deref(),
+        )
+    });
+    expand_raw(&raw.text, facets)
+}
+
+/// Raw text with its `(type, original, replacement)` facets applied:
+/// t.co links expanded, media links removed, HTML entities decoded.
+fn expand_raw<'f>(
+    raw: &str,
+    facets: impl Iterator<Item = (Option<&'f str>, Option<&'f str>, Option<&'f str>)>,
+) -> String {
+    let mut t = raw.to_string();
+    for (kind, original, replacement) in facets {
+        let Some(orig) = original.filter(|o| o.starts_with("http")) else {
             continue;
         };
-        match s(f, "type") {
-            Some("url") => t = t.replace(orig, s(f, "replacement").unwrap_or(orig)),
+        match kind {
+            Some("url") => t = t.replace(orig, replacement.unwrap_or(orig)),
             Some("media") => t = t.replace(orig, ""),
             _ => {}
         }

@@ -41,7 +41,33 @@ pub fn parent_id(v: &Value) -> Option<String> {
             .and_then(Value::as_str)
             .map(str::to_string)
     });
-    p.filter(|p| super::url::is_id(p))
+    p.filter(|p| crate::x::url::is_id(p))
+}
+
+/// Rewrites the ids of a post read as JSON numbers (the post's, its
+/// author's, recursively its quote's) as decimal strings. serde_json
+/// reads any integer up to `u64::MAX` exactly, so the string is exact.
+pub fn ids_to_strings(v: &mut Value, depth: usize) {
+    let Some(o) = v.as_object_mut() else { return };
+    for key in ["id", "conversation_id"] {
+        if let Some(Value::Number(n)) = o.get(key) {
+            if let Some(u) = n.as_u64() {
+                o.insert(key.into(), Value::String(u.to_string()));
+            }
+        }
+    }
+    if let Some(Value::Object(a)) = o.get_mut("author") {
+        if let Some(Value::Number(n)) = a.get("id") {
+            if let Some(u) = n.as_u64() {
+                a.insert("id".into(), Value::String(u.to_string()));
+            }
+        }
+    }
+    if depth < 8 {
+        if let Some(q) = o.get_mut("quote") {
+            ids_to_strings(q, depth + 1);
+        }
+    }
 }
 
 /// The author's handle, if any.

@@ -1,0 +1,21 @@
+//! The FxTwitter data model.
+//!
+//! - [`status`], [`user`], [`media`]: serde-derived, tolerant structs for
+//!   what FxTwitter sends (upstream.md §1.3–1.6): a status (or tombstone),
+//!   its author, media, quote; the list page and the envelopes.
+//! - [`scalar`]: the tolerant leaves: an id that may arrive as a JSON
+//!   string or number (exact for any u64), counts, loose strings.
+//! - [`parse`]: reading a body into the model: lone UTF-16 surrogate
+//!   escapes repaired to U+FFFD first, and a wrong shape reported as a
+//!   distinct `upstream_invalid_response` error naming what was wrong.
+//! - [`value`]: helpers over posts still held as `serde_json::Value` (the
+//!   `x_md_get_post` path).
+
+pub mod media;
+pub mod parse;
+pub mod scalar;
+pub mod status;
+pub mod user;
+pub mod value;
+
+pub use value::*;

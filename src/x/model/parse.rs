@@ -1,0 +1,266 @@
+//! Reading an upstream body into the model.
+//!
+//! - Lone UTF-16 surrogate escapes (`"\ud800"` without its pair), which
+//!   serde_json rejects, become `\ufffd` (U+FFFD) before parsing, so one
+//!   odd character never fails a whole answer. The pre-pass runs only when
+//!   a `\ud`/`\uD` escape occurs at all; otherwise the body is parsed as
+//!   it came.
+//! - A body that is JSON but not the expected shape is a distinct
+//!   `upstream_invalid_response` error naming the field that was wrong
+//!   (`FxTwitter answered a status that is not the expected shape:
+//!   `author`: invalid type: integer `5`, expected a user object.`),
+//!   never a "not found". The per-field wrappers below put each object
+//!   field's name on the errors from inside it.
+
+use std::borrow::Cow;
+use std::fmt::Display;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::Deserialize;
+
+use crate::x::error::{code, XError};
+
+/// Rewrites every lone surrogate escape (`\uD800`–`\uDFFF` not forming a
+/// high-low pair) in JSON text as `\ufffd`. Borrowed when there is none.
+pub fn repair_surrogates(text: &str) -> Cow<'_, str> {
+    if !(text.contains("\\ud") || text.contains("\\uD")) {
+        return Cow::Borrowed(text);
+    }
+    let b = text.as_bytes();
+    let hex4 = |at: usize| -> Option<u32> {
+        let s = b.get(at..at + 4)?;
+        std::str::from_utf8(s)
+            .ok()
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    let escape_at = |at: usize| -> Option<u32> {
+        (b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u'))
+            .then(|| hex4(at + 2))
+            .flatten()
+    };
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(u) = escape_at(i) else {
+            // Any other escape: skip the escaped character (so `\\` is
+            // never read as the start of an escape).
+            i += 2;
+            continue;
+        };
+        let lone = match u {
+            0xD800..=0xDBFF => {
+                if escape_at(i + 6).is_some_and(|l| (0xDC00..=0xDFFF).contains(&l)) {
+                    i += 12;
+                    continue;
+                }
+                true
+            }
+            0xDC00..=0xDFFF => true,
+            _ => false,
+        };
+        if lone {
+            out.push_str(&text[copied..i]);
+            out.push_str("\\ufffd");
+            copied = i + 6;
+        }
+        i += 6;
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
+}
+
+/// Parses an upstream body into `T`: `what` names the answer in a shape
+/// error (`a status`, `a profile`, `a timeline page`).
+pub fn parse<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, XError> {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Err(XError::unexpected_response());
+    };
+    let text = repair_surrogates(text);
+    serde_json::from_str(&text).map_err(|e| {
+        let is_object = text.trim_start().starts_with('{');
+        if e.classify() == serde_json::error::Category::Data && is_object {
+            shape_error(what, &e)
+        } else {
+            XError::unexpected_response()
+        }
+    })
+}
+
+/// The error for a body of the wrong shape.
+pub fn shape_error(what: &str, e: &dyn Display) -> XError {
+    XError::new(
+        502,
+        code::INVALID_RESPONSE,
+        format!(
+            "FxTwitter answered {what} that is not the expected shape: {}.",
+            crate::x::error::clip_message(strip_position(&e.to_string()))
+        ),
+    )
+}
+
+/// A serde_json message without its ` at line L column C` tail.
+fn strip_position(m: &str) -> &str {
+    match m.rfind(" at line ") {
+        Some(i) => &m[..i],
+        None => m,
+    }
+}
+
+/// `r` with the field `name` put in front of its error's path:
+/// `` `author`: … ``, `` `author.website`: … ``.
+fn in_field<T, E: de::Error>(name: &str, r: Result<T, E>) -> Result<T, E> {
+    r.map_err(|e| {
+        let m = e.to_string();
+        let m = strip_position(&m);
+        match m.strip_prefix('`') {
+            Some(rest) if rest.contains("`: ") => E::custom(format_args!("`{name}.{rest}")),
+            _ => E::custom(format_args!("`{name}`: {m}")),
+        }
+    })
+}
+
+macro_rules! named_fields {
+    ($($f:ident),* $(,)?) => {$(
+        #[doc = concat!("Deserializes the `", stringify!($f), "` field, naming it in errors.")]
+        pub fn $f<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+            in_field(stringify!($f), T::deserialize(d))
+        }
+    )*};
+}
+
+named_fields!(id, formats, variants, facets);
+
+macro_rules! object_fields {
+    ($($f:ident => $what:literal),* $(,)?) => {$(
+        #[doc = concat!("Deserializes the optional object `", stringify!($f), "` (", $what, " or `null`), naming it in errors.")]
+        pub fn $f<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+            in_field(stringify!($f), d.deserialize_any(ObjectOrNull::<T>($what, PhantomData)))
+        }
+    )*};
+}
+
+object_fields!(
+    author => "a user object",
+    media => "a media object",
+    quote => "a status object",
+    raw_text => "a raw text object",
+    raw_description => "a raw text object",
+    reposted_by => "a user object",
+    website => "a website object",
+    verification => "a verification object",
+    user => "a user object",
+    status => "a status object",
+    tweet => "a status object",
+);
+
+/// An optional object: `null` is absent, an object is read as `T`, and
+/// anything else (an array too, which serde would read as the struct's
+/// fields in order) is a shape error expecting `.0`.
+struct ObjectOrNull<T>(&'static str, PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectOrNull<T> {
+    type Value = Option<T>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Option<T>, E> {
+        Ok(None)
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, a: A) -> Result<Option<T>, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(a)).map(Some)
+    }
+}
+
+/// Deserializes a media list (`media.all`, `photos`, …), naming it.
+pub fn media_items<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    in_field("items", T::deserialize(d))
+}
+
+/// Deserializes a page's `results`: `null` is empty, a row that is not an
+/// object is skipped, an error inside row `i` is named `results[i]`.
+pub fn rows<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    struct Rows<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Rows<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of rows")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Vec<T>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Vec<T>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::new();
+            let mut i = 0;
+            loop {
+                let row = in_field(
+                    &format!("results[{i}]"),
+                    a.next_element::<ObjectOrSkip<T>>(),
+                )?;
+                match row {
+                    None => return Ok(out),
+                    Some(ObjectOrSkip(Some(t))) => out.push(t),
+                    Some(ObjectOrSkip(None)) => {}
+                }
+                i += 1;
+            }
+        }
+    }
+    d.deserialize_any(Rows(PhantomData))
+}
+
+/// A row: `Some` for an object, `None` (skipped) for anything else.
+struct ObjectOrSkip<T>(Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOrSkip<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = ObjectOrSkip<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a row")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(a))
+                    .map(|t| ObjectOrSkip(Some(t)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ObjectOrSkip(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ObjectOrSkip(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ObjectOrSkip(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ObjectOrSkip(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ObjectOrSkip(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(ObjectOrSkip(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ObjectOrSkip(None))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}

@@ -1,0 +1,211 @@
+//! The tolerant leaves of the model: ids, counts and loose strings.
+//!
+//! FxTwitter documents ids as decimal strings, but some paths have sent
+//! JSON numbers (above 2^53 too); counts are sometimes floats or `null`.
+//! Each leaf accepts what the upstream has been seen to send and keeps it
+//! exact; the rest is a shape error (ids) or absent (counts).
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+/// A post or account id: a JSON string, or a non-negative JSON integer
+/// read exactly (serde_json reads any integer up to `u64::MAX` as a
+/// `u64`, never through `f64`). Always serialized as a string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Id(pub String);
+
+impl Id {
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Serialize for Id {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Id, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Id;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an id (a decimal string or a non-negative integer)")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Id, E> {
+                Ok(Id(v.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Id, E> {
+                Ok(Id(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Id, E> {
+                Ok(Id(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Id, E> {
+                u64::try_from(v)
+                    .map(|v| Id(v.to_string()))
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A count (`likes`, `followers`, …): a whole number, floats rounded;
+/// negative numbers, `null` and anything not a number are absent (as
+/// before the typed model: a count is never worth failing a post).
+pub type Count = Option<u64>;
+
+/// Deserializes a [`Count`] from any JSON value.
+pub fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
+    d.deserialize_any(Loose(|l| match l {
+        Leaf::U(n) => Some(n),
+        Leaf::F(f) if f >= 0.0 && f.is_finite() => Some(f.round() as u64),
+        _ => None,
+    }))
+}
+
+/// Deserializes a string that may be missing, `null` or not a string
+/// (then the empty string): a status's `text`.
+pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    d.deserialize_any(Loose(|l| match l {
+        Leaf::S(s) => s,
+        _ => String::new(),
+    }))
+}
+
+/// Deserializes an optional string from any JSON value: a non-string is
+/// absent (fields only shown, never relied on).
+pub fn opt_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    d.deserialize_any(Loose(|l| match l {
+        Leaf::S(s) => Some(s),
+        _ => None,
+    }))
+}
+
+/// Deserializes an optional boolean from any JSON value.
+pub fn opt_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    d.deserialize_any(Loose(|l| match l {
+        Leaf::B(b) => Some(b),
+        _ => None,
+    }))
+}
+
+/// Deserializes an optional number from any JSON value (kept as sent:
+/// an integer stays an integer): a non-number is absent.
+pub fn opt_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<serde_json::Number>, D::Error> {
+    d.deserialize_any(Loose(|l| match l {
+        Leaf::U(n) => Some(n.into()),
+        Leaf::F(f) => serde_json::Number::from_f64(f),
+        _ => None,
+    }))
+}
+
+/// What a loose leaf held.
+enum Leaf {
+    U(u64),
+    F(f64),
+    S(String),
+    B(bool),
+    Other,
+}
+
+/// A visitor that accepts any JSON value and maps its leaf with `F`
+/// (containers are skipped and seen as [`Leaf::Other`]).
+struct Loose<F>(F);
+
+impl<'de, T, F: FnOnce(Leaf) -> T> Visitor<'de> for Loose<F> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+        Ok((self.0)(Leaf::U(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+        Ok((self.0)(match u64::try_from(v) {
+            Ok(u) => Leaf::U(u),
+            Err(_) => Leaf::Other,
+        }))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        Ok((self.0)(Leaf::F(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        Ok((self.0)(Leaf::S(v.to_string())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<T, E> {
+        Ok((self.0)(Leaf::S(v)))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
+        Ok((self.0)(Leaf::B(v)))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
+        Ok((self.0)(Leaf::Other))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<T, E> {
+        Ok((self.0)(Leaf::Other))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<T, A::Error> {
+        while a.next_element::<IgnoredAny>()?.is_some() {}
+        Ok((self.0)(Leaf::Other))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<T, A::Error> {
+        while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok((self.0)(Leaf::Other))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct T {
+        id: Id,
+        #[serde(default, deserialize_with = "count")]
+        n: Count,
+        #[serde(default, deserialize_with = "text")]
+        t: String,
+    }
+
+    fn t(json: &str) -> T {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn ids_as_strings_or_exact_numbers() {
+        assert_eq!(t(r#"{"id":"42"}"#).id.as_str(), "42");
+        assert_eq!(
+            t(r#"{"id":18446744073709551615}"#).id.as_str(),
+            "18446744073709551615"
+        );
+        // 2^53 + 1: not representable in an f64.
+        assert_eq!(
+            t(r#"{"id":9007199254740993}"#).id.as_str(),
+            "9007199254740993"
+        );
+        assert!(serde_json::from_str::<T>(r#"{"id":-1}"#).is_err());
+        assert!(serde_json::from_str::<T>(r#"{"id":1.5}"#).is_err());
+        assert!(serde_json::from_str::<T>(r#"{"id":{}}"#).is_err());
+        assert_eq!(serde_json::to_string(&Id("7".into())).unwrap(), "\"7\"");
+    }
+
+    #[test]
+    fn counts_and_texts_are_loose() {
+        assert_eq!(t(r#"{"id":"1","n":3}"#).n, Some(3));
+        assert_eq!(t(r#"{"id":"1","n":2.5}"#).n, Some(3));
+        assert_eq!(t(r#"{"id":"1","n":-2}"#).n, None);
+        assert_eq!(t(r#"{"id":"1","n":"12"}"#).n, None);
+        assert_eq!(t(r#"{"id":"1","n":{"a":[1]}}"#).n, None);
+        assert_eq!(t(r#"{"id":"1","n":null}"#).n, None);
+        assert_eq!(t(r#"{"id":"1"}"#).n, None);
+        assert_eq!(t(r#"{"id":"1","t":["x"]}"#).t, "");
+        assert_eq!(t(r#"{"id":"1","t":"x"}"#).t, "x");
+    }
+}

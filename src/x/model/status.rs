@@ -1,0 +1,290 @@
+//! An FxTwitter `APITwitterStatus` or tombstone (upstream.md §1.3, §1.6),
+//! the list page (`results` + `cursor`) and the envelopes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Number;
+
+use super::media::Media;
+use super::parse::{author, id, media, quote, raw_text, reposted_by, rows};
+use super::scalar::{count, opt_bool, opt_number, opt_text, text, Count, Id};
+use super::user::{RawText, User};
+
+/// A status, or a tombstone (`type: "tombstone"`: a deleted, suspended,
+/// private or withheld post, with `reason` and `message`).
+///
+/// Poll, card, article and Community Note are kept as sent (the list
+/// tools only pass them on; the post renderer reads them).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, expecting = "a status object")]
+pub struct Status {
+    /// `status` or `tombstone`.
+    #[serde(
+        rename = "type",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kind: Option<String>,
+    /// The post id (exact, whether sent as a string or a number).
+    #[serde(deserialize_with = "id", skip_serializing_if = "Option::is_none")]
+    pub id: Option<Id>,
+    /// The permalink.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The text, t.co links expanded (empty when missing).
+    #[serde(deserialize_with = "text")]
+    pub text: String,
+    /// The text as X sent it, with facets (kept only with `full`).
+    #[serde(deserialize_with = "raw_text", skip_serializing_if = "Option::is_none")]
+    pub raw_text: Option<RawText>,
+    /// The author.
+    #[serde(deserialize_with = "author", skip_serializing_if = "Option::is_none")]
+    pub author: Option<User>,
+    /// Replies.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub replies: Count,
+    /// Reposts.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub reposts: Count,
+    /// Reposts under their older name (filled from `reposts`).
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub retweets: Count,
+    /// Likes.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub likes: Count,
+    /// Bookmarks.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub bookmarks: Count,
+    /// Quotes.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub quotes: Count,
+    /// Views.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub views: Count,
+    /// `Wed Aug 12 08:14:20 +0000 2026`.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// Unix seconds, as sent.
+    #[serde(
+        deserialize_with = "opt_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_timestamp: Option<Number>,
+    /// FxTwitter's embed kind (`tweet`).
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub embed_card: Option<String>,
+    /// Marked sensitive.
+    #[serde(deserialize_with = "opt_bool", skip_serializing_if = "Option::is_none")]
+    pub possibly_sensitive: Option<bool>,
+    /// A long post (note tweet).
+    #[serde(deserialize_with = "opt_bool", skip_serializing_if = "Option::is_none")]
+    pub is_note_tweet: Option<bool>,
+    /// The language X detected.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+    /// The client that posted it.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// `twitter`.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The post it replies to: `{screen_name, status}` (v2), as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replying_to: Option<Box<RawValue>>,
+    /// The legacy form: `[status id]`, as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replying_to_status: Option<Box<RawValue>>,
+    /// Who reposted it (a timeline row that is a repost).
+    #[serde(
+        deserialize_with = "reposted_by",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub reposted_by: Option<User>,
+    /// Photos, videos, GIFs (dropped when empty).
+    #[serde(deserialize_with = "media", skip_serializing_if = "Option::is_none")]
+    pub media: Option<Media>,
+    /// The quoted post (a status or a tombstone).
+    #[serde(deserialize_with = "quote", skip_serializing_if = "Option::is_none")]
+    pub quote: Option<Box<Status>>,
+    /// A poll, as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll: Option<Box<RawValue>>,
+    /// A link card, as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card: Option<Box<RawValue>>,
+    /// An X article, as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub article: Option<Box<RawValue>>,
+    /// A Community Note, as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub community_note: Option<Box<RawValue>>,
+    /// A tombstone's reason (`deleted`, `suspended`, …).
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// A tombstone's message.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Status {
+    /// True for a tombstone.
+    pub fn is_tombstone(&self) -> bool {
+        self.kind.as_deref() == Some("tombstone")
+    }
+
+    /// True for a status with an id (not a tombstone).
+    pub fn is_status(&self) -> bool {
+        !self.is_tombstone() && self.id.is_some()
+    }
+
+    /// The id, if any.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_ref().map(Id::as_str)
+    }
+
+    /// The author's handle, if any.
+    pub fn handle(&self) -> Option<&str> {
+        self.author.as_ref()?.screen_name.as_deref()
+    }
+
+    /// True when the post replies to another (either form, non-empty).
+    pub fn is_reply(&self) -> bool {
+        non_empty(self.replying_to.as_deref()) || non_empty(self.replying_to_status.as_deref())
+    }
+
+    /// The link: `url`, else built from handle and id.
+    pub fn link(&self) -> Option<String> {
+        if let Some(u) = self.url.as_deref().filter(|u| !u.is_empty()) {
+            return Some(u.to_string());
+        }
+        let i = self.id()?;
+        Some(match self.handle() {
+            Some(h) if !h.is_empty() => format!("https://x.com/{h}/status/{i}"),
+            _ => format!("https://x.com/i/status/{i}"),
+        })
+    }
+
+    /// Normalises as the `Value` path does ([`super::value::normalize`]):
+    /// `retweets` from `reposts`, empty `media` dropped, media items
+    /// amended, recursively into `quote` (to depth 8). Tombstones are
+    /// left as they are.
+    pub fn normalize(&mut self, depth: usize) {
+        if self.is_tombstone() || depth > 8 {
+            return;
+        }
+        if self.retweets.is_none() {
+            self.retweets = self.reposts;
+        }
+        if self.media.as_ref().is_some_and(Media::is_empty) {
+            self.media = None;
+        }
+        if let Some(m) = &mut self.media {
+            m.normalize();
+        }
+        if let Some(q) = &mut self.quote {
+            q.normalize(depth + 1);
+        }
+    }
+
+    /// Fills `url` (post and quote) so every post carries a link.
+    pub fn fill_url(&mut self, fallback: Option<&str>) {
+        let url = self
+            .link()
+            .or_else(|| fallback.map(str::to_string))
+            .unwrap_or_else(|| super::value::MISSING_IDENTITY.into());
+        self.url = Some(url);
+        if let Some(q) = &mut self.quote {
+            if q.url.is_none() {
+                q.url = q.link();
+            }
+        }
+    }
+}
+
+/// True for a present, non-empty object, array or string (as sent).
+fn non_empty(raw: Option<&RawValue>) -> bool {
+    let Some(r) = raw else { return false };
+    match serde_json::from_str::<serde_json::Value>(r.get()) {
+        Ok(serde_json::Value::Object(o)) => !o.is_empty(),
+        Ok(serde_json::Value::Array(a)) => !a.is_empty(),
+        Ok(serde_json::Value::String(s)) => !s.is_empty(),
+        _ => false,
+    }
+}
+
+/// A list page (`/2/profile/{h}/statuses`, followers, search):
+/// `results` and `cursor`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, expecting = "a list page object")]
+pub struct Page<T> {
+    /// The rows; a row that is not an object is skipped.
+    #[serde(deserialize_with = "rows", bound(deserialize = "T: Deserialize<'de>"))]
+    pub results: Vec<T>,
+    /// Where the neighbouring pages start.
+    pub cursor: Option<PageCursor>,
+    /// The answer's `code` (an error when 400 or more).
+    #[serde(deserialize_with = "count")]
+    pub code: Count,
+    /// The answer's `message`.
+    #[serde(deserialize_with = "opt_text")]
+    pub message: Option<String>,
+}
+
+/// A page's `cursor`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, expecting = "a cursor object")]
+pub struct PageCursor {
+    /// The newer page.
+    #[serde(deserialize_with = "opt_text")]
+    pub top: Option<String>,
+    /// The older page.
+    #[serde(deserialize_with = "opt_text")]
+    pub bottom: Option<String>,
+}
+
+impl<T> Page<T> {
+    /// `cursor.bottom`, when a non-empty string.
+    pub fn bottom(&self) -> Option<&str> {
+        self.cursor
+            .as_ref()?
+            .bottom
+            .as_deref()
+            .filter(|b| !b.is_empty())
+    }
+}
+
+/// The `/2/profile/{handle}` answer's `user`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, expecting = "a profile answer object")]
+pub struct ProfileEnvelope {
+    /// The account.
+    #[serde(deserialize_with = "super::parse::user")]
+    pub user: Option<User>,
+    /// The answer's `code` (an error when 400 or more).
+    #[serde(deserialize_with = "count")]
+    pub code: Count,
+    /// The answer's `message`.
+    #[serde(deserialize_with = "opt_text")]
+    pub message: Option<String>,
+    /// Why the account is unavailable (`suspended`).
+    #[serde(deserialize_with = "opt_text")]
+    pub reason: Option<String>,
+}
+
+/// The `/2/status/{id}` answer's `status` (or v1 `tweet`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, expecting = "a status answer object")]
+pub struct StatusEnvelope {
+    /// The post.
+    #[serde(deserialize_with = "super::parse::status")]
+    pub status: Option<Status>,
+    /// The post (v1 API).
+    #[serde(deserialize_with = "super::parse::tweet")]
+    pub tweet: Option<Status>,
+    /// The answer's `code` (an error when 400 or more).
+    #[serde(deserialize_with = "count")]
+    pub code: Count,
+    /// The answer's `message`.
+    #[serde(deserialize_with = "opt_text")]
+    pub message: Option<String>,
+}

@@ -1,0 +1,171 @@
+//! An FxTwitter `APIUser` (upstream.md §1.4): a post's author, a profile,
+//! a row of a followers/following list or of the users search.
+
+use serde::{Deserialize, Serialize};
+
+use super::parse::{id, raw_description, verification, website};
+use super::scalar::{count, opt_bool, opt_text, Count, Id};
+
+/// A user. Fields may be missing on partial users (a post's `author` in
+/// some paths carries only `screen_name` and `name`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, expecting = "a user object")]
+pub struct User {
+    /// `"profile"` or `"user"` when sent.
+    #[serde(
+        rename = "type",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kind: Option<String>,
+    /// The account id.
+    #[serde(deserialize_with = "id", skip_serializing_if = "Option::is_none")]
+    pub id: Option<Id>,
+    /// The handle, without `@`.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub screen_name: Option<String>,
+    /// The display name.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `https://x.com/<handle>`.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The bio, t.co links expanded by FxTwitter.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The bio as X sent it, with its link facets (kept only with `full`).
+    #[serde(
+        deserialize_with = "raw_description",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub raw_description: Option<RawText>,
+    /// The location the account states.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// Followers.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub followers: Count,
+    /// Accounts followed.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub following: Count,
+    /// Likes given.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub likes: Count,
+    /// Media posted.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub media_count: Count,
+    /// Posts.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub statuses: Count,
+    /// True for a protected account.
+    #[serde(deserialize_with = "opt_bool", skip_serializing_if = "Option::is_none")]
+    pub protected: Option<bool>,
+    /// The banner image.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub banner_url: Option<String>,
+    /// The avatar image.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub avatar_url: Option<String>,
+    /// When the account was created (`Tue Feb 14 09:30:11 +0000 2023`).
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub joined: Option<String>,
+    /// The website the account links.
+    #[serde(deserialize_with = "website", skip_serializing_if = "Option::is_none")]
+    pub website: Option<Website>,
+    /// The verification badge.
+    #[serde(
+        deserialize_with = "verification",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub verification: Option<Verification>,
+}
+
+impl User {
+    /// The handle, when non-empty.
+    pub fn handle(&self) -> Option<&str> {
+        self.screen_name.as_deref().filter(|h| !h.is_empty())
+    }
+
+    /// The same account reduced to what identifies it (`id`,
+    /// `screen_name`, `name`): a list row's author.
+    pub fn identity(&self) -> User {
+        User {
+            id: self.id.clone(),
+            screen_name: self.screen_name.clone(),
+            name: self.name.clone(),
+            ..User::default()
+        }
+    }
+}
+
+/// A user's `website`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, expecting = "a website object")]
+pub struct Website {
+    /// The expanded link.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The link as shown.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub display_url: Option<String>,
+}
+
+/// A user's `verification`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, expecting = "a verification object")]
+pub struct Verification {
+    /// True when verified.
+    #[serde(deserialize_with = "opt_bool", skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
+    /// When.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub verified_at: Option<String>,
+    /// `individual`, `business`, `government`.
+    #[serde(
+        rename = "type",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kind: Option<String>,
+}
+
+/// Text as X sent it (`raw_text` of a status, `raw_description` of a
+/// user), with its facets.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, expecting = "a raw text object")]
+pub struct RawText {
+    /// The text, t.co links unexpanded.
+    #[serde(deserialize_with = "super::scalar::text")]
+    pub text: String,
+    /// `[start, end]` of the shown part, when sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display_text_range: Option<Box<serde_json::value::RawValue>>,
+    /// Links, mentions, media links in the text.
+    #[serde(deserialize_with = "super::parse::facets")]
+    pub facets: Vec<Facet>,
+}
+
+/// One facet of a [`RawText`].
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, expecting = "a facet object")]
+pub struct Facet {
+    /// `url`, `media`, `mention`, `hashtag`, …
+    #[serde(
+        rename = "type",
+        deserialize_with = "opt_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kind: Option<String>,
+    /// `[start, end]` (UTF-16 offsets; never used to cut text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indices: Option<Box<serde_json::value::RawValue>>,
+    /// The text in the raw string (a t.co link).
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
+    /// What it stands for (the expanded link).
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub replacement: Option<String>,
+    /// How X shows it.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub display: Option<String>,
+}

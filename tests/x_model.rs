@@ -1,0 +1,294 @@
+//! The typed FxTwitter model (issue 15 item 3): tolerant of ids sent as
+//! JSON numbers (exact for any u64), of lone UTF-16 surrogate escapes,
+//! of unknown fields and of missing optional fields; and a body of the
+//! wrong shape is a distinct error naming what was wrong, never "not
+//! found". Properties are judged by independent oracles: `u64`'s own
+//! `to_string`, and `char::decode_utf16` with U+FFFD replacement.
+
+mod common;
+
+use common::fake_upstream::{Answer, FakeUpstream};
+use common::post::{call, ok, status_body};
+use proptest::prelude::*;
+use serde_json::json;
+use xmd::x::model::parse::{parse, repair_surrogates};
+use xmd::x::model::status::{Page, ProfileEnvelope, Status, StatusEnvelope};
+
+const ID: &str = "1800000000000000001";
+
+fn tools_for(fake: &FakeUpstream) -> xmd::x::tools::Tools {
+    common::browse::tools_for(fake)
+}
+
+/// One piece of a generated JSON string: a character, or a raw UTF-16
+/// surrogate written as a `\uXXXX` escape (upper or lower case hex).
+#[derive(Debug, Clone)]
+enum Unit {
+    Char(char),
+    Surrogate(u16, bool),
+}
+
+fn unit() -> impl Strategy<Value = Unit> {
+    prop_oneof![
+        4 => any::<char>().prop_map(Unit::Char),
+        // Characters that look like the start of an escape.
+        2 => prop::sample::select(vec!['\\', 'u', 'd', 'D', '8', 'c', '"']).prop_map(Unit::Char),
+        3 => (0xD800u16..=0xDFFF, any::<bool>()).prop_map(|(s, up)| Unit::Surrogate(s, up)),
+    ]
+}
+
+/// The JSON string literal for `units` (characters escaped by serde_json).
+fn literal(units: &[Unit]) -> String {
+    let mut out = String::from("\"");
+    for u in units {
+        match u {
+            Unit::Char(c) => {
+                let one = serde_json::to_string(&c.to_string()).unwrap();
+                out.push_str(&one[1..one.len() - 1]);
+            }
+            Unit::Surrogate(s, true) => out.push_str(&format!("\\u{s:04X}")),
+            Unit::Surrogate(s, false) => out.push_str(&format!("\\u{s:04x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The oracle: the UTF-16 code units decoded with every unpaired
+/// surrogate replaced by U+FFFD.
+fn oracle(units: &[Unit]) -> String {
+    let mut code = Vec::new();
+    for u in units {
+        match u {
+            Unit::Char(c) => {
+                let mut b = [0u16; 2];
+                code.extend_from_slice(c.encode_utf16(&mut b));
+            }
+            Unit::Surrogate(s, _) => code.push(*s),
+        }
+    }
+    char::decode_utf16(code)
+        .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Any u64 id, as a JSON number or a string, in a status, its author
+    /// and a list row, reads as the same exact decimal string.
+    #[test]
+    fn any_u64_id_is_exact(n in any::<u64>(), as_number in any::<bool>()) {
+        let id = if as_number { n.to_string() } else { format!("\"{n}\"") };
+        let body = format!(
+            r#"{{"code":200,"status":{{"type":"status","id":{id},"text":"t","author":{{"id":{id},"screen_name":"a"}}}}}}"#
+        );
+        let env: StatusEnvelope = parse(body.as_bytes(), "a status answer").unwrap();
+        let want = n.to_string();
+        let s = env.status.unwrap();
+        prop_assert_eq!(s.id(), Some(want.as_str()));
+        let author_id = s.author.unwrap().id.unwrap();
+        prop_assert_eq!(author_id.as_str(), want.as_str());
+        let page = format!(r#"{{"results":[{{"type":"status","id":{id}}}],"cursor":{{"bottom":"b"}}}}"#);
+        let p: Page<Status> = parse(page.as_bytes(), "a list page").unwrap();
+        prop_assert_eq!(p.results[0].id(), Some(want.as_str()));
+        // Serialized back as a string.
+        let out = serde_json::to_value(&p.results[0]).unwrap();
+        prop_assert_eq!(&out["id"], &json!(n.to_string()));
+    }
+
+    /// Any string with lone surrogate escapes inserted parses (the
+    /// document is not rejected), with U+FFFD exactly where the oracle
+    /// puts it; valid pairs stay the characters they encode.
+    #[test]
+    fn lone_surrogates_become_replacement_characters(units in prop::collection::vec(unit(), 0..24)) {
+        let lit = literal(&units);
+        let body = format!(r#"{{"status":{{"type":"status","id":"1","text":{lit}}}}}"#);
+        let env: StatusEnvelope = parse(body.as_bytes(), "a status answer").unwrap();
+        prop_assert_eq!(env.status.unwrap().text, oracle(&units));
+        // The same repair serves the `Value` path.
+        let v: serde_json::Value = serde_json::from_str(&repair_surrogates(&body)).unwrap();
+        prop_assert_eq!(v["status"]["text"].as_str().unwrap(), oracle(&units));
+    }
+}
+
+#[test]
+fn repair_is_free_without_surrogates() {
+    let body = r#"{"text":"caf\u00e9 \\ud800 \ud83d\ude00"}"#;
+    assert!(matches!(
+        repair_surrogates(body),
+        std::borrow::Cow::Borrowed(_)
+    ));
+    assert_eq!(
+        repair_surrogates(r#"["\ud800x","\uDC00","\ud83d\ude00","\\\ud800"]"#),
+        r#"["\ufffdx","\ufffd","\ud83d\ude00","\\\ufffd"]"#
+    );
+}
+
+#[test]
+fn unknown_fields_are_ignored_and_missing_ones_default() {
+    let body = r#"{"code":200,"status":{"type":"status","id":"5","brand_new":{"deep":[1,{"x":null}]},
+        "author":{"screen_name":"a","future_field":[true]},"media":{"all":[{"type":"photo","url":"u","altText":"alt","shiny":1}],"newkind":[]}}}"#;
+    let env: StatusEnvelope = parse(body.as_bytes(), "a status answer").unwrap();
+    let mut s = env.status.unwrap();
+    s.normalize(0);
+    assert_eq!(s.text, "");
+    assert_eq!(s.likes, None);
+    assert!(s.quote.is_none());
+    assert_eq!(
+        serde_json::to_value(&s).unwrap(),
+        json!({"type":"status","id":"5","text":"","author":{"screen_name":"a"},
+            "media":{"all":[{"type":"photo","url":"u","alt":"alt","altText":"alt"}]}})
+    );
+    let empty: Status = parse(b"{}", "a status").unwrap();
+    assert_eq!(serde_json::to_value(&empty).unwrap(), json!({"text": ""}));
+    assert!(!empty.is_status());
+    // Rows that are not objects are skipped; `results: null` is empty.
+    let p: Page<Status> = parse(
+        br#"{"results":[1,"x",null,[],{"id":2}],"cursor":null}"#,
+        "a list page",
+    )
+    .unwrap();
+    assert_eq!(p.results.len(), 1);
+    assert_eq!(p.bottom(), None);
+    let p: Page<Status> = parse(br#"{"results":null}"#, "a list page").unwrap();
+    assert!(p.results.is_empty());
+}
+
+#[test]
+fn video_formats_become_variants() {
+    let body = br#"{"type":"status","id":"1","media":{"videos":[{"type":"video","duration":15.24,
+        "formats":[{"url":"u1","container":"m3u8"},{"url":"u2","container":"mp4","bitrate":256000},{"container":"mp4"}]}]}}"#;
+    let mut s: Status = parse(body, "a status").unwrap();
+    s.normalize(0);
+    let v = serde_json::to_value(&s.media.unwrap().videos.unwrap()[0]).unwrap();
+    assert_eq!(v["duration_ms"], json!(15240));
+    assert_eq!(
+        v["variants"],
+        json!([{"url":"u1","content_type":"application/vnd.apple.mpegurl"},{"url":"u2","content_type":"video/mp4","bitrate":256000}])
+    );
+}
+
+#[test]
+fn a_wrong_shape_names_the_field() {
+    let cases: [(&[u8], &str); 5] = [
+        (
+            br#"{"code":200,"status":{"type":"status","id":"1","author":5}}"#,
+            "FxTwitter answered a status answer that is not the expected shape: `status.author`: invalid type: integer `5`, expected a user object. (HTTP 502, code upstream_invalid_response)",
+        ),
+        (
+            br#"{"code":200,"status":{"id":{"n":1}}}"#,
+            "FxTwitter answered a status answer that is not the expected shape: `status.id`: invalid type: map, expected an id (a decimal string or a non-negative integer). (HTTP 502, code upstream_invalid_response)",
+        ),
+        (
+            br#"{"code":200,"status":{"id":"1","quote":{"id":"2","author":{"website":"w"}}}}"#,
+            "FxTwitter answered a status answer that is not the expected shape: `status.quote.author.website`: invalid type: string \"w\", expected a website object. (HTTP 502, code upstream_invalid_response)",
+        ),
+        (
+            br#"{"code":200,"status":{"id":"1","media":{"all":[{"formats":7}]}}}"#,
+            "FxTwitter answered a status answer that is not the expected shape: `status.media.items.formats`: invalid type: integer `7`, expected a sequence. (HTTP 502, code upstream_invalid_response)",
+        ),
+        (
+            br#"{"code":200,"status":[1]}"#,
+            "FxTwitter answered a status answer that is not the expected shape: `status`: invalid type: sequence, expected a status object. (HTTP 502, code upstream_invalid_response)",
+        ),
+    ];
+    for (body, want) in cases {
+        let e = parse::<StatusEnvelope>(body, "a status answer").unwrap_err();
+        assert_eq!(e.to_string(), want);
+    }
+    let e = parse::<Page<Status>>(
+        br#"{"results":[{"id":"1"},{"id":"2","author":[]}]}"#,
+        "a list page",
+    )
+    .unwrap_err();
+    assert_eq!(e.message, "FxTwitter answered a list page that is not the expected shape: `results[1].author`: invalid type: sequence, expected a user object.");
+    let e = parse::<ProfileEnvelope>(br#"{"code":200,"user":"demo"}"#, "a profile").unwrap_err();
+    assert_eq!(e.message, "FxTwitter answered a profile that is not the expected shape: `user`: invalid type: string \"demo\", expected a user object.");
+    // Not JSON, or not an object: the older, general error.
+    for body in [&b"<html>"[..], b"[1]", b"{\"a\":"] {
+        let e = parse::<StatusEnvelope>(body, "a status answer").unwrap_err();
+        assert_eq!(
+            e.message,
+            "FxTwitter upstream returned an unexpected response (not the JSON it should send)."
+        );
+    }
+}
+
+#[test]
+fn a_status_whose_id_is_a_number_is_served_exactly() {
+    // 2^53 + 1: a double would read 9007199254740992.
+    let big = 9_007_199_254_740_993u64;
+    let fake = FakeUpstream::start();
+    let body =
+        status_body(ID, json!({})).replace(&format!("\"id\":\"{ID}\""), &format!("\"id\":{big}"));
+    assert!(body.contains(&format!("\"id\":{big}")));
+    fake.on(&format!("/2/status/{ID}"), Answer::json(200, &body));
+    let out = ok(
+        &tools_for(&fake),
+        json!({"handle": "example_user", "id": ID, "thread": "off"}),
+    );
+    let s = out.structured.unwrap();
+    assert_eq!(s["posts"][0]["id"], json!(big.to_string()));
+    assert!(out.text.contains(&format!("post {ID}")), "{}", out.text);
+}
+
+#[test]
+fn a_lone_surrogate_does_not_fail_the_post() {
+    let fake = FakeUpstream::start();
+    let body = status_body(ID, json!({"text": "PLACEHOLDER"})).replace("PLACEHOLDER", "a\\ud800b");
+    fake.on(&format!("/2/status/{ID}"), Answer::json(200, &body));
+    let out = ok(
+        &tools_for(&fake),
+        json!({"handle": "example_user", "id": ID, "thread": "off"}),
+    );
+    assert_eq!(
+        out.structured.unwrap()["posts"][0]["text"],
+        json!("a\u{fffd}b")
+    );
+    assert!(out.text.contains("a\u{fffd}b"), "{}", out.text);
+}
+
+#[test]
+fn a_status_of_the_wrong_shape_is_not_not_found() {
+    let fake = FakeUpstream::start();
+    let body = status_body(ID, json!({"author": "example_user"}));
+    fake.on(&format!("/2/status/{ID}"), Answer::json(200, &body));
+    let out = call(
+        &tools_for(&fake),
+        json!({"handle": "example_user", "id": ID, "thread": "off"}),
+    );
+    assert!(out.is_error);
+    assert_eq!(
+        out.text,
+        "FxTwitter answered a status answer that is not the expected shape: `status.author`: invalid type: string \"example_user\", expected a user object. (HTTP 502, code upstream_invalid_response)"
+    );
+}
+
+#[test]
+fn a_profile_of_the_wrong_shape_names_the_field() {
+    let fake = FakeUpstream::start();
+    fake.on(
+        "/2/profile/demo",
+        Answer::json(
+            200,
+            r#"{"code":200,"user":{"screen_name":"demo","verification":true}}"#,
+        ),
+    );
+    fake.on(
+        "/2/profile/demo/statuses?count=20&with_replies=false",
+        Answer::json(
+            200,
+            r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#,
+        ),
+    );
+    let text = common::browse::err(
+        &tools_for(&fake),
+        "x_md_get_profile",
+        json!({"handle": "demo"}),
+    );
+    assert_eq!(
+        text,
+        "FxTwitter answered a profile that is not the expected shape: `user.verification`: invalid type: boolean `true`, expected a verification object. (HTTP 502, code upstream_invalid_response)"
+    );
+}
