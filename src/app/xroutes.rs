@@ -37,12 +37,9 @@ use crate::server::conn::{Handled, Work};
 use crate::x::args::Kind;
 use crate::x::registry::{match_template, Route, Tool};
 use crate::x::tools::{Finished, PrepareError, Served, ToolCall, Tools};
-use crate::x::url::{is_handle, is_id};
+use crate::x::url::{is_id, is_route_handle};
 
-/// First path segments that are routes of this server, never handles
-/// (compared case-insensitively, as X compares handles): `/metrics` stays
-/// the metrics, `/search/followers` is a 404, not an account's followers.
-pub const RESERVED_NAMES: [&str; 6] = ["api", "healthz", "i", "mcp", "metrics", "search"];
+pub use crate::x::url::RESERVED_NAMES;
 
 /// The X routes as OpenAPI path templates, in registry order (each
 /// tool's [`Route`]s from the tool registry).
@@ -72,17 +69,13 @@ pub struct XRoute<'a> {
     pub id: Option<&'a str>,
 }
 
-fn handle_segment(s: &str) -> bool {
-    is_handle(s) && !RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(s))
-}
-
 /// Matches a request path (without query) against the X routes of the
 /// tool registry. A handle segment is 1–15 letters, digits or underscores
 /// and not one of [`RESERVED_NAMES`]; an id segment is 1–20 digits;
 /// anything else (a trailing slash too) is not an X route.
 pub fn match_path(path: &str) -> Option<XRoute<'_>> {
     let ok = |name: &str, seg: &str| match name {
-        "handle" => handle_segment(seg),
+        "handle" => is_route_handle(seg),
         "id" => is_id(seg),
         _ => false,
     };

@@ -11,7 +11,7 @@ use super::budget::Run;
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind, Position};
 use super::error::{check_transport, clip_message, code, XError};
-use super::model::parse::parse;
+use super::model::parse::{parse, shape_error};
 use super::model::scalar::Id;
 use super::model::status::{Page, Status};
 use super::model::user::User;
@@ -76,8 +76,10 @@ impl Row for Status {
 }
 
 impl Row for User {
+    /// An empty id is no id: two accounts sent with `"id": ""` are two
+    /// rows, not one seen twice.
     fn row_id(&self) -> Option<&str> {
-        self.id.as_ref().map(Id::as_str)
+        self.id.as_ref().map(Id::as_str).filter(|i| !i.is_empty())
     }
 }
 
@@ -91,12 +93,14 @@ pub struct ListPage<T = Status> {
 }
 
 impl<T> ListPage<T> {
-    /// The rows and `cursor.bottom` of a typed page.
-    pub fn from_page(page: Page<T>) -> ListPage<T> {
+    /// The rows and `cursor.bottom` of a typed page that answered no error;
+    /// one without `results` is not the expected shape (`what` names it),
+    /// never an empty list.
+    pub fn from_page(page: Page<T>, what: &str) -> Result<ListPage<T>, XError> {
         let bottom = page.bottom().map(str::to_string);
-        ListPage {
-            items: page.results,
-            bottom,
+        match page.results {
+            Some(items) => Ok(ListPage { items, bottom }),
+            None => Err(shape_error(what, &"`results` is missing")),
         }
     }
 }
@@ -338,7 +342,7 @@ pub fn check_account_list<T: Row + DeserializeOwned>(
         ));
     }
     answer_errors(resp.status, page.code, page.message.as_deref())?;
-    Ok(ListPage::from_page(page))
+    ListPage::from_page(page, "a list page")
 }
 
 /// The generic error for a non-2xx answer or a body `code` ≥ 400.
@@ -464,7 +468,13 @@ pub fn connections(
     };
     let base = format!("/2/profile/{handle}/{which}");
     let mut fetch = |c: &str| check_account_list::<User>(f, &page_path(&base, c, ""), handle);
-    let mut walk = walk_list(&mut fetch, &|_| true, start, args.page, args.limit)?;
+    let mut walk = walk_list(
+        &mut fetch,
+        &User::is_account_row,
+        start,
+        args.page,
+        args.limit,
+    )?;
     if walk.items.is_empty() && args.cursor.is_none() && args.page == 1 {
         // An empty first page: say why when the account is protected (its
         // lists come back empty), fail when it does not exist.

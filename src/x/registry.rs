@@ -276,7 +276,15 @@ pub const SPECS: [Spec; Tool::COUNT] = [
         output_schema: || post_list_output_schema("quotes", "posts"),
         cursor_tag: "quotes",
         cursor_scope: CursorScope::Post,
-        routes: &[route("/{handle}/status/{id}/quotes", LIST_ROUTE_PARAMS)],
+        routes: &[
+            route("/{handle}/status/{id}/quotes", LIST_ROUTE_PARAMS),
+            Route {
+                template: "/i/status/{id}/quotes",
+                fixed_handle: Some("i"),
+                params: LIST_ROUTE_PARAMS,
+                required: None,
+            },
+        ],
         // FxTwitter runs X's Latest search `quoted_tweet_id:<id>`: it
         // changes as fast as a search.
         upstream: &[upstream("/2/status/{id}/quotes", TTL_SEARCH)],
@@ -292,7 +300,15 @@ pub const SPECS: [Spec; Tool::COUNT] = [
         cursor_tag: "reposts",
         cursor_scope: CursorScope::Post,
         // X's own path for the reposters of a post.
-        routes: &[route("/{handle}/status/{id}/retweets", LIST_ROUTE_PARAMS)],
+        routes: &[
+            route("/{handle}/status/{id}/retweets", LIST_ROUTE_PARAMS),
+            Route {
+                template: "/i/status/{id}/retweets",
+                fixed_handle: Some("i"),
+                params: LIST_ROUTE_PARAMS,
+                required: None,
+            },
+        ],
         upstream: &[upstream("/2/status/{id}/reposts", TTL_CONNECTIONS)],
     },
 ];

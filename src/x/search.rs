@@ -89,7 +89,7 @@ fn check_search(up: &dyn Upstream, path: &str) -> Result<ListPage<Status>, XErro
         return Err(unavailable("search"));
     }
     answer_errors(resp.status, page.code, page.message.as_deref())?;
-    Ok(ListPage::from_page(page))
+    ListPage::from_page(page, "a search page")
 }
 
 /// A `/2/typeahead` answer.
@@ -111,12 +111,19 @@ fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<User>, XError> {
     if failed {
         return Err(unavailable("user search"));
     }
-    Ok(body.users)
+    Ok(body
+        .users
+        .into_iter()
+        .filter(User::is_account_row)
+        .collect())
 }
 
 /// A post of a list result as served: normalised, with its link, and
 /// lean unless `full`.
 pub fn list_row(mut p: Status, full: bool) -> Status {
+    // A kept row is a status ([`Status::is_post_row`]); one sent without
+    // `type` says so, as the output schema requires.
+    p.kind.get_or_insert_with(|| "status".into());
     p.normalize(0);
     p.fill_url(None);
     super::post::lean_status_row(&mut p, full);
@@ -168,9 +175,9 @@ pub fn search(
         };
         let base = format!("/2/search?q={}&feed={upstream_feed}", form_encode(query));
         let keep: &dyn Fn(&Status) -> bool = match feed {
-            "photos" => &|p: &Status| p.is_status() && has_photo(p),
-            "videos" => &|p: &Status| p.is_status() && has_video(p),
-            _ => &|p: &Status| p.is_status(),
+            "photos" => &|p: &Status| p.is_post_row() && has_photo(p),
+            "videos" => &|p: &Status| p.is_post_row() && has_video(p),
+            _ => &|p: &Status| p.is_post_row(),
         };
         let mut fetch = |c: &str| check_search(f, &page_path(&base, c, ""));
         walk = walk_list(&mut fetch, keep, start, args.page, args.limit)?;

@@ -80,7 +80,7 @@ fn check_page<T: Row + DeserializeOwned>(
         });
     }
     answer_errors(resp.status, page.code, page.message.as_deref())?;
-    Ok(ListPage::from_page(page))
+    ListPage::from_page(page, "a list page")
 }
 
 /// Runs `x_md_get_quotes` or `x_md_get_reposts` for the post `a.target`.
@@ -102,11 +102,11 @@ pub fn status_list(
                 }
                 p
             };
-            walk_rows(f, list, a, run, &Status::is_status, &row, &|p| {
+            walk_rows(f, list, a, run, &Status::is_post_row, &row, &|p| {
                 post_line(p, full)
             })
         }
-        StatusList::Reposts => walk_rows(f, list, a, run, &|_: &User| true, &|u| u, &|u| {
+        StatusList::Reposts => walk_rows(f, list, a, run, &User::is_account_row, &|u| u, &|u| {
             user_line(u, a.list.full, true)
         }),
     }
@@ -138,7 +138,13 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
         .collect();
     let next_cursor = walk.next.as_ref().map(|p| cursor::encode(kind, id, p));
     let post_url = format!("https://x.com/{handle}/status/{id}");
-    let path = format!("/{handle}/status/{id}/{}", list.route_segment());
+    // Links go where this server answers: a handle that cannot open a
+    // route (`i`, `api`, `search`, …) continues by the post id alone.
+    let path = if super::url::is_route_handle(handle) {
+        format!("/{handle}/status/{id}/{}", list.route_segment())
+    } else {
+        format!("/i/status/{id}/{}", list.route_segment())
+    };
     let cursor_at = |k: usize| cursor::encode(kind, id, &walk.cut_at(k));
     let (title, empty, key) = match list {
         StatusList::Quotes => ("Quotes of", "No quotes on this page.", "posts"),
@@ -154,8 +160,14 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
             let cut = k < walk.items.len();
             let cont = continuation(run.settings.link(&path), args, vec![], next, cut);
             let rows = &walk.items[..k];
+            // `i` is the handle of X's handle-less permalinks
+            // (`/i/status/<id>`), never an account: the author is unknown.
+            let heading = match handle {
+                "i" => format!("# {title} post {id}"),
+                h => format!("# {title} @{}'s post {id}", escape_handle(h)),
+            };
             let mut md = vec![
-                format!("# {title} @{}'s post {id}", escape_handle(handle)),
+                heading,
                 String::new(),
                 format!("Post: <{post_url}>"),
                 String::new(),

@@ -35,7 +35,7 @@ const SUBDOMAINS: [&str; 5] = ["www", "mobile", "m", "d", "dl"];
 /// The accepted-forms sentence used in every URL refusal.
 pub const ACCEPTED_FORMS: &str = "`url` must be an X post permalink such as \
 https://x.com/<handle>/status/<id> (twitter.com, mobile., www., fxtwitter.com, vxtwitter.com, \
-fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits)";
+fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits, at most 18446744073709551615)";
 
 /// A parsed status link.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,9 +58,30 @@ pub fn is_handle(s: &str) -> bool {
     (1..=15).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// True for 1–[`MAX_ID_DIGITS`] ASCII digits.
+/// First path segments that are routes of this server, never handles
+/// (compared case-insensitively, as X compares handles): `/metrics` stays
+/// the metrics, `/search/followers` is a 404, not an account's followers.
+pub const RESERVED_NAMES: [&str; 6] = ["api", "healthz", "i", "mcp", "metrics", "search"];
+
+/// True for a handle that can open an X route of this server
+/// (`/<handle>/…`): a handle that is not one of [`RESERVED_NAMES`].
+pub fn is_route_handle(s: &str) -> bool {
+    is_handle(s) && !RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(s))
+}
+
+/// True for 1–[`MAX_ID_DIGITS`] ASCII digits (the spelling of an id; ids
+/// the upstream sends are read with this tolerance).
 pub fn is_id(s: &str) -> bool {
     (1..=MAX_ID_DIGITS).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// True for a post id a caller may ask for: [`is_id`] and a value that
+/// fits an unsigned 64-bit snowflake (at most 18446744073709551615;
+/// leading zeros allowed). A larger number names no post: it is refused
+/// before any upstream call rather than asked for (a quotes search for it
+/// would answer "no quotes").
+pub fn is_post_id(s: &str) -> bool {
+    is_id(s) && s.parse::<u64>().is_ok()
 }
 
 /// The one spelling of a handle every cache key and upstream path uses:
@@ -159,7 +180,7 @@ pub fn parse_status_url(input: &str) -> Result<StatusRef, String> {
             short(handle)
         ));
     }
-    if !is_id(id) {
+    if !is_post_id(id) {
         return Err(format!(
             "{ACCEPTED_FORMS}; `{}` is not a valid post id",
             short(id)

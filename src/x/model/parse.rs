@@ -85,9 +85,14 @@ pub fn parse<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, XError> 
         return Err(XError::unexpected_response());
     };
     let text = repair_surrogates(text);
+    // Every answer xmd reads is a JSON object: anything else is the general
+    // error, before serde, which would read an array as a struct's fields
+    // in order (`[]` as a list page with no rows, an empty list).
+    if !text.trim_start().starts_with('{') {
+        return Err(XError::unexpected_response());
+    }
     serde_json::from_str(&text).map_err(|e| {
-        let is_object = text.trim_start().starts_with('{');
-        if e.classify() == serde_json::error::Category::Data && is_object {
+        if e.classify() == serde_json::error::Category::Data {
             shape_error(what, &e)
         } else {
             XError::unexpected_response()
@@ -221,6 +226,14 @@ pub fn rows<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<
         }
     }
     d.deserialize_any(Rows(PhantomData))
+}
+
+/// Deserializes a page's `results` that may be absent (then `None`, which
+/// a list page reports as a shape error), else as [`rows`].
+pub fn opt_rows<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Vec<T>>, D::Error> {
+    rows(d).map(Some)
 }
 
 /// A row: `Some` for an object, `None` (skipped) for anything else.

@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 use serde_json::Number;
 
 use super::media::Media;
-use super::parse::{author, id, media, quote, raw_text, reposted_by, rows};
+use super::parse::{author, id, media, opt_rows, quote, raw_text, reposted_by};
 use super::scalar::{count, opt_bool, opt_number, opt_text, text, Count, Id};
 use super::user::{RawText, User};
 
@@ -137,6 +137,18 @@ impl Status {
         !self.is_tombstone() && self.id.is_some()
     }
 
+    /// True for a row of a posts list (quotes, search): a status whose id
+    /// is a post id ([`crate::x::url::is_id`]: the model reads any string as
+    /// an [`Id`]) and whose `type`, when sent, is `status`; when it names
+    /// an author, a linkable handle. A `profile` row or one with an id like
+    /// `"abc"` is skipped, never shown as a post.
+    pub fn is_post_row(&self) -> bool {
+        self.is_status()
+            && matches!(self.kind.as_deref(), None | Some("status"))
+            && self.id().is_some_and(crate::x::url::is_id)
+            && self.handle().is_none_or(super::user::is_screen_name)
+    }
+
     /// The id, if any.
     pub fn id(&self) -> Option<&str> {
         self.id.as_ref().map(Id::as_str)
@@ -217,9 +229,13 @@ fn non_empty(raw: Option<&RawValue>) -> bool {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, expecting = "a list page object")]
 pub struct Page<T> {
-    /// The rows; a row that is not an object is skipped.
-    #[serde(deserialize_with = "rows", bound(deserialize = "T: Deserialize<'de>"))]
-    pub results: Vec<T>,
+    /// The rows; a row that is not an object is skipped. `None` when the
+    /// answer has no `results` member (a shape error, never an empty list).
+    #[serde(
+        deserialize_with = "opt_rows",
+        bound(deserialize = "T: Deserialize<'de>")
+    )]
+    pub results: Option<Vec<T>>,
     /// Where the neighbouring pages start.
     pub cursor: Option<PageCursor>,
     /// The answer's `code` (an error when 400 or more).

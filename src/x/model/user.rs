@@ -80,7 +80,23 @@ pub struct User {
     pub verification: Option<Verification>,
 }
 
+/// True for a handle a row may link (`https://x.com/<handle>`): one or
+/// more ASCII letters, digits or underscores. No length cap: X has served
+/// legacy handles longer than today's 15.
+pub fn is_screen_name(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 impl User {
+    /// True for a row of an accounts list (followers, following, reposts,
+    /// the users search): an account with a linkable handle, not a row of
+    /// another kind (`status`, `tombstone`). Other rows are skipped, never
+    /// shown as `[@ (@)](https://x.com/)`.
+    pub fn is_account_row(&self) -> bool {
+        !matches!(self.kind.as_deref(), Some("status" | "tombstone"))
+            && self.handle().is_some_and(is_screen_name)
+    }
+
     /// The handle, when non-empty.
     pub fn handle(&self) -> Option<&str> {
         self.screen_name.as_deref().filter(|h| !h.is_empty())
