@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::browse::{err, ok, run, tools_for};
+use common::browse::{ok, run, tools_for};
 use common::fake_upstream::{Answer, FakeUpstream};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -435,5 +435,4 @@ fn a_handle_less_permalink_names_no_author() {
         (m.tool, m.handle, m.id),
         (Tool::GetQuotes, Some("i"), Some("7"))
     );
-    let _ = err;
 }
