@@ -87,7 +87,11 @@ pub fn parse<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, XError> 
     let text = repair_surrogates(text);
     serde_json::from_str(&text).map_err(|e| {
         let is_object = text.trim_start().starts_with('{');
-        if e.classify() == serde_json::error::Category::Data && is_object {
+        // A syntax error inside a named field is re-raised as a custom
+        // (data) error by the field wrappers; only a body that is JSON
+        // throughout is of the wrong shape.
+        let is_json = || serde_json::from_str::<IgnoredAny>(&text).is_ok();
+        if e.classify() == serde_json::error::Category::Data && is_object && is_json() {
             shape_error(what, &e)
         } else {
             XError::unexpected_response()
@@ -137,7 +141,7 @@ macro_rules! named_fields {
     )*};
 }
 
-named_fields!(id, formats, variants, facets);
+named_fields!(id, formats, variants, facets, choices, blocks, entities);
 
 macro_rules! object_fields {
     ($($f:ident => $what:literal),* $(,)?) => {$(
@@ -160,7 +164,24 @@ object_fields!(
     user => "a user object",
     status => "a status object",
     tweet => "a status object",
+    poll => "a poll object",
+    card => "a card object",
+    article => "an article object",
+    community_note => "a community note object",
+    cover_media => "a cover media object",
+    media_info => "a media info object",
+    content => "an article content object",
 );
+
+/// Deserializes a note entity's optional `ref` object, naming it.
+pub fn note_ref<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    in_field(
+        "ref",
+        d.deserialize_any(ObjectOrNull::<T>("a note entity ref object", PhantomData)),
+    )
+}
 
 /// An optional object: `null` is absent, an object is read as `T`, and
 /// anything else (an array too, which serde would read as the struct's
@@ -191,36 +212,57 @@ pub fn media_items<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Resu
 /// Deserializes a page's `results`: `null` is empty, a row that is not an
 /// object is skipped, an error inside row `i` is named `results[i]`.
 pub fn rows<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
-    struct Rows<T>(PhantomData<T>);
-    impl<'de, T: Deserialize<'de>> Visitor<'de> for Rows<T> {
-        type Value = Vec<T>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("an array of rows")
+    Ok(d.deserialize_any(Rows("results", PhantomData))?
+        .unwrap_or_default())
+}
+
+/// [`rows`] of a thread answer's `thread` (errors named `thread[i]`).
+pub fn thread<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    Ok(d.deserialize_any(Rows("thread", PhantomData))?
+        .unwrap_or_default())
+}
+
+macro_rules! optional_rows {
+    ($($f:ident),* $(,)?) => {$(
+        #[doc = concat!("The optional rows `", stringify!($f), "` (`null` is absent; see [`rows`]).")]
+        pub fn $f<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Vec<T>>, D::Error> {
+            d.deserialize_any(Rows(stringify!($f), PhantomData))
         }
-        fn visit_unit<E: de::Error>(self) -> Result<Vec<T>, E> {
-            Ok(Vec::new())
-        }
-        fn visit_none<E: de::Error>(self) -> Result<Vec<T>, E> {
-            Ok(Vec::new())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Vec<T>, A::Error> {
-            let mut out = Vec::new();
-            let mut i = 0;
-            loop {
-                let row = in_field(
-                    &format!("results[{i}]"),
-                    a.next_element::<ObjectOrSkip<T>>(),
-                )?;
-                match row {
-                    None => return Ok(out),
-                    Some(ObjectOrSkip(Some(t))) => out.push(t),
-                    Some(ObjectOrSkip(None)) => {}
-                }
-                i += 1;
+    )*};
+}
+
+optional_rows!(replies, results, tweets, conversation);
+
+/// A list of rows named `.0` in errors: `None` for `null`.
+struct Rows<T>(&'static str, PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Rows<T> {
+    type Value = Option<Vec<T>>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of rows")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        loop {
+            let row = in_field(
+                &format!("{}[{i}]", self.0),
+                a.next_element::<ObjectOrSkip<T>>(),
+            )?;
+            match row {
+                None => return Ok(Some(out)),
+                Some(ObjectOrSkip(Some(t))) => out.push(t),
+                Some(ObjectOrSkip(None)) => {}
             }
+            i += 1;
         }
     }
-    d.deserialize_any(Rows(PhantomData))
 }
 
 /// A row: `Some` for an object, `None` (skipped) for anything else.
