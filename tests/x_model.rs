@@ -389,3 +389,37 @@ fn an_attached_block_of_the_wrong_shape_names_the_field() {
         );
     }
 }
+
+#[test]
+fn quotes_nested_past_the_cap_are_skipped() {
+    use xmd::x::model::parse::MAX_QUOTE_NESTING;
+    let mut body = r#"{"type":"status","id":"100"}"#.to_string();
+    for i in (0..20).rev() {
+        body = format!(r#"{{"type":"status","id":"{i}","quote":{body}}}"#);
+    }
+    let s: Status = parse(body.as_bytes(), "a status").unwrap();
+    let mut levels = 0;
+    let mut cur = s.quote.as_deref();
+    while let Some(q) = cur {
+        levels += 1;
+        assert_eq!(q.id(), Some(levels.to_string().as_str()));
+        cur = q.quote.as_deref();
+    }
+    assert_eq!(levels, MAX_QUOTE_NESTING);
+    // The count starts over for the next document on the same thread.
+    let again: Status = parse(body.as_bytes(), "a status").unwrap();
+    assert_eq!(
+        serde_json::to_value(&again).unwrap(),
+        serde_json::to_value(&s).unwrap()
+    );
+    // A shape error inside a skipped level is not seen; inside a read one it is.
+    let bad = |at: usize| {
+        let mut b = r#"{"id":"x","author":5}"#.to_string();
+        for i in (0..at).rev() {
+            b = format!(r#"{{"id":"{i}","quote":{b}}}"#);
+        }
+        parse::<Status>(b.as_bytes(), "a status").is_ok()
+    };
+    assert!(!bad(MAX_QUOTE_NESTING));
+    assert!(bad(MAX_QUOTE_NESTING + 1));
+}

@@ -189,7 +189,7 @@ impl Status {
     /// The `(reason, message)` of a tombstone.
     pub fn tombstone(&self) -> Option<(Option<&str>, Option<&str>)> {
         self.is_tombstone()
-            .then(|| (self.reason.as_deref(), self.message.as_deref()))
+            .then_some((self.reason.as_deref(), self.message.as_deref()))
     }
 
     /// The link: `url`, else built from handle and id.
