@@ -302,3 +302,134 @@ fn a_profile_of_the_wrong_shape_names_the_field() {
         "FxTwitter answered a profile that is not the expected shape: `user.verification`: invalid type: boolean `true`, expected a verification object. (HTTP 502, code upstream_invalid_response)"
     );
 }
+
+#[test]
+fn poll_card_article_and_note_are_typed_and_tolerant() {
+    let body = br#"{"type":"status","id":"1",
+        "poll":{"choices":[{"label":"Yes","count":3,"percentage":75.5,"extra":1},{"label":null,"count":"x"}],
+            "total_votes":4.0,"ends_at":"2026-08-13T08:14:20Z","time_left_en":"Final results","voters":[]},
+        "card":{"title":"T","description":null,"url":"https://e.example/","domain":"e.example","image":5,"binding":{}},
+        "article":{"id":12,"title":"A","preview_text":"P","cover_media":{"media_info":{"original_img_url":"https://i.example/c.jpg","w":1}},
+            "content":{"blocks":[{"key":"k","type":"header-one","text":"H","data":{}},{"text":"p"}],"entityMap":{}}},
+        "community_note":{"text":"N https://t.co/a","facets":[{"type":"url","original":"https://t.co/a","replacement":"https://n.example/"}],
+            "entities":[{"fromIndex":0,"ref":{"type":"TimelineUrl","url":"https://b.example/"}},{"ref":null}]}}"#;
+    let s: Status = parse(body, "a status").unwrap();
+    let poll = s.poll.as_ref().unwrap();
+    assert_eq!(poll.total_votes, Some(4));
+    assert_eq!(poll.choices().len(), 2);
+    assert_eq!(poll.choices()[0].label.as_deref(), Some("Yes"));
+    assert_eq!(poll.choices()[0].count, Some(3));
+    assert_eq!(poll.choices()[1].label, None);
+    assert_eq!(poll.choices()[1].count, None);
+    let art = s.article.as_ref().unwrap();
+    assert_eq!(art.cover_url(), Some("https://i.example/c.jpg"));
+    assert_eq!(art.blocks().len(), 2);
+    assert_eq!(art.blocks()[1].kind, None);
+    let note = s.community_note.as_ref().unwrap();
+    assert_eq!(
+        note.entities.as_ref().unwrap()[0]
+            .reference
+            .as_ref()
+            .unwrap()
+            .url
+            .as_deref(),
+        Some("https://b.example/")
+    );
+    // Unknown members are not passed on; what is kept is as sent.
+    let v = serde_json::to_value(&s).unwrap();
+    assert_eq!(
+        v["poll"],
+        json!({"choices":[{"label":"Yes","count":3,"percentage":75.5},{}],"total_votes":4,
+            "ends_at":"2026-08-13T08:14:20Z","time_left_en":"Final results"})
+    );
+    assert_eq!(
+        v["card"],
+        json!({"title":"T","url":"https://e.example/","domain":"e.example"})
+    );
+    assert_eq!(
+        v["article"],
+        json!({"id":"12","title":"A","preview_text":"P","cover_media":{"media_info":{"original_img_url":"https://i.example/c.jpg"}},
+            "content":{"blocks":[{"type":"header-one","text":"H"},{"text":"p"}]}})
+    );
+    assert_eq!(
+        v["community_note"],
+        json!({"text":"N https://t.co/a","facets":[{"type":"url","original":"https://t.co/a","replacement":"https://n.example/"}],
+            "entities":[{"ref":{"url":"https://b.example/"}},{}]})
+    );
+    // `null` is absent.
+    let s: Status = parse(
+        br#"{"id":"1","poll":null,"card":null,"article":null,"community_note":null}"#,
+        "a status",
+    )
+    .unwrap();
+    assert!(
+        s.poll.is_none() && s.card.is_none() && s.article.is_none() && s.community_note.is_none()
+    );
+}
+
+#[test]
+fn an_attached_block_of_the_wrong_shape_names_the_field() {
+    let cases: [(&[u8], &str); 5] = [
+        (
+            br#"{"id":"1","poll":[1]}"#,
+            "`poll`: invalid type: sequence, expected a poll object",
+        ),
+        (
+            br#"{"id":"1","poll":{"choices":{"a":1}}}"#,
+            "`poll.choices`: invalid type: map, expected a sequence",
+        ),
+        (
+            br#"{"id":"1","article":{"content":{"blocks":[7]}}}"#,
+            "`article.content.blocks`: invalid type: integer `7`, expected an article block object",
+        ),
+        (
+            br#"{"id":"1","community_note":{"entities":[{"ref":"u"}]}}"#,
+            "`community_note.entities.ref`: invalid type: string \"u\", expected a note entity ref object",
+        ),
+        (
+            br#"{"id":"1","card":"https://e.example/"}"#,
+            "`card`: invalid type: string \"https://e.example/\", expected a card object",
+        ),
+    ];
+    for (body, want) in cases {
+        let e = parse::<Status>(body, "a status").unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("FxTwitter answered a status that is not the expected shape: {want}.")
+        );
+    }
+}
+
+#[test]
+fn quotes_nested_past_the_cap_are_skipped() {
+    use xmd::x::model::parse::MAX_QUOTE_NESTING;
+    let mut body = r#"{"type":"status","id":"100"}"#.to_string();
+    for i in (0..20).rev() {
+        body = format!(r#"{{"type":"status","id":"{i}","quote":{body}}}"#);
+    }
+    let s: Status = parse(body.as_bytes(), "a status").unwrap();
+    let mut levels = 0;
+    let mut cur = s.quote.as_deref();
+    while let Some(q) = cur {
+        levels += 1;
+        assert_eq!(q.id(), Some(levels.to_string().as_str()));
+        cur = q.quote.as_deref();
+    }
+    assert_eq!(levels, MAX_QUOTE_NESTING);
+    // The count starts over for the next document on the same thread.
+    let again: Status = parse(body.as_bytes(), "a status").unwrap();
+    assert_eq!(
+        serde_json::to_value(&again).unwrap(),
+        serde_json::to_value(&s).unwrap()
+    );
+    // A shape error inside a skipped level is not seen; inside a read one it is.
+    let bad = |at: usize| {
+        let mut b = r#"{"id":"x","author":5}"#.to_string();
+        for i in (0..at).rev() {
+            b = format!(r#"{{"id":"{i}","quote":{b}}}"#);
+        }
+        parse::<Status>(b.as_bytes(), "a status").is_ok()
+    };
+    assert!(!bad(MAX_QUOTE_NESTING));
+    assert!(bad(MAX_QUOTE_NESTING + 1));
+}

@@ -187,13 +187,64 @@ pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
         return Err(private_error());
     }
     let body = parse_object(resp)?;
-    let body_code = body.get("code").and_then(Value::as_u64);
-    let message = body.get("message").and_then(Value::as_str);
+    let tomb = body
+        .get("status")
+        .filter(|s| s.get("type").and_then(Value::as_str) == Some("tombstone"))
+        .map(|t| {
+            (
+                t.get("reason").and_then(Value::as_str),
+                t.get("message").and_then(Value::as_str),
+            )
+        });
+    check_post_code(
+        resp,
+        body.get("code").and_then(Value::as_u64),
+        body.get("message").and_then(Value::as_str),
+        tomb,
+    )?;
+    Ok(body)
+}
+
+/// A FxTwitter post answer (`/2/status`, `/2/thread`, `/2/conversation`)
+/// read into the typed envelope `T`: the transport checks, 401/403 as
+/// private, a body of the wrong shape as `upstream_invalid_response`
+/// naming the field (`what` names the answer), then the answer's own
+/// `code` and `message` (see [`check_post_code`]).
+pub fn check_post_answer<T: serde::de::DeserializeOwned>(
+    resp: &UpstreamResponse,
+    what: &str,
+    code_of: impl FnOnce(
+        &T,
+    ) -> (
+        Option<u64>,
+        Option<&str>,
+        Option<(Option<&str>, Option<&str>)>,
+    ),
+) -> Result<T, XError> {
+    check_transport(resp)?;
+    if resp.status == 401 || resp.status == 403 {
+        return Err(private_error());
+    }
+    let body: T = super::model::parse::parse(&resp.body, what)?;
+    let (body_code, message, tomb) = code_of(&body);
+    check_post_code(resp, body_code, message, tomb)?;
+    Ok(body)
+}
+
+/// The answer's `code` and `message` (and the `status` tombstone's
+/// `reason` and `message`, if any): private, not found, or an upstream
+/// error when the HTTP status or `code` says so.
+fn check_post_code(
+    resp: &UpstreamResponse,
+    body_code: Option<u64>,
+    message: Option<&str>,
+    tomb: Option<(Option<&str>, Option<&str>)>,
+) -> Result<(), XError> {
     if message == Some("PRIVATE_TWEET") || matches!(body_code, Some(401 | 403)) {
         return Err(private_error());
     }
     if resp.status == 404 || body_code == Some(404) || message == Some("NOT_FOUND") {
-        return Err(not_found_error(&body));
+        return Err(not_found_error(tomb));
     }
     if !(200..300).contains(&resp.status) || body_code.is_some_and(|c| c >= 400) {
         let what = match message {
@@ -206,7 +257,7 @@ pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
             format!("FxTwitter API error: {what}."),
         ));
     }
-    Ok(body)
+    Ok(())
 }
 
 /// The checks every upstream answer goes through first: 429 (with its
@@ -273,19 +324,10 @@ fn private_error() -> XError {
     )
 }
 
-fn not_found_error(body: &Value) -> XError {
-    let tomb = body
-        .get("status")
-        .filter(|s| s.get("type").and_then(Value::as_str) == Some("tombstone"));
-    if let Some(t) = tomb {
-        let reason = t
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("unavailable");
-        let msg = t
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("This post is unavailable");
+fn not_found_error(tomb: Option<(Option<&str>, Option<&str>)>) -> XError {
+    if let Some((reason, msg)) = tomb {
+        let reason = reason.unwrap_or("unavailable");
+        let msg = msg.unwrap_or("This post is unavailable");
         return XError::new(
             404,
             code::NOT_FOUND,

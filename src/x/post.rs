@@ -3,18 +3,19 @@
 
 use std::collections::HashSet;
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::args::{Context, Format, PostArgs, Replies, Thread};
 use super::budget::{self, Cut, Run};
 use super::cursor::{self, CursorKind, Position};
-use super::error::{check_post_response, XError};
-use super::model::parse::parse;
-use super::model::status::{Status, StatusEnvelope};
+use super::error::{check_post_answer, XError};
+use super::model;
+use super::model::status::{ConversationEnvelope, Status, StatusEnvelope, ThreadEnvelope};
 use super::model::user::User;
-use super::model::{self, id, is_status, parent_id};
 use super::render::escape::escape_inline;
-use super::render::post::{display_text, join_posts, post_blocks, status_text};
+use super::render::post::{join_posts, post_blocks, status_text};
 use super::render::RenderOptions;
 use super::syndication;
 use super::upstream::Upstream;
@@ -31,12 +32,27 @@ pub struct PostResult {
     pub structured: Value,
 }
 
-fn fetch(up: &dyn Upstream, path: &str) -> Result<Value, XError> {
+/// `what` answer at `path`, read into its typed envelope `T` and checked
+/// ([`check_post_answer`]).
+fn fetch<T: DeserializeOwned>(
+    up: &dyn Upstream,
+    path: &str,
+    what: &str,
+    code_of: impl FnOnce(&T) -> Answer<'_>,
+) -> Result<T, XError> {
     let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
-    check_post_response(&resp)
+    check_post_answer(&resp, what, code_of)
 }
 
-fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Value, XError> {
+/// An answer's `code`, `message` and `status` tombstone, for
+/// [`check_post_answer`].
+type Answer<'a> = (
+    Option<u64>,
+    Option<&'a str>,
+    Option<(Option<&'a str>, Option<&'a str>)>,
+);
+
+fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Status, XError> {
     let resp = up
         .get(&format!("/2/status/{id}"))
         .map_err(|e| XError::from_fetch(&e))?;
@@ -44,23 +60,19 @@ fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Value, XError> {
 }
 
 /// The status in a `/2/status` answer, or the matching error. The answer
-/// is read through the typed model first, so a status of the wrong shape
-/// is an `upstream_invalid_response` naming the field, and an id sent as
-/// a JSON number is read exactly (and written back as a string).
-fn status_of(resp: &super::upstream::UpstreamResponse) -> Result<Value, XError> {
-    let mut body = check_post_response(resp)?;
-    let typed: StatusEnvelope = parse(&resp.body, "a status answer")?;
-    let key = if typed.status.is_some() {
-        "status"
-    } else {
-        "tweet"
-    };
-    match typed.status.or(typed.tweet) {
-        Some(s) if s.is_status() => {
-            let mut v = body.get_mut(key).map(Value::take).unwrap_or_default();
-            model::ids_to_strings(&mut v, 0);
-            Ok(v)
-        }
+/// is read once, through the typed model: a status of the wrong shape is
+/// an `upstream_invalid_response` naming the field, and an id sent as a
+/// JSON number is read exactly.
+fn status_of(resp: &super::upstream::UpstreamResponse) -> Result<Status, XError> {
+    let env: StatusEnvelope = check_post_answer(resp, "a status answer", |e: &StatusEnvelope| {
+        (
+            e.code,
+            e.message.as_deref(),
+            e.status.as_ref().and_then(Status::tombstone),
+        )
+    })?;
+    match env.status.or(env.tweet) {
+        Some(s) if s.is_status() => Ok(s),
         _ => Err(XError::new(
             404,
             super::error::code::NOT_FOUND,
@@ -71,7 +83,7 @@ fn status_of(resp: &super::upstream::UpstreamResponse) -> Result<Value, XError> 
 
 /// A post, and the FxTwitter failure that sent the read to the
 /// syndication fallback (`None` when FxTwitter served it).
-type Served = (Value, Option<XError>);
+type Served = (Status, Option<XError>);
 
 /// The requested post alone: FxTwitter's `/2/status`, or, when FxTwitter
 /// is out ([`syndication::is_outage`]), X's syndication endpoint.
@@ -92,11 +104,18 @@ fn fetch_focal(up: &dyn Upstream, id: &str) -> Result<Served, XError> {
 /// failed with `fx`.
 fn fall_back(up: &dyn Upstream, id: &str, fx: XError) -> Result<Served, XError> {
     let post = syndication::read(up, id, fx.clone())?;
+    let post: Status = serde_json::from_value(post).map_err(|e| {
+        XError::new(
+            502,
+            super::error::code::INVALID_RESPONSE,
+            format!("The syndication answer could not be read: {e}."),
+        )
+    })?;
     Ok((post, Some(fx)))
 }
 
 struct Assembly {
-    posts: Vec<(Value, &'static str)>,
+    posts: Vec<(Status, &'static str)>,
     warnings: Vec<String>,
     complete: bool,
 }
@@ -107,35 +126,33 @@ fn fetch_thread(
     focal_id: &str,
     max_posts: usize,
     a: &mut Assembly,
-) -> Result<Vec<Value>, XError> {
-    let body = fetch(up, &format!("/2/thread/{focal_id}"))?;
-    let rows: Vec<Value> = body
-        .get("thread")
-        .and_then(Value::as_array)
-        .map(|t| {
-            t.iter()
-                .filter(|r| r.is_object())
-                .map(|r| {
-                    let mut r = r.clone();
-                    model::ids_to_strings(&mut r, 0);
-                    r
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+) -> Result<Vec<Status>, XError> {
+    let body: ThreadEnvelope = fetch(
+        up,
+        &format!("/2/thread/{focal_id}"),
+        "a thread answer",
+        |e: &ThreadEnvelope| {
+            (
+                e.code,
+                e.message.as_deref(),
+                e.status.as_ref().and_then(Status::tombstone),
+            )
+        },
+    )?;
+    let rows = body.thread;
     if rows.len() > 1 {
         return Ok(rows);
     }
-    let single = match rows.into_iter().next().filter(is_status) {
+    let single = match rows.into_iter().next().filter(Status::is_status) {
         Some(s) => s,
-        None => match body.get("status").filter(|s| is_status(s)) {
-            Some(s) => s.clone(),
+        None => match body.status.filter(Status::is_status) {
+            Some(s) => s,
             None => fetch_status(up, focal_id)?,
         },
     };
     let mut chain = vec![single];
     let mut seen: HashSet<String> = HashSet::from([focal_id.to_string()]);
-    let mut next = parent_id(&chain[0]);
+    let mut next = chain[0].parent_id();
     while let Some(pid) = next {
         if seen.contains(&pid) {
             a.warnings.push(format!(
@@ -154,7 +171,7 @@ fn fetch_thread(
         match fetch_status(up, &pid) {
             Ok(p) => {
                 seen.insert(pid);
-                next = parent_id(&p);
+                next = p.parent_id();
                 chain.push(p);
             }
             Err(e) if e.code == super::error::code::DEADLINE => {
@@ -177,31 +194,32 @@ fn fetch_thread(
     Ok(chain)
 }
 
-fn fetch_replies(up: &dyn Upstream, focal_id: &str, recent: bool) -> Result<Vec<Value>, XError> {
+fn fetch_replies(up: &dyn Upstream, focal_id: &str, recent: bool) -> Result<Vec<Status>, XError> {
     let mode = if recent { "recency" } else { "likes" };
-    let body = fetch(
+    let body: ConversationEnvelope = fetch(
         up,
         &format!("/2/conversation/{focal_id}?ranking_mode={mode}"),
+        "a conversation answer",
+        |e: &ConversationEnvelope| {
+            (
+                e.code,
+                e.message.as_deref(),
+                e.status.as_ref().and_then(Status::tombstone),
+            )
+        },
     )?;
-    let list = ["replies", "results", "tweets", "conversation"]
-        .iter()
-        .find_map(|k| body.get(*k).and_then(Value::as_array))
-        .cloned()
-        .unwrap_or_default();
-    let mut direct: Vec<Value> = list
+    let mut direct: Vec<Status> = body
+        .into_replies()
         .into_iter()
-        .map(|mut r| {
-            model::ids_to_strings(&mut r, 0);
-            r
-        })
-        .filter(|r| is_status(r) && parent_id(r).as_deref() == Some(focal_id))
+        .filter(|r| r.is_status() && r.parent_id().as_deref() == Some(focal_id))
         .collect();
-    let ts = |v: &Value| {
-        v.get("created_timestamp")
-            .and_then(Value::as_f64)
+    let ts = |v: &Status| {
+        v.created_timestamp
+            .as_ref()
+            .and_then(serde_json::Number::as_f64)
             .unwrap_or(0.0)
     };
-    let likes = |v: &Value| model::count(v, "likes").unwrap_or(0);
+    let likes = |v: &Status| v.likes.unwrap_or(0);
     direct.sort_by(|x, y| {
         let primary = if recent {
             ts(y).total_cmp(&ts(x))
@@ -210,28 +228,23 @@ fn fetch_replies(up: &dyn Upstream, focal_id: &str, recent: bool) -> Result<Vec<
         };
         primary
             .then(ts(y).total_cmp(&ts(x)))
-            .then_with(|| id(x).cmp(&id(y)))
+            .then_with(|| x.id().cmp(&y.id()))
     });
     direct.truncate(MAX_REPLIES);
     Ok(direct)
 }
 
-fn same_author(p: &Value, focal: &Value, requested_handle: &str) -> bool {
-    let aid = |v: &Value| {
-        v.get("author")
-            .and_then(|a| model::s(a, "id"))
-            .map(str::to_string)
-    };
-    if let (Some(x), Some(y)) = (aid(p), aid(focal)) {
+fn same_author(p: &Status, focal: &Status, requested_handle: &str) -> bool {
+    if let (Some(x), Some(y)) = (p.author_id(), focal.author_id()) {
         return x == y;
     }
-    let want = model::handle(focal).unwrap_or(requested_handle);
-    model::handle(p).is_some_and(|h| h.eq_ignore_ascii_case(want))
+    let want = focal.handle().unwrap_or(requested_handle);
+    p.handle().is_some_and(|h| h.eq_ignore_ascii_case(want))
 }
 
 /// Keeps the focal post first, then ancestors (nearest first) and the
 /// author's continuation, then replies; restores the original order.
-fn truncate(posts: &mut Vec<(Value, &'static str)>, cap: usize) -> bool {
+fn truncate<T>(posts: &mut Vec<(T, &'static str)>, cap: usize) -> bool {
     if posts.len() <= cap {
         return false;
     }
@@ -265,6 +278,18 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         ),
         None => None,
     };
+    // Fetching runs in its own frame, beside (not under) the answer's:
+    // worker stacks are small (`WORKER_STACK_BYTES`) and unoptimised
+    // builds give both large frames.
+    let (a, fell_back) = assemble(up, args)?;
+    answer(a, fell_back.as_ref(), resume.as_ref(), args, run)
+}
+
+/// The posts of an `x_md_get_post` call: the post, its thread and replies
+/// as asked, deduplicated and cut to `max_posts`; and the FxTwitter
+/// failure that sent the read to the syndication fallback, if any.
+fn assemble(up: &dyn Upstream, args: &PostArgs) -> Result<(Assembly, Option<XError>), XError> {
+    let focal_id = args.target.id.as_str();
     let mut a = Assembly {
         posts: Vec::new(),
         warnings: Vec::new(),
@@ -285,7 +310,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
             Ok(rows) => {
                 a.warnings = probe.warnings;
                 a.complete = probe.complete;
-                let pos = rows.iter().position(|r| id(r) == Some(focal_id));
+                let pos = rows.iter().position(|r| r.id() == Some(focal_id));
                 for (i, r) in rows.into_iter().enumerate() {
                     let role = match pos {
                         Some(p) if i == p => "post",
@@ -342,20 +367,33 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
     }
     let mut seen = HashSet::new();
     a.posts
-        .retain(|(p, _)| id(p).is_none_or(|i| seen.insert(i.to_string())));
+        .retain(|(p, _)| p.id().is_none_or(|i| seen.insert(i.to_string())));
     if truncate(&mut a.posts, args.max_posts) {
         a.warnings
             .push(format!("Thread truncated to {} posts.", args.max_posts));
         a.complete = false;
     }
+    Ok((a, fell_back))
+}
+
+/// The result of an `x_md_get_post` call from its posts, fitted to the
+/// result budget from `resume` on.
+fn answer(
+    a: Assembly,
+    fell_back: Option<&XError>,
+    resume: Option<&Position>,
+    args: &PostArgs,
+    run: &Run,
+) -> Result<PostResult, XError> {
+    let focal_id = args.target.id.as_str();
     let canonical = args.target.canonical_url();
-    let posts: Vec<Value> = a
+    let posts: Vec<Status> = a
         .posts
         .into_iter()
         .map(|(mut p, role)| {
-            model::normalize(&mut p, 0);
-            model::fill_url(&mut p, (role == "post").then_some(canonical.as_str()));
-            p["context"] = json!(role);
+            p.normalize(0);
+            p.fill_url((role == "post").then_some(canonical.as_str()));
+            p.context = Some(role);
             if !args.full {
                 lean(&mut p);
             }
@@ -364,16 +402,16 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         .collect();
     let url = posts
         .iter()
-        .find(|p| p["context"] == "post")
-        .and_then(|p| p["url"].as_str())
+        .find(|p| p.context == Some("post"))
+        .and_then(|p| p.url.as_deref())
         .filter(|u| *u != model::MISSING_IDENTITY)
         .map(str::to_string)
         .unwrap_or(canonical);
     // Where a continuation starts: after the last post shown before.
-    let start = resume.as_ref().map_or(0, |pos| {
+    let start = resume.map_or(0, |pos| {
         posts
             .iter()
-            .position(|p| id(p) == Some(pos.upstream.as_str()))
+            .position(|p| p.id() == Some(pos.upstream.as_str()))
             .map_or(pos.offset, |i| i + 1)
             .min(posts.len())
     });
@@ -391,10 +429,10 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         ));
     }
     let rest = &posts[start..];
-    let (head, blocks) = post_blocks(rest, &opts, start, total);
-    let first_len = rest.first().map_or(0, |p| display_text(p).chars().count());
+    let (head, blocks) = post_blocks(&values(rest), &opts, start, total);
+    let first_len = rest.first().map_or(0, |p| status_text(p).chars().count());
     let mut build = |cut: Cut| {
-        let mut shown: Vec<Value> = rest[..cut.items].to_vec();
+        let mut shown: Vec<Status> = rest[..cut.items].to_vec();
         let mut shown_blocks: Vec<String> = blocks[..cut.items].to_vec();
         // The notes as data (structuredContent) and as Markdown: upstream
         // warnings can echo upstream text, so they are escaped like user
@@ -402,10 +440,10 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         let mut notes = a.warnings.clone();
         let mut md_notes: Vec<String> = a.warnings.iter().map(|w| escape_inline(w)).collect();
         if let Some(chars) = cut.inside {
-            let whole = display_text(&shown[0]).chars().count();
+            let whole = status_text(&shown[0]).chars().count();
             cut_post(&mut shown[0], chars);
-            let (_, b) = post_blocks(&shown[..1], &opts, start, total);
-            let link = shown[0]["url"].as_str().unwrap_or("").to_string();
+            let (_, b) = post_blocks(&values(&shown[..1]), &opts, start, total);
+            let link = shown[0].url.clone().unwrap_or_default();
             shown_blocks[0] = format!(
                 "{}\n\n**[Cut: this post alone exceeds the result budget; {} of {} characters of its text are shown. The whole post: {}]**",
                 b[0],
@@ -417,7 +455,7 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
         let end = start + cut.items;
         // After a post cut inside, the continuation starts at the next one.
         let next = (end < total).then(|| {
-            let last = shown.last().and_then(id).unwrap_or("").to_string();
+            let last = shown.last().and_then(Status::id).unwrap_or("").to_string();
             cursor::encode(
                 CursorKind::Thread,
                 focal_id,
@@ -505,55 +543,25 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
     Ok(PostResult { text, structured })
 }
 
-/// Drops the upstream's second copy of a post's text (`raw_text`, kept
-/// only with `full`), in the post and its quotes; the shown text stays in
-/// `text` (filled from `raw_text` when the upstream left it empty).
-fn lean(p: &mut Value) {
-    let mut cur = Some(p);
-    let mut depth = 0;
-    while let Some(v) = cur.take() {
-        let Some(o) = v.as_object_mut() else { break };
-        if let Some(Value::Object(a)) = o.get_mut("author") {
-            a.remove("raw_description");
-        }
-        if o.contains_key("raw_text") {
-            if o.get("text")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.trim().is_empty())
-            {
-                let shown = display_text(&Value::Object(o.clone()));
-                o.insert("text".into(), json!(shown));
-            }
-            o.remove("raw_text");
-        }
-        depth += 1;
-        if depth > 8 {
-            break;
-        }
-        cur = o.get_mut("quote");
-    }
-}
-
-/// A post row of a list result: unless `full`, `raw_text` dropped and the
-/// author reduced to what identifies it (`id`, `screen_name`, `name`): the
-/// row shows no more, and a profile result carries the whole account once.
-pub fn lean_row(p: &mut Value, full: bool) {
-    if full {
-        return;
-    }
-    lean(p);
-    if let Some(Value::Object(a)) = p.get_mut("author") {
-        a.retain(|k, _| matches!(k.as_str(), "id" | "screen_name" | "name"));
-    }
-}
-
-/// [`lean_row`] of a typed status: unless `full`, `raw_text` dropped (in
-/// the post and its quotes, `text` filled from it when empty) and the
-/// author reduced to what identifies it.
+/// A post row of a list result: unless `full`, `raw_text` dropped (in the
+/// post and its quotes, `text` filled from it when empty) and the author
+/// reduced to what identifies it (`id`, `screen_name`, `name`): the row
+/// shows no more, and a profile result carries the whole account once.
 pub fn lean_status_row(p: &mut Status, full: bool) {
     if full {
         return;
     }
+    lean(p);
+    if let Some(a) = &mut p.author {
+        **a = a.identity();
+    }
+}
+
+/// Drops the upstream's second copy of a post's text (`raw_text`, kept
+/// only with `full`) and of its author's bio (`raw_description`), in the
+/// post and its quotes; the shown text stays in `text` (filled from
+/// `raw_text` when the upstream left it empty).
+fn lean(p: &mut Status) {
     let mut cur = Some(&mut *p);
     let mut depth = 0;
     while let Some(s) = cur.take() {
@@ -572,9 +580,6 @@ pub fn lean_status_row(p: &mut Status, full: bool) {
         }
         cur = s.quote.as_deref_mut();
     }
-    if let Some(a) = &mut p.author {
-        *a = a.identity();
-    }
 }
 
 /// An account without `raw_description` (the upstream's second copy of
@@ -589,31 +594,37 @@ pub fn lean_user(mut u: User, full: bool) -> User {
 /// Shortens a post that alone exceeds the budget: its text (and any
 /// quote's) to `chars` characters, article bodies to their preview; the
 /// post says so with `text_truncated: true`.
-fn cut_post(p: &mut Value, chars: usize) {
-    let text = display_text(p);
-    let cut = budget::cut_text(&text, chars).to_string();
-    if let Some(o) = p.as_object_mut() {
-        o.insert("text".into(), json!(format!("{cut}…")));
-        o.remove("raw_text");
-        o.insert("text_truncated".into(), json!(true));
-        if let Some(Value::Object(art)) = o.get_mut("article") {
-            art.remove("content");
-        }
-        if let Some(Value::Object(q)) = o.get_mut("quote") {
-            let qt = display_text(&Value::Object(q.clone()));
-            q.insert("text".into(), json!(budget::cut_text(&qt, chars / 4)));
-            q.remove("raw_text");
-            q.remove("quote");
-            if let Some(Value::Object(art)) = q.get_mut("article") {
-                art.remove("content");
-            }
+fn cut_post(p: &mut Status, chars: usize) {
+    let text = status_text(p);
+    let cut = budget::cut_text(&text, chars);
+    p.text = format!("{cut}…");
+    p.raw_text = None;
+    p.text_truncated = true;
+    if let Some(art) = &mut p.article {
+        art.content = None;
+    }
+    if let Some(q) = &mut p.quote {
+        let qt = status_text(q);
+        q.text = budget::cut_text(&qt, chars / 4).to_string();
+        q.raw_text = None;
+        q.quote = None;
+        if let Some(art) = &mut q.article {
+            art.content = None;
         }
     }
 }
 
+/// Posts as the renderer reads them.
+fn values(posts: &[Status]) -> Vec<Value> {
+    posts
+        .iter()
+        .map(|p| serde_json::to_value(p).unwrap_or_default())
+        .collect()
+}
+
 /// Posts as a fenced `json` block whose fence is longer than any backtick
 /// run inside, so post text cannot close it.
-pub fn fenced_json(posts: &[Value]) -> String {
+pub fn fenced_json<T: Serialize>(posts: &[T]) -> String {
     let body = serde_json::to_string_pretty(posts).unwrap_or_else(|_| "[]".into());
     let mut longest = 0;
     let mut run = 0;
@@ -634,7 +645,7 @@ mod tests {
         let t = fenced_json(&[json!({"text": "a ```` b"})]);
         assert!(t.starts_with("`````json\n"), "{t}");
         assert!(t.ends_with("\n`````"));
-        assert!(fenced_json(&[]).starts_with("```json\n"));
+        assert!(fenced_json::<Value>(&[]).starts_with("```json\n"));
     }
 
     #[test]

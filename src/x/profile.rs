@@ -69,7 +69,7 @@ pub fn is_original_of(row: &Status, handle: &str) -> bool {
         u.and_then(|a| a.screen_name.as_deref())
             .is_some_and(|h| h.eq_ignore_ascii_case(handle))
     };
-    let own = mine(row.author.as_ref()) || mine(row.reposted_by.as_ref());
+    let own = mine(row.author.as_deref()) || mine(row.reposted_by.as_deref());
     let reposted = row
         .reposted_by
         .as_ref()

@@ -87,7 +87,7 @@ fn defs() -> Value {
         },
         "status": {
             "type": "object",
-            "description": "A normalised FxTwitter APITwitterStatus: every upstream field kept, plus `retweets` (= reposts), media items with `alt`, `duration_ms` and `variants`; `media` dropped when empty.",
+            "description": "An FxTwitter APITwitterStatus as xmd's typed model reads it: the fields below and `raw_text` (with `full`), with poll, card, article and Community Note typed; unknown upstream fields and `null` members are not passed on. Normalised: `retweets` (= reposts), media items with `alt`, `duration_ms` and `variants`; `media` dropped when empty.",
             "required": ["type", "id", "text"],
             "properties": {
                 "type": {"const": "status"},

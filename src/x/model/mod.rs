@@ -3,6 +3,7 @@
 //! - [`status`], [`user`], [`media`]: serde-derived, tolerant structs for
 //!   what FxTwitter sends (upstream.md §1.3–1.6): a status (or tombstone),
 //!   its author, media, quote; the list page and the envelopes.
+//! - [`attached`]: poll, link card, article, Community Note.
 //! - [`scalar`]: the tolerant leaves: an id that may arrive as a JSON
 //!   string or number (exact for any u64), counts, loose strings.
 //! - [`parse`]: reading a body into the model: lone UTF-16 surrogate
@@ -11,6 +12,7 @@
 //! - [`value`]: helpers over posts still held as `serde_json::Value` (the
 //!   `x_md_get_post` path).
 
+pub mod attached;
 pub mod media;
 pub mod parse;
 pub mod scalar;

@@ -92,7 +92,11 @@ pub fn parse<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, XError> 
         return Err(XError::unexpected_response());
     }
     serde_json::from_str(&text).map_err(|e| {
-        if e.classify() == serde_json::error::Category::Data {
+        // A syntax error inside a named field is re-raised as a custom
+        // (data) error by the field wrappers; only a body that is JSON
+        // throughout is of the wrong shape.
+        let is_json = || serde_json::from_str::<IgnoredAny>(&text).is_ok();
+        if e.classify() == serde_json::error::Category::Data && is_json() {
             shape_error(what, &e)
         } else {
             XError::unexpected_response()
@@ -142,7 +146,7 @@ macro_rules! named_fields {
     )*};
 }
 
-named_fields!(id, formats, variants, facets);
+named_fields!(id, formats, variants, facets, choices, blocks, entities);
 
 macro_rules! object_fields {
     ($($f:ident => $what:literal),* $(,)?) => {$(
@@ -156,7 +160,6 @@ macro_rules! object_fields {
 object_fields!(
     author => "a user object",
     media => "a media object",
-    quote => "a status object",
     raw_text => "a raw text object",
     raw_description => "a raw text object",
     reposted_by => "a user object",
@@ -165,7 +168,58 @@ object_fields!(
     user => "a user object",
     status => "a status object",
     tweet => "a status object",
+    poll => "a poll object",
+    card => "a card object",
+    article => "an article object",
+    community_note => "a community note object",
+    cover_media => "a cover media object",
+    media_info => "a media info object",
+    content => "an article content object",
 );
+
+/// Most levels of quotes inside quotes read. Default 16 (the post
+/// renderer shows 3, `structuredContent` is normalised to 8); a deeper
+/// quote is skipped and its post shows no quote. Each level costs a
+/// worker's stack (`WORKER_STACK_BYTES`) a few deserializer frames, and
+/// JSON may nest over a hundred.
+pub const MAX_QUOTE_NESTING: usize = 16;
+
+thread_local! {
+    /// Quotes being read on this thread, outermost first.
+    static QUOTE_NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Deserializes the optional object `quote` (a status object or `null`),
+/// naming it in errors; beyond [`MAX_QUOTE_NESTING`] levels it is skipped.
+pub fn quote<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    struct Level(usize);
+    impl Drop for Level {
+        fn drop(&mut self) {
+            QUOTE_NESTING.with(|n| n.set(self.0));
+        }
+    }
+    let depth = QUOTE_NESTING.with(std::cell::Cell::get);
+    if depth >= MAX_QUOTE_NESTING {
+        IgnoredAny::deserialize(d)?;
+        return Ok(None);
+    }
+    QUOTE_NESTING.with(|n| n.set(depth + 1));
+    let _restore = Level(depth);
+    in_field(
+        "quote",
+        d.deserialize_any(ObjectOrNull::<T>("a status object", PhantomData)),
+    )
+}
+
+/// Deserializes a note entity's optional `ref` object, naming it.
+pub fn note_ref<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    in_field(
+        "ref",
+        d.deserialize_any(ObjectOrNull::<T>("a note entity ref object", PhantomData)),
+    )
+}
 
 /// An optional object: `null` is absent, an object is read as `T`, and
 /// anything else (an array too, which serde would read as the struct's
@@ -196,36 +250,57 @@ pub fn media_items<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Resu
 /// Deserializes a page's `results`: `null` is empty, a row that is not an
 /// object is skipped, an error inside row `i` is named `results[i]`.
 pub fn rows<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
-    struct Rows<T>(PhantomData<T>);
-    impl<'de, T: Deserialize<'de>> Visitor<'de> for Rows<T> {
-        type Value = Vec<T>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("an array of rows")
+    Ok(d.deserialize_any(Rows("results", PhantomData))?
+        .unwrap_or_default())
+}
+
+/// [`rows`] of a thread answer's `thread` (errors named `thread[i]`).
+pub fn thread<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    Ok(d.deserialize_any(Rows("thread", PhantomData))?
+        .unwrap_or_default())
+}
+
+macro_rules! optional_rows {
+    ($($f:ident),* $(,)?) => {$(
+        #[doc = concat!("The optional rows `", stringify!($f), "` (`null` is absent; see [`rows`]).")]
+        pub fn $f<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Vec<T>>, D::Error> {
+            d.deserialize_any(Rows(stringify!($f), PhantomData))
         }
-        fn visit_unit<E: de::Error>(self) -> Result<Vec<T>, E> {
-            Ok(Vec::new())
-        }
-        fn visit_none<E: de::Error>(self) -> Result<Vec<T>, E> {
-            Ok(Vec::new())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Vec<T>, A::Error> {
-            let mut out = Vec::new();
-            let mut i = 0;
-            loop {
-                let row = in_field(
-                    &format!("results[{i}]"),
-                    a.next_element::<ObjectOrSkip<T>>(),
-                )?;
-                match row {
-                    None => return Ok(out),
-                    Some(ObjectOrSkip(Some(t))) => out.push(t),
-                    Some(ObjectOrSkip(None)) => {}
-                }
-                i += 1;
+    )*};
+}
+
+optional_rows!(replies, results, tweets, conversation);
+
+/// A list of rows named `.0` in errors: `None` for `null`.
+struct Rows<T>(&'static str, PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Rows<T> {
+    type Value = Option<Vec<T>>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of rows")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        loop {
+            let row = in_field(
+                &format!("{}[{i}]", self.0),
+                a.next_element::<ObjectOrSkip<T>>(),
+            )?;
+            match row {
+                None => return Ok(Some(out)),
+                Some(ObjectOrSkip(Some(t))) => out.push(t),
+                Some(ObjectOrSkip(None)) => {}
             }
+            i += 1;
         }
     }
-    d.deserialize_any(Rows(PhantomData))
 }
 
 /// Deserializes a page's `results` that may be absent (then `None`, which

@@ -5,16 +5,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Number;
 
+use super::attached::{Article, Card, CommunityNote, Poll};
 use super::media::Media;
-use super::parse::{author, id, media, opt_rows, quote, raw_text, reposted_by};
+use super::parse::{
+    article, author, card, community_note, id, media, opt_rows, poll, quote, raw_text, reposted_by,
+};
 use super::scalar::{count, opt_bool, opt_number, opt_text, text, Count, Id};
 use super::user::{RawText, User};
 
 /// A status, or a tombstone (`type: "tombstone"`: a deleted, suspended,
 /// private or withheld post, with `reason` and `message`).
 ///
-/// Poll, card, article and Community Note are kept as sent (the list
-/// tools only pass them on; the post renderer reads them).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, expecting = "a status object")]
 pub struct Status {
@@ -39,7 +40,7 @@ pub struct Status {
     pub raw_text: Option<RawText>,
     /// The author.
     #[serde(deserialize_with = "author", skip_serializing_if = "Option::is_none")]
-    pub author: Option<User>,
+    pub author: Option<Box<User>>,
     /// Replies.
     #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub replies: Count,
@@ -99,25 +100,36 @@ pub struct Status {
         deserialize_with = "reposted_by",
         skip_serializing_if = "Option::is_none"
     )]
-    pub reposted_by: Option<User>,
+    pub reposted_by: Option<Box<User>>,
     /// Photos, videos, GIFs (dropped when empty).
     #[serde(deserialize_with = "media", skip_serializing_if = "Option::is_none")]
-    pub media: Option<Media>,
+    pub media: Option<Box<Media>>,
     /// The quoted post (a status or a tombstone).
     #[serde(deserialize_with = "quote", skip_serializing_if = "Option::is_none")]
     pub quote: Option<Box<Status>>,
-    /// A poll, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub poll: Option<Box<RawValue>>,
-    /// A link card, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub card: Option<Box<RawValue>>,
-    /// An X article, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub article: Option<Box<RawValue>>,
-    /// A Community Note, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub community_note: Option<Box<RawValue>>,
+    /// A poll.
+    #[serde(deserialize_with = "poll", skip_serializing_if = "Option::is_none")]
+    pub poll: Option<Box<Poll>>,
+    /// A link card.
+    #[serde(deserialize_with = "card", skip_serializing_if = "Option::is_none")]
+    pub card: Option<Box<Card>>,
+    /// An X article.
+    #[serde(deserialize_with = "article", skip_serializing_if = "Option::is_none")]
+    pub article: Option<Box<Article>>,
+    /// A Community Note.
+    #[serde(
+        deserialize_with = "community_note",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub community_note: Option<Box<CommunityNote>>,
+    /// xmd's role for the post in an `x_md_get_post` result (`parent`,
+    /// `post`, `thread`, `reply`); never read from the upstream.
+    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub context: Option<&'static str>,
+    /// Set by xmd when the post's text was cut to fit the result budget;
+    /// never read from the upstream.
+    #[serde(skip_deserializing, skip_serializing_if = "std::ops::Not::not")]
+    pub text_truncated: bool,
     /// A tombstone's reason (`deleted`, `suspended`, …).
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -164,6 +176,34 @@ impl Status {
         non_empty(self.replying_to.as_deref()) || non_empty(self.replying_to_status.as_deref())
     }
 
+    /// The author's id, if any.
+    pub fn author_id(&self) -> Option<&str> {
+        self.author.as_ref()?.id.as_ref().map(Id::as_str)
+    }
+
+    /// The parent post id: `replying_to.status` for the v2 object form,
+    /// else the first of the legacy `replying_to_status` array. Only digit
+    /// strings count.
+    pub fn parent_id(&self) -> Option<String> {
+        use serde_json::Value;
+        let read = |r: Option<&RawValue>| -> Option<Value> { serde_json::from_str(r?.get()).ok() };
+        let p = match read(self.replying_to.as_deref()) {
+            Some(Value::Object(o)) => o.get("status").and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        };
+        let p = p.or_else(|| match read(self.replying_to_status.as_deref()) {
+            Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        });
+        p.filter(|p| crate::x::url::is_id(p))
+    }
+
+    /// The `(reason, message)` of a tombstone.
+    pub fn tombstone(&self) -> Option<(Option<&str>, Option<&str>)> {
+        self.is_tombstone()
+            .then_some((self.reason.as_deref(), self.message.as_deref()))
+    }
+
     /// The link: `url`, else built from handle and id.
     pub fn link(&self) -> Option<String> {
         if let Some(u) = self.url.as_deref().filter(|u| !u.is_empty()) {
@@ -187,7 +227,7 @@ impl Status {
         if self.retweets.is_none() {
             self.retweets = self.reposts;
         }
-        if self.media.as_ref().is_some_and(Media::is_empty) {
+        if self.media.as_deref().is_some_and(Media::is_empty) {
             self.media = None;
         }
         if let Some(m) = &mut self.media {
@@ -285,6 +325,64 @@ pub struct ProfileEnvelope {
     /// Why the account is unavailable (`suspended`).
     #[serde(deserialize_with = "opt_text")]
     pub reason: Option<String>,
+}
+
+/// The `/2/thread/{id}` answer: the author's thread around the post.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, expecting = "a thread answer object")]
+pub struct ThreadEnvelope {
+    /// The posts in reading order (a row that is not an object is
+    /// skipped).
+    #[serde(deserialize_with = "super::parse::thread")]
+    pub thread: Vec<Status>,
+    /// The requested post.
+    #[serde(deserialize_with = "super::parse::status")]
+    pub status: Option<Status>,
+    /// The answer's `code` (an error when 400 or more).
+    #[serde(deserialize_with = "count")]
+    pub code: Count,
+    /// The answer's `message`.
+    #[serde(deserialize_with = "opt_text")]
+    pub message: Option<String>,
+}
+
+/// The `/2/conversation/{id}` answer: the replies to a post, under the
+/// first of `replies`, `results`, `tweets`, `conversation` present.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, expecting = "a conversation answer object")]
+pub struct ConversationEnvelope {
+    /// The replies.
+    #[serde(deserialize_with = "super::parse::replies")]
+    pub replies: Option<Vec<Status>>,
+    /// The replies, as some answers name them.
+    #[serde(deserialize_with = "super::parse::results")]
+    pub results: Option<Vec<Status>>,
+    /// The replies, as some answers name them.
+    #[serde(deserialize_with = "super::parse::tweets")]
+    pub tweets: Option<Vec<Status>>,
+    /// The replies, as some answers name them.
+    #[serde(deserialize_with = "super::parse::conversation")]
+    pub conversation: Option<Vec<Status>>,
+    /// The requested post.
+    #[serde(deserialize_with = "super::parse::status")]
+    pub status: Option<Status>,
+    /// The answer's `code` (an error when 400 or more).
+    #[serde(deserialize_with = "count")]
+    pub code: Count,
+    /// The answer's `message`.
+    #[serde(deserialize_with = "opt_text")]
+    pub message: Option<String>,
+}
+
+impl ConversationEnvelope {
+    /// The replies: the first list present.
+    pub fn into_replies(self) -> Vec<Status> {
+        self.replies
+            .or(self.results)
+            .or(self.tweets)
+            .or(self.conversation)
+            .unwrap_or_default()
+    }
 }
 
 /// The `/2/status/{id}` answer's `status` (or v1 `tweet`).

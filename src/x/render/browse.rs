@@ -28,7 +28,7 @@ fn profile_link(handle: &str) -> String {
 /// A post line: `- [@h](https://x.com/h): text[ (ISO date)][ — N likes, N
 /// reposts, N replies] [Source](url)`; counts only with `full`.
 pub fn post_line(post: &Status, full: bool) -> String {
-    let author = post.author.as_ref();
+    let author = post.author.as_deref();
     let handle = author.and_then(User::handle);
     let mut line = match handle {
         Some(h) => format!("- [@{}]({}): ", escape_handle(h), profile_link(h)),
