@@ -19,6 +19,27 @@ use serde_json::Value;
 /// Characters serde_json leaves raw that some line splitters break at.
 pub const RAW_LINE_BREAKS: [char; 3] = ['\u{85}', '\u{2028}', '\u{2029}'];
 
+/// Where the first of [`RAW_LINE_BREAKS`] starts in `s`. Found by bytes:
+/// an ASCII string has none (checked a word at a time), and in UTF-8 they
+/// are `C2 85`, `E2 80 A8` and `E2 80 A9`.
+fn find_raw_line_break(s: &str) -> Option<usize> {
+    if s.is_ascii() {
+        return None;
+    }
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            0xC2 if b.get(i + 1) == Some(&0x85) => return Some(i),
+            0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
+                return Some(i)
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// A serde_json formatter that also escapes [`RAW_LINE_BREAKS`].
 struct SafeFormatter<F>(F);
 
@@ -29,7 +50,7 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
         fragment: &str,
     ) -> io::Result<()> {
         let mut rest = fragment;
-        while let Some(at) = rest.find(RAW_LINE_BREAKS) {
+        while let Some(at) = find_raw_line_break(rest) {
             writer.write_all(&rest.as_bytes()[..at])?;
             let c = rest[at..].chars().next().unwrap_or('\u{2028}');
             write!(writer, "\\u{:04x}", c as u32)?;
@@ -196,6 +217,9 @@ mod tests {
         let pieces = prop::sample::select(vec![
             "\u{85}", "\u{2028}", "\u{2029}", "\r", "\n", "\r\n", "\u{b}", "\u{c}", "\u{1c}",
             "\u{1d}", "\u{1e}", "\"", "\\", "\u{0}", "é", "🦀", "a", " ", "\u{feff}",
+            // Neighbours of the line breaks in UTF-8 (C2 A0, C2 84, E2 80
+            // A6/A7/AA, E2 82 AC).
+            "\u{a0}", "\u{84}", "…", "\u{2027}", "\u{202a}", "€",
         ]);
         prop::collection::vec(pieces, 0..64).prop_map(|v| v.concat())
     }
@@ -213,6 +237,12 @@ mod tests {
             let out = String::from_utf8(to_vec(&v)).unwrap();
             prop_assert!(!out.chars().any(is_python_line_break), "{:?}", out);
             prop_assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), v);
+        }
+
+        /// The byte search finds what a search by characters finds.
+        #[test]
+        fn raw_breaks_are_found_by_bytes_as_by_chars(s in hostile()) {
+            prop_assert_eq!(find_raw_line_break(&s), s.find(RAW_LINE_BREAKS));
         }
 
         /// The oracle is the writer itself: `len` is the length of what
