@@ -14,9 +14,31 @@ use std::io;
 
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
+use serde_json::Value;
 
 /// Characters serde_json leaves raw that some line splitters break at.
 pub const RAW_LINE_BREAKS: [char; 3] = ['\u{85}', '\u{2028}', '\u{2029}'];
+
+/// Where the first of [`RAW_LINE_BREAKS`] starts in `s`. Found by bytes:
+/// an ASCII string has none (checked a word at a time), and in UTF-8 they
+/// are `C2 85`, `E2 80 A8` and `E2 80 A9`.
+fn find_raw_line_break(s: &str) -> Option<usize> {
+    if s.is_ascii() {
+        return None;
+    }
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            0xC2 if b.get(i + 1) == Some(&0x85) => return Some(i),
+            0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
+                return Some(i)
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
 
 /// A serde_json formatter that also escapes [`RAW_LINE_BREAKS`].
 struct SafeFormatter<F>(F);
@@ -28,7 +50,7 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
         fragment: &str,
     ) -> io::Result<()> {
         let mut rest = fragment;
-        while let Some(at) = rest.find(RAW_LINE_BREAKS) {
+        while let Some(at) = find_raw_line_break(rest) {
             writer.write_all(&rest.as_bytes()[..at])?;
             let c = rest[at..].chars().next().unwrap_or('\u{2028}');
             write!(writer, "\\u{:04x}", c as u32)?;
@@ -90,6 +112,64 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
+/// An `io::Write` that keeps only the count of bytes written to it.
+struct Counter(usize);
+
+impl io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The number of bytes [`write`] appends for `value`, counted as they are
+/// written, with nothing stored.
+pub fn len<T: Serialize + ?Sized>(value: &T) -> usize {
+    let mut count = Counter(0);
+    let mut ser =
+        serde_json::Serializer::with_formatter(&mut count, SafeFormatter(CompactFormatter));
+    let _ = value.serialize(&mut ser);
+    count.0
+}
+
+/// Most bytes one JSON number takes as [`write`] writes it: 24 (an `f64`
+/// such as `-1.7976931348623157e308` takes 23, an `i64` or `u64` at most
+/// 20).
+pub const MAX_NUMBER_BYTES: usize = 24;
+
+/// Most bytes one byte of a string takes as [`write`] writes it: 6 (a
+/// one-byte control character becomes `\u00XX`; a character of more
+/// bytes is written raw or as one six-byte escape).
+pub const MAX_ESCAPED_BYTES_PER_BYTE: usize = 6;
+
+/// An upper bound of [`len`]`(value)`, found from the tree's shape and its
+/// strings' lengths without writing anything: a string counts
+/// [`MAX_ESCAPED_BYTES_PER_BYTE`] per byte plus its quotes, a number
+/// [`MAX_NUMBER_BYTES`]. Exact sizes are needed only when this is near a
+/// limit.
+pub fn max_len(value: &Value) -> usize {
+    fn string(s: &str) -> usize {
+        2 + MAX_ESCAPED_BYTES_PER_BYTE * s.len()
+    }
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => MAX_NUMBER_BYTES,
+        Value::String(s) => string(s),
+        // Brackets, and a separator per element.
+        Value::Array(a) => 2 + a.iter().map(|v| 1 + max_len(v)).sum::<usize>(),
+        // Braces, and per member its key, `:` and a separator.
+        Value::Object(m) => {
+            2 + m
+                .iter()
+                .map(|(k, v)| string(k) + 2 + max_len(v))
+                .sum::<usize>()
+        }
+    }
+}
+
 /// `value` as pretty JSON (two-space indent), for served documents.
 pub fn to_string_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(256);
@@ -121,7 +201,7 @@ pub fn is_python_line_break(c: char) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     #[test]
     fn escapes_what_serde_json_leaves_raw() {
@@ -137,6 +217,9 @@ mod tests {
         let pieces = prop::sample::select(vec![
             "\u{85}", "\u{2028}", "\u{2029}", "\r", "\n", "\r\n", "\u{b}", "\u{c}", "\u{1c}",
             "\u{1d}", "\u{1e}", "\"", "\\", "\u{0}", "é", "🦀", "a", " ", "\u{feff}",
+            // Neighbours of the line breaks in UTF-8 (C2 A0, C2 84, E2 80
+            // A6/A7/AA, E2 82 AC).
+            "\u{a0}", "\u{84}", "…", "\u{2027}", "\u{202a}", "€",
         ]);
         prop::collection::vec(pieces, 0..64).prop_map(|v| v.concat())
     }
@@ -155,5 +238,51 @@ mod tests {
             prop_assert!(!out.chars().any(is_python_line_break), "{:?}", out);
             prop_assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), v);
         }
+
+        /// The byte search finds what a search by characters finds.
+        #[test]
+        fn raw_breaks_are_found_by_bytes_as_by_chars(s in hostile()) {
+            prop_assert_eq!(find_raw_line_break(&s), s.find(RAW_LINE_BREAKS));
+        }
+
+        /// The oracle is the writer itself: `len` is the length of what
+        /// `write` appends, and `max_len` is never below it.
+        #[test]
+        fn len_counts_what_write_writes_and_max_len_bounds_it(v in any_value()) {
+            let written = to_vec(&v).len();
+            prop_assert_eq!(len(&v), written);
+            prop_assert!(max_len(&v) >= written, "{} < {}", max_len(&v), written);
+        }
+    }
+
+    /// Any JSON value: hostile strings and keys, every kind of number
+    /// (the extremes of `i64`, `u64` and `f64` included), nested.
+    fn any_value() -> impl Strategy<Value = Value> {
+        let number = prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            prop::sample::select(vec![
+                i64::MIN as f64,
+                f64::MIN,
+                f64::MAX,
+                -f64::MIN_POSITIVE,
+                -1e-300
+            ])
+            .prop_map(Value::from),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            number,
+            hostile().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((hostile(), inner), 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
     }
 }

@@ -94,13 +94,14 @@ impl SerializedOutput {
         }
     }
 
-    /// Serializes a served result; its cache status is written into
+    /// A served result, from the bytes it was serialized to
+    /// ([`Served::wire`]); its cache status is written into
     /// `structuredContent` when a reply is assembled.
     pub(crate) fn served(served: &Served) -> SerializedOutput {
         SerializedOutput {
-            text: crate::json::to_vec(&served.text).into_boxed_slice(),
+            text: served.wire.text.as_slice().into(),
             structured: Some((
-                crate::json::to_vec(&served.structured).into_boxed_slice(),
+                served.wire.structured.as_slice().into(),
                 served.structured.is_object(),
             )),
             cache: Some(served.cache),
@@ -248,12 +249,12 @@ mod tests {
 
     #[test]
     fn the_cache_status_is_written_when_serializing_and_a_replay_says_hit() {
-        let served = Served {
-            text: "t".into(),
-            structured: json!({"posts": [{"cache": "x"}], "z": 1}),
-            cache: CacheStatus::Miss,
-            fresh_for: std::time::Duration::from_secs(1),
-        };
+        let served = Served::new(
+            "t".into(),
+            json!({"posts": [{"cache": "x"}], "z": 1}),
+            CacheStatus::Miss,
+            std::time::Duration::from_secs(1),
+        );
         let ser = SerializedOutput::served(&served);
         let sc = |o: &SerializedOutput| -> Value {
             let v: Value = serde_json::from_slice(&reply_from(
@@ -302,10 +303,7 @@ mod tests {
         );
         // An empty object gets the member alone; an output without a
         // cache status is written as it is.
-        let empty = Served {
-            structured: json!({}),
-            ..served
-        };
+        let empty = Served::new("t".into(), json!({}), served.cache, served.fresh_for);
         assert_eq!(
             sc(&SerializedOutput::served(&empty)),
             json!({"cache": "miss"})

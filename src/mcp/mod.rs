@@ -151,7 +151,7 @@ impl PendingCall {
                 let reply = self.reply_serialized(&serialized);
                 let size = reply.body.as_ref().map_or(0, Vec::len);
                 let stored = serialized.replayed();
-                drop((serialized, served.text, served.structured));
+                drop((serialized, served.text, served.structured, served.wire));
                 let key = results::key(&self.call);
                 let now = std::time::Instant::now();
                 self.results.put(key, stored, size, served.fresh_for, now);

@@ -205,13 +205,48 @@ pub const CACHE_MEMBER_BYTES: usize = 17;
 /// Serialized size of a result: its text as a JSON string plus its
 /// `structuredContent`, as the reply writer writes them.
 pub fn wire_bytes(text: &str, structured: &Value) -> usize {
-    crate::json::to_vec(text).len() + crate::json::to_vec(structured).len()
+    crate::json::len(text) + crate::json::len(structured)
 }
 
-/// Whether a built result is within the budget.
+/// Whether a built result is within the budget. The bytes are counted
+/// exactly only when their upper bound ([`crate::json::max_len`], a walk
+/// of the tree that writes nothing) is over the limit.
 pub fn fits(max_chars: usize, text: &str, structured: &Value) -> bool {
-    text.chars().count() <= max_chars
-        && wire_bytes(text, structured) + CACHE_MEMBER_BYTES <= MAX_PAYLOAD_BYTES
+    let within = |bytes: usize| bytes + CACHE_MEMBER_BYTES <= MAX_PAYLOAD_BYTES;
+    let bound =
+        2 + crate::json::MAX_ESCAPED_BYTES_PER_BYTE * text.len() + crate::json::max_len(structured);
+    text.chars().count() <= max_chars && (within(bound) || within(wire_bytes(text, structured)))
+}
+
+/// A result as the reply writer writes it: the text as a JSON string and
+/// `structuredContent` as JSON (without the cache status, which is added
+/// when a reply is assembled, see [`crate::x::tools::write_structured`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wire {
+    /// The text as a JSON string.
+    pub text: Vec<u8>,
+    /// `structuredContent`.
+    pub structured: Vec<u8>,
+}
+
+impl Wire {
+    /// `text` and `structured` serialized.
+    pub fn of(text: &str, structured: &Value) -> Wire {
+        Wire {
+            text: crate::json::to_vec(text),
+            structured: crate::json::to_vec(structured),
+        }
+    }
+
+    /// Bytes of both, as [`wire_bytes`] counts them.
+    pub fn len(&self) -> usize {
+        self.text.len() + self.structured.len()
+    }
+
+    /// Whether both are empty (never, for a serialized result).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// How many leading items a result holds, and whether the only one was
@@ -400,17 +435,22 @@ pub const HARD_CUT_MARK: &str =
 /// budget with [`HARD_CUT_MARK`], and empties the bulky members of
 /// `structuredContent` (`posts`, `users`, the `profile` down to its
 /// identity, `warnings`) with `truncated: true`, so any result fits.
-pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) {
-    if fits(max_chars, text, structured) {
-        return;
+/// Returns the result serialized (the one serialization a reply uses).
+pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) -> Wire {
+    let within = |bytes: usize| bytes + CACHE_MEMBER_BYTES <= MAX_PAYLOAD_BYTES;
+    let text_fits = text.chars().count() <= max_chars;
+    let mut wire = Wire::of(text, structured);
+    if text_fits && within(wire.len()) {
+        return wire;
     }
-    if text.chars().count() > max_chars {
+    if !text_fits {
         let keep = max_chars.saturating_sub(HARD_CUT_MARK.chars().count());
         let head = cut_text(text, keep).to_string();
         *text = head + HARD_CUT_MARK;
+        wire.text = crate::json::to_vec(text.as_str());
     }
     if let Value::Object(m) = structured {
-        if wire_bytes(text, &Value::Object(m.clone())) + CACHE_MEMBER_BYTES > MAX_PAYLOAD_BYTES {
+        if !within(wire.len()) {
             for key in ["posts", "users", "warnings"] {
                 if let Some(v) = m.get_mut(key) {
                     *v = Value::Array(Vec::new());
@@ -426,8 +466,10 @@ pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) {
                 m.insert("post_count".into(), Value::from(0));
             }
             m.insert("truncated".into(), Value::Bool(true));
+            wire.structured = crate::json::to_vec(structured);
         }
     }
+    wire
 }
 
 /// The first `chars` characters of `s`, ending at a line break when one

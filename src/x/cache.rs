@@ -120,6 +120,8 @@ struct FlightGuard<'a> {
     key: &'a str,
     flight: Arc<Flight>,
     answer: Option<Answer>,
+    /// Whether `answer` is [`cacheable`], checked once by the caller.
+    storable: bool,
 }
 
 impl Drop for FlightGuard<'_> {
@@ -134,7 +136,7 @@ impl Drop for FlightGuard<'_> {
             {
                 inner.map.remove(self.key);
             }
-            if let Ok(resp) = &answer {
+            if let (Ok(resp), true) = (&answer, self.storable) {
                 self.cache.store(&mut inner, self.key, resp);
             }
         }
@@ -158,9 +160,10 @@ impl Cache {
         lock(&self.inner).bytes
     }
 
+    /// Stores `resp`, which the caller found [`cacheable`].
     fn store(&self, inner: &mut Inner, key: &str, resp: &UpstreamResponse) {
         let size = key.len() + resp.body.len() + ENTRY_OVERHEAD_BYTES;
-        if !cacheable(resp) || size > self.budget / MAX_ENTRY_FRACTION {
+        if size > self.budget / MAX_ENTRY_FRACTION {
             return;
         }
         inner.remove_ready(key);
@@ -253,11 +256,18 @@ impl Cache {
             key: path_and_query,
             flight,
             answer: None,
+            storable: false,
         };
         let answer = up.get(path_and_query);
+        // Checked once: it decides both storing and freshness.
+        guard.storable = matches!(&answer, Ok(r) if cacheable(r));
+        let life = if guard.storable {
+            ttl_for(path_and_query)
+        } else {
+            Duration::ZERO
+        };
         guard.answer = Some(answer.clone());
         drop(guard);
-        let life = fresh(&answer);
         (answer, Outcome::Miss, life)
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::budget::{Guard, Run, Settings};
+use super::budget::{Guard, Run, Settings, Wire};
 use super::cache::{Cache, CacheStatus, Fetcher, DEFAULT_CACHE_BYTES};
 use super::error::XError;
 pub use super::registry::{Call, Tool};
@@ -200,12 +200,13 @@ impl Tools {
             call: &call.call,
         };
         let (mut text, mut structured) = call.call.run(&f, &run)?;
-        super::budget::enforce(&mut text, &mut structured, run.max_chars());
+        let wire = super::budget::enforce(&mut text, &mut structured, run.max_chars());
         Ok(Served {
             text,
             structured,
             cache: f.status(),
             fresh_for: f.fresh_for(),
+            wire,
         })
     }
 
@@ -316,13 +317,28 @@ pub struct Served {
     /// of the upstream answers it was built from (zero when any of them
     /// was not cacheable).
     pub fresh_for: Duration,
+    /// `text` and `structured` serialized, once, by the budget's last
+    /// check ([`super::budget::enforce`]); replies are written from these
+    /// bytes.
+    pub wire: Wire,
 }
 
 impl Served {
+    /// A served result of `text` and `structured` (serialized here).
+    pub fn new(text: String, structured: Value, cache: CacheStatus, fresh_for: Duration) -> Served {
+        Served {
+            wire: Wire::of(&text, &structured),
+            text,
+            structured,
+            cache,
+            fresh_for,
+        }
+    }
+
     /// The serialized `structuredContent`, with the cache status.
     pub fn structured_json(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        write_structured(&mut out, &crate::json::to_vec(&self.structured), self.cache);
+        let mut out = Vec::with_capacity(self.wire.structured.len() + 32);
+        write_structured(&mut out, &self.wire.structured, self.cache);
         out
     }
 
