@@ -3,8 +3,15 @@
 # crash or property violation. Installs cargo-fuzz into a local root when
 # missing. Usage: fuzz/run.sh [SECONDS]   (env: FUZZ_TARGETS, CARGO_FUZZ_ROOT,
 # FUZZ_TOOLCHAIN, FUZZ_JOBS_LOG)
+#        fuzz/run.sh --install   only installs cargo-fuzz (CI starts this in
+#                                the background while it waits on the network)
 set -euo pipefail
 
+INSTALL_ONLY=0
+if [ "${1:-}" = --install ]; then
+    INSTALL_ONLY=1
+    shift
+fi
 SECONDS_PER_TARGET="${1:-60}"
 FUZZ_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(dirname "$FUZZ_DIR")"
@@ -16,6 +23,10 @@ export PATH="$ROOT/bin:$PATH"
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
     echo "installing cargo-fuzz $CARGO_FUZZ_VERSION into $ROOT"
     cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --root "$ROOT"
+fi
+if [ "$INSTALL_ONLY" = 1 ]; then
+    echo "fuzz: $(cargo-fuzz --version) in $ROOT/bin"
+    exit 0
 fi
 
 # Nightly gives AddressSanitizer (the cargo-fuzz default); without nightly,
