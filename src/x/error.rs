@@ -176,35 +176,6 @@ impl fmt::Display for XError {
     }
 }
 
-/// Turns a post endpoint answer (`/2/status`, `/2/thread`,
-/// `/2/conversation`) into its JSON body or the matching error.
-///
-/// Order (first match wins): 429, 5xx, 401/403, JSON parse, 404 shapes
-/// (v1 `NOT_FOUND`, v2 `code: 404`, tombstone status), other errors.
-pub fn check_post_response(resp: &UpstreamResponse) -> Result<Value, XError> {
-    check_transport(resp)?;
-    if resp.status == 401 || resp.status == 403 {
-        return Err(private_error());
-    }
-    let body = parse_object(resp)?;
-    let tomb = body
-        .get("status")
-        .filter(|s| s.get("type").and_then(Value::as_str) == Some("tombstone"))
-        .map(|t| {
-            (
-                t.get("reason").and_then(Value::as_str),
-                t.get("message").and_then(Value::as_str),
-            )
-        });
-    check_post_code(
-        resp,
-        body.get("code").and_then(Value::as_u64),
-        body.get("message").and_then(Value::as_str),
-        tomb,
-    )?;
-    Ok(body)
-}
-
 /// A FxTwitter post answer (`/2/status`, `/2/thread`, `/2/conversation`)
 /// read into the typed envelope `T`: the transport checks, 401/403 as
 /// private, a body of the wrong shape as `upstream_invalid_response`
@@ -393,6 +364,18 @@ fn parse_imf_fixdate(v: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::x::model::status::{Status, StatusEnvelope};
+
+    /// A `/2/status` answer checked the way the post tool reads it.
+    fn check_post_response(resp: &UpstreamResponse) -> Result<StatusEnvelope, XError> {
+        check_post_answer(resp, "a status answer", |e: &StatusEnvelope| {
+            (
+                e.code,
+                e.message.as_deref(),
+                e.status.as_ref().and_then(Status::tombstone),
+            )
+        })
+    }
 
     fn resp(status: u16, body: &str) -> UpstreamResponse {
         UpstreamResponse {
