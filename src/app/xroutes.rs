@@ -147,7 +147,7 @@ pub fn route_call(
 ) -> Result<RouteCall, (&'static str, String)> {
     let params = parse_query(query).map_err(|m| (CODE_INVALID_QUERY, m))?;
     let tool = route.tool;
-    let allowed = route.route.params;
+    let allowed = route.route;
     let props = tool.spec().props;
     let mut args = Map::new();
     if let Some(handle) = route.handle {
@@ -158,13 +158,13 @@ pub fn route_call(
     }
     let mut format = None;
     for (name, value) in params {
-        if !allowed.contains(&name.as_str()) {
+        if !allowed.query_params().any(|p| p == name) {
             let shown: String = name.chars().take(40).collect();
             return Err((
                 CODE_INVALID_QUERY,
                 format!(
                     "unknown query parameter `{shown}`; this route takes: {}",
-                    allowed.join(", ")
+                    allowed.query_params().collect::<Vec<_>>().join(", ")
                 ),
             ));
         }

@@ -14,6 +14,7 @@ use super::error::{check_post_answer, XError};
 use super::model;
 use super::model::status::{ConversationEnvelope, Status, StatusEnvelope, ThreadEnvelope};
 use super::model::user::User;
+use super::registry::POST_ROUTE_PARAMS;
 use super::render::escape::escape_inline;
 use super::render::post::{join_posts, post_blocks, status_text};
 use super::render::RenderOptions;
@@ -475,17 +476,8 @@ fn answer(
             );
             let canonical = run.args();
             let mut link = format!("/{}/status/{focal_id}?", args.target.handle);
-            for k in [
-                "thread",
-                "replies",
-                "max_posts",
-                "context",
-                "userinfo",
-                "full",
-                "format",
-                "max_chars",
-            ] {
-                if let Some(v) = canonical.get(k) {
+            for k in POST_ROUTE_PARAMS.iter().filter(|k| **k != "cursor") {
+                if let Some(v) = canonical.get(*k) {
                     let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
                     link.push_str(&format!("{k}={}&", cursor::form_encode(&v)));
                 }

@@ -80,6 +80,17 @@ pub struct Route {
     pub required: Option<(&'static str, &'static str)>,
 }
 
+impl Route {
+    /// Every query parameter the route takes: the required one first,
+    /// then [`Route::params`].
+    pub fn query_params(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.required
+            .map(|(p, _)| p)
+            .into_iter()
+            .chain(self.params.iter().copied())
+    }
+}
+
 /// One upstream path a tool reads, and how long its answers stay fresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpstreamPath {
@@ -116,9 +127,10 @@ pub struct Spec {
     pub upstream: &'static [UpstreamPath],
 }
 
-const POST_ROUTE_PARAMS: &[&str] = &[
+/// The post routes' query parameters, in the order the continuation link
+/// of a cut thread writes them (`cursor` last there).
+pub const POST_ROUTE_PARAMS: &[&str] = &[
     "cursor",
-    "max_chars",
     "thread",
     "replies",
     "max_posts",
@@ -126,18 +138,7 @@ const POST_ROUTE_PARAMS: &[&str] = &[
     "userinfo",
     "full",
     "format",
-];
-const CONVERT_PARAMS: &[&str] = &[
-    "url",
-    "cursor",
     "max_chars",
-    "thread",
-    "replies",
-    "max_posts",
-    "context",
-    "userinfo",
-    "full",
-    "format",
 ];
 const LIST_ROUTE_PARAMS: &[&str] = &["page", "limit", "cursor", "full", "format", "max_chars"];
 const SEARCH_ROUTE_PARAMS: &[&str] = &[
@@ -188,7 +189,7 @@ pub const SPECS: [Spec; Tool::COUNT] = [
             Route {
                 template: "/api/convert",
                 fixed_handle: None,
-                params: CONVERT_PARAMS,
+                params: POST_ROUTE_PARAMS,
                 required: Some((
                     "url",
                     "/api/convert?url=https://x.com/example_user/status/1800000000000000001",
@@ -635,9 +636,9 @@ mod tests {
             // are arguments the tool takes.
             assert!(!s.routes.is_empty(), "{} has no route", s.name);
             for r in s.routes {
-                for p in r.params {
+                for p in r.query_params() {
                     assert!(
-                        *p == "format" || s.props.iter().any(|q| q.name == *p),
+                        p == "format" || s.props.iter().any(|q| q.name == p),
                         "{}: route {} takes unknown `{p}`",
                         s.name,
                         r.template
