@@ -214,6 +214,7 @@ fn hostile() -> impl Strategy<Value = String> {
         "_em_",
         "__VA_ARGS__",
         "snake_case_name",
+        "Ⓐ_a_Ⓐ 🄰_b_🄰",
         "~~strike~~",
         "~one~",
         "| a | b |\n|---|---|\n| c | d |",
