@@ -165,7 +165,11 @@ fn status_json(i: usize, r: &RowText) -> Value {
 /// A fake serving one page of `rows` to every list route, and the profile.
 fn fake(rows: &[RowText]) -> FakeUpstream {
     let f = FakeUpstream::start();
-    let users: Vec<Value> = rows.iter().enumerate().map(|(i, r)| user_json(i, r)).collect();
+    let users: Vec<Value> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| user_json(i, r))
+        .collect();
     let posts: Vec<Value> = rows
         .iter()
         .enumerate()
@@ -204,7 +208,10 @@ fn outputs(f: &FakeUpstream, full: bool) -> Vec<(String, String)> {
     let tools = Arc::new(tools_for(f));
     let post = format!("https://x.com/user_0/status/{POST_ID}");
     let calls = [
-        ("x_md_get_profile", json!({"handle": "user_0", "full": full})),
+        (
+            "x_md_get_profile",
+            json!({"handle": "user_0", "full": full}),
+        ),
         ("x_md_search_posts", json!({"q": "hike", "full": full})),
         (
             "x_md_search_posts",
