@@ -92,7 +92,7 @@ pub struct Status {
     /// The post it replies to: `{screen_name, status}` (v2), as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replying_to: Option<Box<RawValue>>,
-    /// The legacy form: `[status id]`, as sent.
+    /// The legacy form: `[status id]` or the id itself, as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replying_to_status: Option<Box<RawValue>>,
     /// Who reposted it (a timeline row that is a repost).
@@ -193,6 +193,7 @@ impl Status {
         };
         let p = p.or_else(|| match read(self.replying_to_status.as_deref()) {
             Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
+            Some(Value::String(s)) => Some(s),
             _ => None,
         });
         p.filter(|p| crate::x::url::is_id(p))
