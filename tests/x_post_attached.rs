@@ -221,6 +221,12 @@ fn link_card() {
         s["posts"][0]["card"]["title"],
         "Keeping fixture servers honest"
     );
+    // FxTwitter's card image is an object: kept as sent, its alt text too.
+    assert_eq!(
+        s["posts"][0]["card"]["image"]["alt"],
+        "A rack of servers drawn in pencil"
+    );
+    assert_eq!(s["posts"][0]["card"]["card_name"], "summary_large_image");
 }
 
 /// Obsidian: the note's front matter, and the date on every post.
