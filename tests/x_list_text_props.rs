@@ -142,10 +142,37 @@ fn values(rows: &[RowText], expect: Option<&mut BTreeMap<String, String>>) -> Ve
         .map(|(i, r)| RowText {
             name: ph(i, "name", &r.name),
             text: ph(i, "text", &r.text),
-            bio: ph(i, "bio", &r.bio),
+            // The profile shows a bio as body text (its blank lines are
+            // paragraph breaks): a placeholder per paragraph.
+            bio: paragraphs(&r.bio)
+                .iter()
+                .enumerate()
+                .map(|(k, p)| ph(i, &format!("bio{k}P"), p))
+                .collect::<Vec<_>>()
+                .join("\n\n"),
             location: ph(i, "loc", &r.location),
         })
         .collect()
+}
+
+/// The paragraphs of body text: runs of lines between blank ones.
+fn paragraphs(value: &str) -> Vec<String> {
+    let mut paras = Vec::new();
+    let mut cur = String::new();
+    for line in value.lines() {
+        if norm(line).is_empty() {
+            if !cur.is_empty() {
+                paras.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.push(' ');
+            cur.push_str(line);
+        }
+    }
+    if !cur.is_empty() {
+        paras.push(cur);
+    }
+    paras
 }
 
 fn user_json(i: usize, r: &RowText) -> Value {
@@ -259,4 +286,52 @@ proptest! {
             prop_assert_eq!(norm(&va), norm(&v), "{}\ntemplate:\n{}\nactual:\n{}", label, t, a);
         }
     }
+}
+
+/// A list row is a post shown without its thread: a reply says whom it
+/// answers (issue 16), from any upstream form of `replying_to`.
+#[test]
+fn list_rows_say_whom_a_reply_answers() {
+    let row = |i: usize, replying_to: Value| {
+        let mut p = status_json(
+            i,
+            &RowText {
+                name: "N".into(),
+                text: "agreed".into(),
+                bio: String::new(),
+                location: String::new(),
+            },
+        );
+        p["replying_to"] = replying_to;
+        p
+    };
+    let rows = vec![
+        row(
+            0,
+            json!({"screen_name": "ada_x", "status": "1800000000000000009"}),
+        ),
+        row(1, json!(["_b_"])),
+        row(2, json!(null)),
+    ];
+    let page =
+        json!({"code": 200, "results": rows, "cursor": {"top": END, "bottom": END}}).to_string();
+    let f = FakeUpstream::start();
+    f.handler(move |t| {
+        t.starts_with(&format!("/2/status/{POST_ID}/quotes"))
+            .then(|| Answer::json(200, &page))
+    });
+    let out = ok(
+        &tools_for(&f),
+        "x_md_get_quotes",
+        json!({"url": format!("https://x.com/user_0/status/{POST_ID}")}),
+    );
+    let lines: Vec<&str> = out.text.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "- [@user_0](https://x.com/user_0): agreed (2026-08-10T12:41:03Z) · Replying to @ada_x [Source](https://x.com/user_0/status/190000000000000000)",
+            "- [@user_1](https://x.com/user_1): agreed (2026-08-10T12:41:03Z) · Replying to @\\_b\\_ [Source](https://x.com/user_1/status/190000000000000001)",
+            "- [@user_2](https://x.com/user_2): agreed (2026-08-10T12:41:03Z) [Source](https://x.com/user_2/status/190000000000000002)",
+        ]
+    );
 }
