@@ -154,6 +154,56 @@ fn replying_to_is_left_out_when_the_parent_is_shown() {
     );
 }
 
+/// Every form of the reply target says whom a reply shown alone answers:
+/// v2's object (`status` or `post`), the legacy handle string or list with
+/// `replying_to_status` as a list or a string, and a parent id alone.
+#[test]
+fn replying_to_in_every_upstream_form() {
+    let id = "1800000000000000002";
+    let parent = "1800000000000000001";
+    let cases = [
+        (
+            json!({"replying_to": {"screen_name": "ada_x", "post": parent}}),
+            "Replying to @ada_x · https://x.com/ada_x/status/1800000000000000001",
+        ),
+        (
+            json!({"replying_to": ["ada_x"], "replying_to_status": [parent]}),
+            "Replying to @ada_x · https://x.com/ada_x/status/1800000000000000001",
+        ),
+        (
+            json!({"replying_to": "@ada_x", "replying_to_status": parent}),
+            "Replying to @ada_x · https://x.com/ada_x/status/1800000000000000001",
+        ),
+        (
+            json!({"replying_to_status": [parent]}),
+            "Replying to a post · https://x.com/i/status/1800000000000000001",
+        ),
+        (
+            json!({"replying_to": ["__x__"]}),
+            "Replying to @\\_\\_x\\_\\_",
+        ),
+    ];
+    for (extra, line) in cases {
+        let fake = FakeUpstream::start();
+        fake.on(
+            &format!("/2/status/{id}"),
+            Answer::json(200, &common::post::status_body(id, extra.clone())),
+        );
+        let out = ok(
+            &tools_for(&fake),
+            json!({"url": format!("https://x.com/example_user/status/{id}"), "thread": "off"}),
+        );
+        assert_eq!(
+            out.text,
+            format!(
+                "## Post · 1/1 — Example (@example_user)\n\n{line}\n\npost {id}\n\n\
+                 Date: 2024-10-02T12:00:00Z\nSource: https://x.com/example_user/status/{id}"
+            ),
+            "{extra}"
+        );
+    }
+}
+
 #[test]
 fn link_card() {
     let (md, s) = alone("status-card.json", "iris_kettleby", CARD_ID, json!({}));
@@ -171,6 +221,12 @@ fn link_card() {
         s["posts"][0]["card"]["title"],
         "Keeping fixture servers honest"
     );
+    // FxTwitter's card image is an object: kept as sent, its alt text too.
+    assert_eq!(
+        s["posts"][0]["card"]["image"]["alt"],
+        "A rack of servers drawn in pencil"
+    );
+    assert_eq!(s["posts"][0]["card"]["card_name"], "summary_large_image");
 }
 
 /// Obsidian: the note's front matter, and the date on every post.

@@ -24,6 +24,7 @@ use xmd::x::model::normalize;
 use xmd::x::model::status::Status;
 use xmd::x::model::user::User;
 use xmd::x::render::browse::{profile_markdown, search_markdown};
+use xmd::x::render::date::iso;
 use xmd::x::render::{render_posts, RenderOptions};
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -214,6 +215,7 @@ fn hostile() -> impl Strategy<Value = String> {
         "_em_",
         "__VA_ARGS__",
         "snake_case_name",
+        "Ⓐ_a_Ⓐ 🄰_b_🄰",
         "~~strike~~",
         "~one~",
         "| a | b |\n|---|---|\n| c | d |",
@@ -498,8 +500,8 @@ proptest! {
 
     /// Post and thread Markdown, every format and detail level.
     #[test]
-    fn post_text_never_becomes_structure(t in post_text(), mode in 0..3usize) {
-        let (format, full) = [("markdown", false), ("markdown", true), ("obsidian", false)][mode];
+    fn post_text_never_becomes_structure(t in post_text(), mode in 0..4usize) {
+        let (format, full) = [("markdown", false), ("markdown", true), ("obsidian", false), ("obsidian", true)][mode];
         let mut fields = Fields::default();
         let template = thread(&t, Some(&mut fields));
         let actual = thread(&t, None);
@@ -597,8 +599,8 @@ proptest! {
     /// The Obsidian front matter is one YAML mapping holding exactly the
     /// fields written, for any name, handle and URL.
     #[test]
-    fn front_matter_is_exactly_the_fields_written(name in hostile(), handle in hostile(), url in hostile(), two in any::<bool>()) {
-        front_matter_case(&name, &handle, &url, two)?;
+    fn front_matter_is_exactly_the_fields_written(name in hostile(), handle in hostile(), url in hostile(), two in any::<bool>(), date in date()) {
+        front_matter_case(&name, &handle, &url, two, &date)?;
     }
 }
 
@@ -612,9 +614,10 @@ fn front_matter_case(
     handle: &str,
     url: &str,
     two: bool,
+    date: &str,
 ) -> Result<(String, Value), TestCaseError> {
     let post = json!({"type": "status", "id": "1", "url": url, "context": "post", "text": "t",
-        "author": {"screen_name": handle, "name": name}, "created_at": "Mon Aug 10 12:41:03 +0000 2026"});
+        "author": {"screen_name": handle, "name": name}, "created_at": date});
     let posts = if two {
         vec![post.clone(), post]
     } else {
@@ -652,7 +655,10 @@ fn front_matter_case(
         ("source", json!(url)),
         ("author", json!(name)),
         ("author_handle", json!(handle)),
-        ("published", json!("2026-08-10T12:41:03Z")),
+        (
+            "published",
+            json!(iso(date).unwrap_or_else(|| date.to_string())),
+        ),
     ];
     if two {
         want.push(("thread_posts", json!(2)));
@@ -737,26 +743,40 @@ fn front_matter_samples() {
         Config::default(),
         TestRng::from_seed(RngAlgorithm::ChaCha, &[16; 32]),
     );
-    let strategy = (hostile(), hostile(), hostile(), any::<bool>());
+    let strategy = (hostile(), hostile(), hostile(), any::<bool>(), date());
     let mut cases = vec![(
         "Name\u{2028}injected:\u{2028}- x".to_string(),
         "u".to_string(),
         "https://x.com/u/status/1".to_string(),
         false,
+        CLASSIC_DATE.to_string(),
     )];
     for _ in 0..FRONT_MATTER_SAMPLES {
         cases.push(strategy.new_tree(&mut runner).unwrap().current());
     }
     let mut out = String::new();
-    for (name, handle, url, two) in &cases {
+    for (name, handle, url, two, date) in &cases {
         let (yaml, fields) =
-            front_matter_case(name, handle, url, *two).unwrap_or_else(|e| panic!("{e}"));
+            front_matter_case(name, handle, url, *two, date).unwrap_or_else(|e| panic!("{e}"));
         out.push_str(&json!({"yaml": yaml, "fields": fields}).to_string());
         out.push('\n');
     }
     if let Some(path) = std::env::var_os("XMD_YAML_SAMPLES") {
         std::fs::write(path, out).unwrap();
     }
+}
+
+/// X's date form, read as `2026-08-10T12:41:03Z`.
+const CLASSIC_DATE: &str = "Mon Aug 10 12:41:03 +0000 2026";
+
+/// A post's `created_at`: X's form, ISO 8601, or hostile text (written to
+/// `published` as sent when it is not a date).
+fn date() -> impl Strategy<Value = String> {
+    prop_oneof![
+        2 => Just(CLASSIC_DATE.to_string()),
+        1 => Just("2026-08-10T12:41:03.000Z".to_string()),
+        2 => hostile().prop_filter("a date field is a non-empty string", |d| !d.is_empty()),
+    ]
 }
 
 /// How many seeded front matter samples [`front_matter_samples`] checks.

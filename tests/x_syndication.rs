@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use common::fake_upstream::{Answer, FakeUpstream};
 use common::post::{call, ok};
-use common::syndication::{self as syn, GONE_ID, PHOTOS_ID, PLAIN_ID, QUOTE_ID};
+use common::syndication::{
+    self as syn, GIF_CARD_ID, GONE_ID, PHOTOS_ID, PLAIN_ID, POLL_ID, QUOTE_ID,
+};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use util::{roundtrip, Xmd};
@@ -384,6 +386,66 @@ fn photos_alt_text_and_quoted_video_map_into_the_fxtwitter_shape() {
     assert_eq!(syn::requests(&s), 2);
 }
 
+/// Nothing the author attached is lost at the fallback either (issue 16):
+/// a GIF's alt text and MP4, a link card (its t.co link expanded), a poll,
+/// and "Replying to" from `parent` alone; user text stays inert.
+#[test]
+fn gif_alt_text_card_poll_and_parent_map_and_render() {
+    let s = syn::start();
+    let fx = fx_500();
+    let t = tools(&fx.base_url(), &s);
+    let out = ok(&t, post_args(GIF_CARD_ID));
+    assert_eq!(
+        out.text,
+        format!(
+            "## Post · 1/1 — Dara \\*Sample\\* (@dara_sample)\n\n\
+             The ridge loop, as promised. Route notes and the map: https://example.org/trails/ridge\n\n\
+             > [GIF](https://video.twimg.com/tweet_video/Gf4Hi5Jk6LmN.mp4)\n\
+             > ![A hiker waving from the \\[summit\\] cairn, looped](https://pbs.twimg.com/tweet_video_thumb/Gf4Hi5Jk6LmN.jpg)\n\n\
+             > **Link card:** Ridge loop \\| Trail notes\n\
+             > 12 km, 900 m of climbing; water at the second hut.\n\
+             > https://example.org/trails/ridge (example.org)\n\n\
+             Date: 2026-07-17T11:20:45Z\n\
+             Source: https://x.com/dara_sample/status/1905678901234567890\n\n\
+             > **Note:** FxTwitter failed (code fxtwitter_error), {NOTE}"
+        )
+    );
+    let post = &out.structured.as_ref().unwrap()["posts"][0];
+    assert_eq!(
+        post["card"],
+        json!({"title": "Ridge loop | Trail notes",
+               "description": "12 km, 900 m of climbing; water at the second hut.",
+               "url": "https://example.org/trails/ridge", "domain": "example.org"})
+    );
+    assert_eq!(
+        post["media"]["all"][0]["alt"],
+        "A hiker waving from the [summit] cairn, looped"
+    );
+    let out = ok(&t, post_args(POLL_ID));
+    assert_eq!(
+        out.text,
+        format!(
+            "## Post · 1/1 — Emil Example (@emil_example)\n\n\
+             Replying to @dara_sample · https://x.com/dara_sample/status/1905678901234567890\n\n\
+             Which loop next? Vote, I'll go \\_\\_first\\_\\_.\n\n\
+             > **Poll** · 20 votes · Final results\n\
+             > - Ridge \\[north\\] — 60% (12 votes)\n\
+             > - Lake — 35% (7 votes)\n\
+             > - Both — 5% (1 vote)\n\n\
+             Date: 2026-07-18T20:00:00Z\n\
+             Source: https://x.com/emil_example/status/1906789012345678901\n\n\
+             > **Note:** FxTwitter failed (code fxtwitter_error), {NOTE}"
+        )
+    );
+    let post = &out.structured.as_ref().unwrap()["posts"][0];
+    assert_eq!(
+        post["replying_to"],
+        json!({"screen_name": "dara_sample", "status": "1905678901234567890"})
+    );
+    assert_eq!(post["poll"]["total_votes"], 20);
+    assert_eq!(syn::requests(&s), 2);
+}
+
 /// A thread request whose thread and post fail at FxTwitter gets the
 /// focal post alone from the fallback; no replies are asked for.
 #[test]
@@ -688,8 +750,9 @@ fn tweet(quote: Option<Value>) -> impl Strategy<Value = Value> {
         opt(prop::collection::vec(media_item(), 0..4)),
         opt("[0-9]{1,20}"),
         any::<bool>(),
+        opt((prop_oneof![Just("poll2choice_text_only"), Just("summary")], text(), text(), opt(text()))),
     )
-        .prop_map(move |(id, (txt, range, created), user, (likes, replies, reposts), media, parent, with_quote)| {
+        .prop_map(move |(id, (txt, range, created), user, (likes, replies, reposts), media, parent, with_quote, card)| {
             let mut t = json!({"__typename": "Tweet", "lang": "en"});
             if let Some(i) = id { t["id_str"] = json!(i); }
             if let Some(x) = txt { t["text"] = json!(x); }
@@ -707,6 +770,12 @@ fn tweet(quote: Option<Value>) -> impl Strategy<Value = Value> {
                 t["in_reply_to_screen_name"] = json!("someone");
             }
             if let (true, Some(q)) = (with_quote, &quote) { t["quoted_tweet"] = q.clone(); }
+            if let Some((name, a, b, count)) = card {
+                let sv = |v: &str| json!({"string_value": v, "type": "STRING"});
+                t["card"] = json!({"name": name, "url": b, "binding_values": {
+                    "title": sv(&a), "card_url": sv(&b), "choice1_label": sv(&a), "choice2_label": sv(&b),
+                    "choice1_count": sv(count.as_deref().unwrap_or("3"))}});
+            }
             t
         })
 }

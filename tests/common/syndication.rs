@@ -18,14 +18,22 @@ pub const PHOTOS_ID: &str = "1902345678901234567";
 pub const QUOTE_ID: &str = "1903456789012345678";
 /// A deleted post (`not-found-tombstone.json`).
 pub const GONE_ID: &str = "1904567890123456789";
+/// A post by @dara_sample with a GIF (alt text) and a link card
+/// (`tweet-gif-card.json`).
+pub const GIF_CARD_ID: &str = "1905678901234567890";
+/// A reply by @emil_example (its target only in `parent`) with a poll
+/// card (`tweet-poll-reply.json`).
+pub const POLL_ID: &str = "1906789012345678901";
 
 /// The tokens of the ids above, computed by node with react-tweet's
 /// `getToken` (not by xmd): the independent check of the request.
-pub const TOKENS: [(&str, &str); 4] = [
+pub const TOKENS: [(&str, &str); 6] = [
     (PLAIN_ID, "4lwwkaqq5fo"),
     (PHOTOS_ID, "4me86w2m2g"),
     (QUOTE_ID, "4m3vw2wo3zt"),
     (GONE_ID, "4m7djxlryun"),
+    (GIF_CARD_ID, "4mav7f3zf4"),
+    (POLL_ID, "4mecr8p6s3j"),
 ];
 
 /// The request target for `id`, with its node-computed token.
@@ -55,6 +63,8 @@ pub fn start() -> FakeUpstream {
         (PHOTOS_ID, "tweet-photos.json"),
         (QUOTE_ID, "tweet-quote.json"),
         (GONE_ID, "not-found-tombstone.json"),
+        (GIF_CARD_ID, "tweet-gif-card.json"),
+        (POLL_ID, "tweet-poll-reply.json"),
     ] {
         f.on(&target(id), Answer::json(200, &fixture(name)));
     }

@@ -75,9 +75,28 @@ pub struct Card {
     /// The link's site.
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub domain: Option<String>,
-    /// The preview image.
+    /// The preview image, as sent: FxTwitter's `{url, width, height, alt}`
+    /// (`APICard.image`), or a URL string.
+    /// Anything else (a number, a list) is absent.
+    #[serde(
+        deserialize_with = "card_image",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub image: Option<serde_json::Value>,
+    /// The card's kind (`summary_large_image`, …).
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
+    pub card_name: Option<String>,
+}
+
+/// A card's `image`: an object or a URL string, else absent.
+fn card_image<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    use serde_json::Value;
+    Ok(match Value::deserialize(d)? {
+        v @ (Value::Object(_) | Value::String(_)) => Some(v),
+        _ => None,
+    })
 }
 
 /// An X article (`TwitterArticle`): title, preview, cover and the

@@ -92,7 +92,7 @@ pub struct Status {
     /// The post it replies to: `{screen_name, status}` (v2), as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replying_to: Option<Box<RawValue>>,
-    /// The legacy form: `[status id]`, as sent.
+    /// The legacy form: `[status id]` or the id itself, as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replying_to_status: Option<Box<RawValue>>,
     /// Who reposted it (a timeline row that is a repost).
@@ -176,6 +176,22 @@ impl Status {
         non_empty(self.replying_to.as_deref()) || non_empty(self.replying_to_status.as_deref())
     }
 
+    /// The handle the post replies to, when sent: `replying_to.screen_name`
+    /// (v2), the legacy handle string, or the first of a legacy list;
+    /// without `@`, non-empty.
+    pub fn replying_to_handle(&self) -> Option<String> {
+        use serde_json::Value;
+        let v: Value = serde_json::from_str(self.replying_to.as_deref()?.get()).ok()?;
+        let h = match &v {
+            Value::Object(o) => o.get("screen_name").and_then(Value::as_str),
+            Value::String(h) => Some(h.as_str()),
+            Value::Array(a) => a.first().and_then(Value::as_str),
+            _ => None,
+        }?;
+        let h = h.trim().trim_start_matches('@');
+        (!h.is_empty()).then(|| h.to_string())
+    }
+
     /// The author's id, if any.
     pub fn author_id(&self) -> Option<&str> {
         self.author.as_ref()?.id.as_ref().map(Id::as_str)
@@ -193,6 +209,7 @@ impl Status {
         };
         let p = p.or_else(|| match read(self.replying_to_status.as_deref()) {
             Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
+            Some(Value::String(s)) => Some(s),
             _ => None,
         });
         p.filter(|p| crate::x::url::is_id(p))

@@ -27,19 +27,17 @@ pub fn id(v: &Value) -> Option<&str> {
 }
 
 /// The parent post id: `replying_to.status` for the v2 object form, else
-/// the first of the legacy `replying_to_status` array. Only digit strings
-/// count.
+/// the legacy `replying_to_status` (its first item, or the string itself).
+/// Only digit strings count.
 pub fn parent_id(v: &Value) -> Option<String> {
     let p = match v.get("replying_to") {
         Some(Value::Object(o)) => o.get("status").and_then(Value::as_str).map(str::to_string),
         _ => None,
     };
-    let p = p.or_else(|| {
-        v.get("replying_to_status")
-            .and_then(Value::as_array)
-            .and_then(|a| a.first())
-            .and_then(Value::as_str)
-            .map(str::to_string)
+    let p = p.or_else(|| match v.get("replying_to_status") {
+        Some(Value::Array(a)) => a.first().and_then(Value::as_str).map(str::to_string),
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
     });
     p.filter(|p| crate::x::url::is_id(p))
 }

@@ -25,8 +25,9 @@ fn profile_link(handle: &str) -> String {
     link_url(&format!("https://x.com/{handle}")).unwrap_or_else(|| "https://x.com/".into())
 }
 
-/// A post line: `- [@h](https://x.com/h): text[ (ISO date)][ — N likes, N
-/// reposts, N replies] [Source](url)`; counts only with `full`.
+/// A post line: `- [@h](https://x.com/h): text[ (ISO date)][ · Replying to
+/// @p][ — N likes, N reposts, N replies] [Source](url)`; counts only with
+/// `full`.
 pub fn post_line(post: &Status, full: bool) -> String {
     let author = post.author.as_deref();
     let handle = author.and_then(User::handle);
@@ -50,6 +51,10 @@ pub fn post_line(post: &Status, full: bool) -> String {
     });
     if let Some(d) = date {
         line.push_str(&format!(" ({d})"));
+    }
+    // A row is a post shown without its thread: a reply says whom it answers.
+    if let Some(h) = post.replying_to_handle() {
+        line.push_str(&format!(" · Replying to @{}", escape_handle(&h)));
     }
     if full {
         let reposts = post.retweets.or(post.reposts);

@@ -32,6 +32,21 @@ fn always_escaped(c: char) -> bool {
     matches!(c, '\\' | '`' | '*' | '[' | ']' | '<' | '~' | '|' | '^')
 }
 
+/// True for a character around which an `_` is intraword for CommonMark
+/// (it can neither open nor close emphasis): a letter or digit that is
+/// not Unicode punctuation or a symbol. Rust's `is_alphanumeric` also
+/// admits the enclosed letters (`Ⓐ`, `🄰`: category So, yet Alphabetic),
+/// which CommonMark reads as punctuation: `Ⓐ_a_Ⓐ` would be emphasis.
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() && !ENCLOSED_ALPHANUMERICS.iter().any(|r| r.contains(&c))
+}
+
+/// The blocks of symbols (So) that Rust counts as alphanumeric: Enclosed
+/// Alphanumerics and its Supplement (checked exhaustively against a
+/// CommonMark parser by `tests/x_escape_unicode.rs`).
+const ENCLOSED_ALPHANUMERICS: [std::ops::RangeInclusive<char>; 2] =
+    ['\u{2460}'..='\u{24FF}', '\u{1F100}'..='\u{1F1FF}'];
+
 /// Whether the `&` at `chars[i]` starts an entity-shaped run
 /// (`&name;`, `&#123;`, `&#x1F;`): alphanumerics or `#` up to a `;`.
 fn entity_like(chars: &[char], i: usize) -> bool {
@@ -64,8 +79,8 @@ fn push_escaped(out: &mut String, chars: &[char]) {
             || list_mark == Some(i)
             || (c == '_'
                 && !(i > 0
-                    && chars[i - 1].is_alphanumeric()
-                    && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric())))
+                    && word_char(chars[i - 1])
+                    && chars.get(i + 1).is_some_and(|n| word_char(*n))))
             || (c == '&' && entity_like(chars, i));
         if escape {
             out.push('\\');
@@ -308,6 +323,7 @@ mod tests {
         assert_eq!(escape_handle("bad*handle"), "bad\\*handle");
         assert_eq!(escape_handle("_x_"), "\\_x\\_");
         assert_eq!(escape_handle("__init__"), "\\_\\_init\\_\\_");
+        assert_eq!(escape_inline("Ⓐ_a_Ⓐ é_é"), "Ⓐ\\_a\\_Ⓐ é_é");
     }
 
     #[test]

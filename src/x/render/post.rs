@@ -251,35 +251,43 @@ fn article_blocks(article: &Value) -> Vec<Vec<String>> {
     b
 }
 
-/// The handle and parent id a reply answers, from `replying_to` (object:
-/// `screen_name` + `status` or `post`; legacy: the handle as a string) and
-/// legacy `replying_to_status`.
-fn reply_target(post: &Value) -> Option<(String, Option<String>)> {
+/// The handle and parent id a reply answers, at least one of them: from
+/// `replying_to` (object: `screen_name` + `status` or `post`; legacy: the
+/// handle as a string, or a list whose first item is the handle) and
+/// legacy `replying_to_status` (see [`model::parent_id`]).
+fn reply_target(post: &Value) -> Option<(Option<String>, Option<String>)> {
     let rt = post.get("replying_to");
     let h = match rt {
         Some(Value::Object(o)) => o.get("screen_name").and_then(Value::as_str),
         Some(Value::String(h)) => Some(h.as_str()),
+        Some(Value::Array(a)) => a.first().and_then(Value::as_str),
         _ => None,
     }
-    .filter(|h| !h.trim().is_empty())?;
+    .map(|h| h.trim().trim_start_matches('@'))
+    .filter(|h| !h.is_empty());
     let id = model::parent_id(post).or_else(|| {
         rt.and_then(|r| s(r, "post"))
             .filter(|p| crate::x::url::is_id(p))
             .map(str::to_string)
     });
-    Some((h.to_string(), id))
+    (h.is_some() || id.is_some()).then(|| (h.map(str::to_string), id))
 }
 
-/// `Replying to @h · https://x.com/h/status/<id>`, for a reply whose parent
-/// is not among the rendered posts.
+/// `Replying to @h · https://x.com/h/status/<id>` (`Replying to a post ·
+/// https://x.com/i/status/<id>` when the handle is unknown), for a reply
+/// whose parent is not among the rendered posts.
 fn replying_line(post: &Value, shown: &HashSet<&str>) -> Option<String> {
     let (h, id) = reply_target(post)?;
     if id.as_deref().is_some_and(|i| shown.contains(i)) {
         return None;
     }
-    let mut line = format!("Replying to @{}", escape_handle(&h));
-    if let (Some(i), true) = (id, crate::x::url::is_handle(&h)) {
-        let url = format!("https://x.com/{h}/status/{i}");
+    let mut line = match &h {
+        Some(h) => format!("Replying to @{}", escape_handle(h)),
+        None => "Replying to a post".to_string(),
+    };
+    if let Some(i) = id {
+        let h = h.filter(|h| crate::x::url::is_handle(h));
+        let url = format!("https://x.com/{}/status/{i}", h.as_deref().unwrap_or("i"));
         line.push_str(&format!(" · {}", url_text(&url)));
     }
     Some(line)

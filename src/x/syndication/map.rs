@@ -57,6 +57,13 @@ pub struct Tweet {
     pub in_reply_to_status_id_str: Option<String>,
     /// A tombstone's text (`{"text": {"text": "…"}}`).
     pub tombstone: Option<Value>,
+    /// The post replied to (`id_str`, `user.screen_name` read), when the
+    /// `in_reply_to_*` fields are missing.
+    pub parent: Option<Value>,
+    /// A link card or a poll (`card.rs`).
+    pub card: Option<Value>,
+    /// An X article (title, preview, cover).
+    pub article: Option<Value>,
 }
 
 /// `TweetUser`.
@@ -108,7 +115,7 @@ pub struct MediaDetail {
     pub kind: Option<String>,
     /// The image (a video's poster).
     pub media_url_https: Option<String>,
-    /// Alt text of a photo.
+    /// Alt text (of a photo, a GIF or a video).
     pub ext_alt_text: Option<String>,
     /// Pixel size.
     pub original_info: Option<OriginalInfo>,
@@ -335,6 +342,9 @@ fn media(t: &Tweet) -> Option<Value> {
             "url": url,
             "format": "video/mp4",
         });
+        if let Some(alt) = m.ext_alt_text.as_deref().filter(|a| !a.trim().is_empty()) {
+            v["altText"] = json!(alt);
+        }
         if let Some(thumb) = &m.media_url_https {
             v["thumbnail_url"] = json!(thumb);
         }
@@ -395,6 +405,40 @@ fn media(t: &Tweet) -> Option<Value> {
     Some(m)
 }
 
+/// FxTwitter's `replying_to` (`screen_name`, `status`) from
+/// `in_reply_to_screen_name` / `in_reply_to_status_id_str`, each else from
+/// the `parent` post; a handle alone is kept ("Replying to @h"), a parent
+/// id must be a post id.
+fn replying_to(t: &Tweet) -> Option<Value> {
+    let parent = t.parent.as_ref();
+    let status = t
+        .in_reply_to_status_id_str
+        .as_deref()
+        .or_else(|| parent?.get("id_str")?.as_str())
+        .filter(|p| super::super::url::is_id(p));
+    let handle = t
+        .in_reply_to_screen_name
+        .as_deref()
+        .or_else(|| parent?.pointer("/user/screen_name")?.as_str())
+        .filter(|h| !h.trim().is_empty());
+    match (handle, status) {
+        (None, None) => None,
+        (h, None) => Some(json!({"screen_name": h})),
+        (h, Some(p)) => Some(json!({"screen_name": h, "status": p})),
+    }
+}
+
+/// A t.co link of the Tweet's `entities.urls` expanded (a card's `url`),
+/// else the link as given.
+fn expand_link(t: &Tweet, u: &str) -> String {
+    t.entities
+        .iter()
+        .flat_map(|e| &e.urls)
+        .find(|l| l.url.as_deref() == Some(u))
+        .and_then(|l| l.expanded_url.clone())
+        .unwrap_or_else(|| u.to_string())
+}
+
 /// Most levels of quoted posts mapped (the endpoint sends one).
 const MAX_QUOTE_LEVELS: usize = 3;
 
@@ -449,18 +493,17 @@ fn to_status_at(t: &Tweet, level: usize) -> Option<Value> {
     if let Some(p) = t.possibly_sensitive {
         s.insert("possibly_sensitive".into(), json!(p));
     }
-    if let Some(parent) = t
-        .in_reply_to_status_id_str
-        .as_deref()
-        .filter(|p| super::super::url::is_id(p))
-    {
-        s.insert(
-            "replying_to".into(),
-            json!({"screen_name": t.in_reply_to_screen_name, "status": parent}),
-        );
+    if let Some(r) = replying_to(t) {
+        s.insert("replying_to".into(), r);
     }
     if let Some(m) = media(t) {
         s.insert("media".into(), m);
+    }
+    if let Some(c) = &t.card {
+        super::card::insert_card(&mut s, c, &|u| expand_link(t, u));
+    }
+    if let Some(a) = t.article.as_ref().and_then(super::card::article) {
+        s.insert("article".into(), a);
     }
     if level < MAX_QUOTE_LEVELS {
         if let Some(q) = t.quoted_tweet.as_deref() {

@@ -14,6 +14,7 @@
 //! post's repost, quote, bookmark and view counts ([`note`] says so in the
 //! result).
 
+pub mod card;
 pub mod map;
 pub mod token;
 
