@@ -9,6 +9,7 @@
 use serde_json::Value;
 
 use super::escape::{escape_inline, image, link};
+use super::num::grouped;
 use crate::x::model::s;
 
 fn items(post: &Value) -> Vec<&Value> {
@@ -74,7 +75,7 @@ fn still<'a>(item: &'a Value, moving: Option<&str>) -> Option<&'a str> {
 fn video_facts(item: &Value) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(ms) = item.get("duration_ms").and_then(Value::as_u64) {
-        parts.push(format!("duration: {ms}ms"));
+        parts.push(format!("duration: {} ms", grouped(ms)));
     }
     if let (Some(w), Some(h)) = (
         item.get("width").and_then(Value::as_u64),
@@ -83,7 +84,7 @@ fn video_facts(item: &Value) -> Option<String> {
         parts.push(format!("{w}×{h}"));
     }
     if let Some(b) = item.get("bitrate").and_then(Value::as_u64) {
-        parts.push(format!("{b}bps"));
+        parts.push(format!("{} bps", grouped(b)));
     }
     (!parts.is_empty()).then(|| format!("Video: {}", parts.join(" · ")))
 }
@@ -97,7 +98,7 @@ fn variants(item: &Value) -> Option<String> {
         .filter_map(|v| {
             let u = s(v, "url")?;
             let label = match v.get("bitrate").and_then(Value::as_u64) {
-                Some(b) => format!("{b}bps"),
+                Some(b) => format!("{} bps", grouped(b)),
                 None => s(v, "content_type")
                     .map(escape_inline)
                     .unwrap_or_else(|| "MP4".into()),
