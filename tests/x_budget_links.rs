@@ -449,7 +449,11 @@ fn a_list_walk_stops_at_the_deadline() {
         let want = "The call reached its deadline of 1 s (--call-timeout) before the upstream answered; retry, or ask for less (for a post thread=off or a smaller max_posts; for a list an earlier page).";
         let r = call(&x, tool, &args);
         assert_eq!(r["isError"], true, "{tool}");
-        assert_eq!(text(&r), format!("{want} (HTTP 504, code deadline)"), "{tool}");
+        assert_eq!(
+            text(&r),
+            format!("{want} (HTTP 504, code deadline)"),
+            "{tool}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(800));
         assert_eq!(up.count_prefix(&format!("{base}?cursor=c2")), 0, "{tool}");
         // The route, on a fresh server (nothing cached): 504, code deadline.
