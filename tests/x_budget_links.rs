@@ -349,6 +349,31 @@ fn a_row_over_the_budget_is_cut_inside_and_the_list_continues() {
                 &json!({"code": 200, "results": users, "cursor": {"bottom": null}}).to_string(),
             ),
         );
+        // A post's reposts (the same accounts) and quotes (a post whose
+        // text alone is over the budget among short ones).
+        up.on(
+            &format!("/2/status/{FIRST_ID}/reposts?count=20"),
+            Answer::json(
+                200,
+                &json!({"code": 200, "results": users, "cursor": {"bottom": null}}).to_string(),
+            ),
+        );
+        let posts: Vec<Value> = (0..3)
+            .map(|i| {
+                let mut p = status(i, 40, None);
+                if i == pos {
+                    p["text"] = json!(format!("long {}", "p\u{2028}ost ".repeat(2_000)));
+                }
+                p
+            })
+            .collect();
+        up.on(
+            &format!("/2/status/{FIRST_ID}/quotes?count=20"),
+            Answer::json(
+                200,
+                &json!({"code": 200, "results": posts, "cursor": {"bottom": null}}).to_string(),
+            ),
+        );
         let x = Xmd::start(&[
             "--upstream",
             &up.base_url(),
@@ -357,19 +382,25 @@ fn a_row_over_the_budget_is_cut_inside_and_the_list_continues() {
             "--rate-limit",
             "0",
         ]);
-        let want: Vec<String> = (0..3).map(|i| (5000 + i).to_string()).collect();
-        for (tool, args) in [
+        let users_want: Vec<String> = (0..3).map(|i| (5000 + i).to_string()).collect();
+        let posts_want: Vec<String> = (0..3).map(|i| (FIRST_ID + i).to_string()).collect();
+        let post_args = json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "full": true});
+        for (tool, args, want) in [
             (
                 "x_md_get_followers",
                 json!({"handle": "demo_author", "full": true}),
+                &users_want,
             ),
             (
                 "x_md_search_posts",
                 json!({"q": "people", "feed": "users", "full": true}),
+                &users_want,
             ),
+            ("x_md_get_reposts", post_args.clone(), &users_want),
+            ("x_md_get_quotes", post_args.clone(), &posts_want),
         ] {
             assert_eq!(
-                chain(&x, tool, &args, max_chars, false),
+                &chain(&x, tool, &args, max_chars, false),
                 want,
                 "{tool} {pos} {max_chars}"
             );
@@ -377,7 +408,7 @@ fn a_row_over_the_budget_is_cut_inside_and_the_list_continues() {
             let mut a = args.clone();
             a["max_chars"] = json!(max_chars);
             let mut r = call(&x, tool, &a);
-            while !row_ids(&r["structuredContent"]).contains(&(5000 + pos).to_string()) {
+            while !row_ids(&r["structuredContent"]).contains(&want[pos as usize]) {
                 a["cursor"] = r["structuredContent"]["next_cursor"].clone();
                 r = call(&x, tool, &a);
             }
