@@ -434,7 +434,7 @@ fn item2_the_post_list_routes_spend_the_same_allowance() {
                 assert_eq!(r.json()["code"], "rate_limited");
             }
         }
-        assert_eq!(up.count_prefix(&format!("/2/status/")), 3, "{route}");
+        assert_eq!(up.count_prefix("/2/status/"), 3, "{route}");
         assert_eq!(
             up.count_prefix(&format!("/2/status/{POST_ID}/{upstream}")),
             1
