@@ -390,6 +390,67 @@ fn item2_the_x_routes_spend_the_same_allowance_as_tool_calls() {
     assert_eq!(up.count_prefix("/2/status/"), 3);
 }
 
+/// The routes of a post's quotes and reposts (added after this issue)
+/// spend the same allowance: three distinct lists, then 429
+/// `application/problem+json` with `Retry-After`, no upstream request; a
+/// tool call of the same client is refused too.
+#[test]
+fn item2_the_post_list_routes_spend_the_same_allowance() {
+    let page = r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#;
+    for (route, upstream, tool) in [
+        ("/i/status/{id}/quotes", "quotes", "x_md_get_reposts"),
+        (
+            "/Demo_Author/status/{id}/retweets",
+            "reposts",
+            "x_md_get_quotes",
+        ),
+    ] {
+        let up = FakeUpstream::start();
+        up.handler(move |t| t.starts_with("/2/status/").then(|| Answer::json(200, page)));
+        let x = Xmd::start(&[
+            "--upstream",
+            &up.base_url(),
+            "--rate-limit",
+            "1",
+            "--rate-burst",
+            "3",
+        ]);
+        let mut s = x.connect();
+        for i in 0..4u64 {
+            let id = POST_ID.parse::<u64>().unwrap() + i;
+            let target = route.replace("{id}", &id.to_string());
+            let raw = format!("GET {target} HTTP/1.1\r\nHost: {}\r\n\r\n", x.host());
+            s.write_all(raw.as_bytes()).unwrap();
+            let r = read_reply(&mut s, false);
+            if i < 3 {
+                assert_eq!(r.status, 200, "{target}: {}", r.text());
+            } else {
+                assert_eq!(r.status, 429, "{target}: {}", r.text());
+                assert_eq!(
+                    r.header("content-type").as_deref(),
+                    Some("application/problem+json")
+                );
+                assert_eq!(r.header("retry-after").as_deref(), Some("1"));
+                assert_eq!(r.json()["code"], "rate_limited");
+            }
+        }
+        assert_eq!(up.count_prefix("/2/status/"), 3, "{route}");
+        assert_eq!(
+            up.count_prefix(&format!("/2/status/{POST_ID}/{upstream}")),
+            1
+        );
+        let args = json!({"handle": "demo_author", "id": "2087208847298015299"});
+        let r = roundtrip(&x, &post(&x.host(), &META_HEADERS, &call(1, tool, &args)));
+        let v = r.json();
+        assert_eq!(v["result"]["isError"], true, "{v}");
+        assert!(v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("(HTTP 429, code rate_limited, retry after 1s)"));
+        assert_eq!(up.count_prefix("/2/status/"), 3, "{route}");
+    }
+}
+
 /// Behind a trusted proxy (issue 17), each forwarded client has its own
 /// allowance on the X routes and on MCP alike (one allowance per client
 /// across routes), and the log names the client, the refused tool, the
@@ -497,6 +558,43 @@ fn item7_every_spelling_of_a_handle_or_id_is_one_upstream_request() {
         assert_eq!(get(&x, &target).status, 200, "{target}");
     }
     assert_eq!(up.count_prefix("/2/status/"), 1);
+    assert_eq!(up.count_prefix("/2/status/0"), 0);
+    // A post's quotes and reposts (tools added after this issue): every
+    // spelling of the post, MCP and REST, is one upstream request each.
+    let page = r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#;
+    for which in ["quotes", "reposts"] {
+        up.on(
+            &format!("/2/status/{POST_ID}/{which}?count=20"),
+            Answer::json(200, page),
+        );
+    }
+    for (tool, seg) in [
+        ("x_md_get_quotes", "quotes"),
+        ("x_md_get_reposts", "retweets"),
+    ] {
+        for args in [
+            json!({"handle": "@Demo_Author", "id": format!("0{POST_ID}")}),
+            json!({"url": format!("https://twitter.com/DEMO_AUTHOR/status/{POST_ID}")}),
+        ] {
+            let r = roundtrip(&x, &post(&x.host(), &META_HEADERS, &call(2, tool, &args)));
+            assert_eq!(r.json()["result"]["isError"], false, "{}", r.text());
+        }
+        for target in [
+            format!("/demo_author/status/{POST_ID}/{seg}"),
+            format!("/DEMO_AUTHOR/status/0{POST_ID}/{seg}"),
+            format!("/Demo_Author/status/{POST_ID}/{seg}?page=1"),
+        ] {
+            assert_eq!(get(&x, &target).status, 200, "{target}");
+        }
+    }
+    for which in ["quotes", "reposts"] {
+        assert_eq!(
+            up.count_prefix(&format!("/2/status/{POST_ID}/{which}")),
+            1,
+            "{which}: {:#?}",
+            up.targets()
+        );
+    }
     assert_eq!(up.count_prefix("/2/status/0"), 0);
 }
 

@@ -465,6 +465,87 @@ fn i6_closing_the_connection_cancels_the_call() {
     );
 }
 
+/// Item 6 for a post's quotes and reposts (tools added after this issue),
+/// over MCP in both eras and over their HTTP routes: upstream pages of one
+/// row each answering in 300 ms, so a 20-row result needs 20 of them; a
+/// client that leaves after one second stops the walk within one round
+/// trip, and each such call is counted.
+#[test]
+fn i6_closing_the_connection_cancels_a_post_list_walk() {
+    let up = FakeUpstream::start();
+    up.handler(|target| {
+        let (path, query) = target.split_once('?')?;
+        let which = path.rsplit('/').next()?;
+        let k: u64 = match query.strip_prefix("cursor=c") {
+            Some(rest) => rest.split('&').next()?.parse().ok()?,
+            None => 0,
+        };
+        let row = if which == "quotes" {
+            status(k, &format!("quote {k}"), None)
+        } else {
+            json!({"id": (5000 + k).to_string(), "screen_name": format!("u{k}"), "name": "U"})
+        };
+        let body =
+            json!({"code": 200, "results": [row], "cursor": {"bottom": format!("c{}", k + 1)}});
+        Some(Answer::json(200, &body.to_string()).delay(Duration::from_millis(300)))
+    });
+    let x = start(&up, &["--workers", "1"]);
+    let id = FIRST_ID.to_string();
+    let cases: [(&str, Option<bool>, String); 4] = [
+        ("x_md_get_quotes", Some(true), String::new()),
+        ("x_md_get_reposts", Some(false), String::new()),
+        (
+            "x_md_get_reposts",
+            None,
+            format!("/demo_author/status/{id}/retweets"),
+        ),
+        (
+            "x_md_get_quotes",
+            None,
+            format!("/i/status/{id}/quotes?full=true"),
+        ),
+    ];
+    for (round, (tool, modern, route)) in cases.into_iter().enumerate() {
+        let before = up.request_count();
+        let mut s = x.connect();
+        match modern {
+            Some(modern) => {
+                let h = headers(modern, false);
+                let mut h: Vec<&str> = h.iter().map(String::as_str).collect();
+                let name = format!("Mcp-Name: {tool}");
+                h.push(&name);
+                // Each round its own post, so nothing comes from the cache.
+                let args =
+                    json!({"handle": "demo_author", "id": (FIRST_ID + round as u64).to_string()});
+                s.write_all(&post(&x.host(), &h, &call_body(modern, "1", tool, &args)))
+                    .unwrap();
+            }
+            None => {
+                let route = route.replace(&id, &(FIRST_ID + round as u64).to_string());
+                let raw = format!("GET {route} HTTP/1.1\r\nHost: {}\r\n\r\n", x.host());
+                s.write_all(raw.as_bytes()).unwrap();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1000));
+        drop(s);
+        std::thread::sleep(Duration::from_millis(800));
+        let stopped = up.request_count();
+        std::thread::sleep(Duration::from_millis(1200));
+        assert_eq!(
+            up.request_count(),
+            stopped,
+            "{tool} {route}: requests after the close"
+        );
+        let made = stopped - before;
+        assert!((1..=7).contains(&made), "{tool} {route}: {made}");
+        assert_eq!(
+            metric(&x, "xmd_tool_calls_cancelled_total"),
+            round as u64 + 1,
+            "{tool} {route}"
+        );
+    }
+}
+
 /// Item 7: with a public URL under a path prefix every link is absolute
 /// under it; the cursor copied from a link (percent-encoded) works too.
 #[test]

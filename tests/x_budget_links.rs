@@ -349,6 +349,31 @@ fn a_row_over_the_budget_is_cut_inside_and_the_list_continues() {
                 &json!({"code": 200, "results": users, "cursor": {"bottom": null}}).to_string(),
             ),
         );
+        // A post's reposts (the same accounts) and quotes (a post whose
+        // text alone is over the budget among short ones).
+        up.on(
+            &format!("/2/status/{FIRST_ID}/reposts?count=20"),
+            Answer::json(
+                200,
+                &json!({"code": 200, "results": users, "cursor": {"bottom": null}}).to_string(),
+            ),
+        );
+        let posts: Vec<Value> = (0..3)
+            .map(|i| {
+                let mut p = status(i, 40, None);
+                if i == pos {
+                    p["text"] = json!(format!("long {}", "p\u{2028}ost ".repeat(2_000)));
+                }
+                p
+            })
+            .collect();
+        up.on(
+            &format!("/2/status/{FIRST_ID}/quotes?count=20"),
+            Answer::json(
+                200,
+                &json!({"code": 200, "results": posts, "cursor": {"bottom": null}}).to_string(),
+            ),
+        );
         let x = Xmd::start(&[
             "--upstream",
             &up.base_url(),
@@ -357,19 +382,25 @@ fn a_row_over_the_budget_is_cut_inside_and_the_list_continues() {
             "--rate-limit",
             "0",
         ]);
-        let want: Vec<String> = (0..3).map(|i| (5000 + i).to_string()).collect();
-        for (tool, args) in [
+        let users_want: Vec<String> = (0..3).map(|i| (5000 + i).to_string()).collect();
+        let posts_want: Vec<String> = (0..3).map(|i| (FIRST_ID + i).to_string()).collect();
+        let post_args = json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "full": true});
+        for (tool, args, want) in [
             (
                 "x_md_get_followers",
                 json!({"handle": "demo_author", "full": true}),
+                &users_want,
             ),
             (
                 "x_md_search_posts",
                 json!({"q": "people", "feed": "users", "full": true}),
+                &users_want,
             ),
+            ("x_md_get_reposts", post_args.clone(), &users_want),
+            ("x_md_get_quotes", post_args.clone(), &posts_want),
         ] {
             assert_eq!(
-                chain(&x, tool, &args, max_chars, false),
+                &chain(&x, tool, &args, max_chars, false),
                 want,
                 "{tool} {pos} {max_chars}"
             );
@@ -377,7 +408,7 @@ fn a_row_over_the_budget_is_cut_inside_and_the_list_continues() {
             let mut a = args.clone();
             a["max_chars"] = json!(max_chars);
             let mut r = call(&x, tool, &a);
-            while !row_ids(&r["structuredContent"]).contains(&(5000 + pos).to_string()) {
+            while !row_ids(&r["structuredContent"]).contains(&want[pos as usize]) {
                 a["cursor"] = r["structuredContent"]["next_cursor"].clone();
                 r = call(&x, tool, &a);
             }
@@ -402,39 +433,67 @@ fn a_row_over_the_budget_is_cut_inside_and_the_list_continues() {
 /// The deadline on a list walk (not only threads): pages that answer in
 /// 700 ms each, `--call-timeout 1`, page 3 asked: the third upstream page
 /// is never requested and the call is isError with code deadline, over
-/// MCP and over the HTTP route (504).
+/// MCP and over the HTTP route (504); for followers and for a post's
+/// quotes and reposts (the lists added after issue 14).
 #[test]
 fn a_list_walk_stops_at_the_deadline() {
-    let up = FakeUpstream::start();
-    let base = "/2/profile/demo_author/followers";
-    let page = |from: u64, bottom: &str| {
-        let rows: Vec<Value> = (from..from + 20).map(user).collect();
-        Answer::json(
-            200,
-            &json!({"code": 200, "results": rows, "cursor": {"bottom": bottom}}).to_string(),
-        )
-        .delay(std::time::Duration::from_millis(700))
-    };
-    up.on(&format!("{base}?count=20"), page(0, "c1"));
-    up.on(&format!("{base}?cursor=c1&count=20"), page(20, "c2"));
-    up.on(&format!("{base}?cursor=c2&count=20"), page(40, "c3"));
-    let x = Xmd::start(&["--upstream", &up.base_url(), "--call-timeout", "1"]);
-    let want = "The call reached its deadline of 1 s (--call-timeout) before the upstream answered; retry, or ask for less (for a post thread=off or a smaller max_posts; for a list an earlier page).";
-    let r = call(
-        &x,
-        "x_md_get_followers",
-        &json!({"handle": "demo_author", "page": 3}),
-    );
-    assert_eq!(r["isError"], true);
-    assert_eq!(text(&r), format!("{want} (HTTP 504, code deadline)"));
-    std::thread::sleep(std::time::Duration::from_millis(800));
-    assert_eq!(up.count_prefix(&format!("{base}?cursor=c2")), 0);
-    // The route, on a fresh server (nothing cached): 504, code deadline.
-    let x = Xmd::start(&["--upstream", &up.base_url(), "--call-timeout", "1"]);
-    let r = get(&x, "/demo_author/followers?page=3", "application/json");
-    assert_eq!(r.status, 504, "{}", r.text());
-    assert_eq!(r.json()["code"], "deadline");
-    assert_eq!(r.json()["detail"], want);
+    let id = FIRST_ID.to_string();
+    let cases = [
+        (
+            "/2/profile/demo_author/followers".to_string(),
+            "x_md_get_followers",
+            json!({"handle": "demo_author", "page": 3}),
+            "/demo_author/followers?page=3".to_string(),
+            false,
+        ),
+        (
+            format!("/2/status/{id}/quotes"),
+            "x_md_get_quotes",
+            json!({"handle": "demo_author", "id": id, "page": 3}),
+            format!("/demo_author/status/{id}/quotes?page=3"),
+            true,
+        ),
+        (
+            format!("/2/status/{id}/reposts"),
+            "x_md_get_reposts",
+            json!({"url": format!("https://x.com/i/status/{id}"), "page": 3}),
+            format!("/i/status/{id}/retweets?page=3"),
+            false,
+        ),
+    ];
+    for (base, tool, args, route, posts) in cases {
+        let up = FakeUpstream::start();
+        let page = |from: u64, bottom: &str| {
+            let rows: Vec<Value> = (from..from + 20)
+                .map(|i| if posts { status(i, 40, None) } else { user(i) })
+                .collect();
+            Answer::json(
+                200,
+                &json!({"code": 200, "results": rows, "cursor": {"bottom": bottom}}).to_string(),
+            )
+            .delay(std::time::Duration::from_millis(700))
+        };
+        up.on(&format!("{base}?count=20"), page(0, "c1"));
+        up.on(&format!("{base}?cursor=c1&count=20"), page(20, "c2"));
+        up.on(&format!("{base}?cursor=c2&count=20"), page(40, "c3"));
+        let x = Xmd::start(&["--upstream", &up.base_url(), "--call-timeout", "1"]);
+        let want = "The call reached its deadline of 1 s (--call-timeout) before the upstream answered; retry, or ask for less (for a post thread=off or a smaller max_posts; for a list an earlier page).";
+        let r = call(&x, tool, &args);
+        assert_eq!(r["isError"], true, "{tool}");
+        assert_eq!(
+            text(&r),
+            format!("{want} (HTTP 504, code deadline)"),
+            "{tool}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        assert_eq!(up.count_prefix(&format!("{base}?cursor=c2")), 0, "{tool}");
+        // The route, on a fresh server (nothing cached): 504, code deadline.
+        let x = Xmd::start(&["--upstream", &up.base_url(), "--call-timeout", "1"]);
+        let r = get(&x, &route, "application/json");
+        assert_eq!(r.status, 504, "{route}: {}", r.text());
+        assert_eq!(r.json()["code"], "deadline", "{route}");
+        assert_eq!(r.json()["detail"], want, "{route}");
+    }
 }
 
 /// Item 8 for the profile timeline (its cursors are forged from the last

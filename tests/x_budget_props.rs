@@ -10,8 +10,11 @@
 //!   JSON-RPC message, SSE-framed too, is at most 1,048,576 bytes and
 //!   its `data:` line holds no line break of Python's `str.splitlines`;
 //! - any sequence of upstream list pages, repeating rows and cursors at
-//!   will, any `limit`: following `next_cursor` never yields a row twice
-//!   (oracle: a set of the ids seen).
+//!   will, any `limit`, in every list tool (the post's quotes and reposts
+//!   included): following `next_cursor` never yields a row twice (oracle:
+//!   a set of the ids seen);
+//! - any list page of hostile rows at any budget, in every list tool,
+//!   revision and framing: every message within 1,048,576 bytes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -43,6 +46,11 @@ impl Upstream for Pages {
 /// The message a `tools/call` gets on the wire: the real dispatcher's
 /// reply for `version`, framed as JSON or SSE by the real framing.
 fn wire_message(tools: Tools, version: &str, sse: bool, args: &Value) -> Vec<u8> {
+    wire_message_of(tools, "x_md_get_post", version, sse, args)
+}
+
+/// [`wire_message`] for any tool.
+fn wire_message_of(tools: Tools, tool: &str, version: &str, sse: bool, args: &Value) -> Vec<u8> {
     use xmd::http::accept::Framing;
     use xmd::mcp::{Mcp, Outcome, ServerInfo};
     let info = ServerInfo {
@@ -52,7 +60,7 @@ fn wire_message(tools: Tools, version: &str, sse: bool, args: &Value) -> Vec<u8>
     };
     let mcp = Mcp::new(info, Vec::new(), Arc::new(tools));
     let modern = version == "2026-07-28";
-    let mut params = json!({"name": "x_md_get_post", "arguments": args});
+    let mut params = json!({"name": tool, "arguments": args});
     if modern {
         params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": version,
             "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
@@ -67,7 +75,7 @@ fn wire_message(tools: Tools, version: &str, sse: bool, args: &Value) -> Vec<u8>
         vec![
             ("mcp-protocol-version", version),
             ("mcp-method", "tools/call"),
-            ("mcp-name", "x_md_get_post"),
+            ("mcp-name", tool),
         ]
     } else {
         vec![("mcp-protocol-version", version)]
@@ -191,33 +199,45 @@ proptest! {
         // common) and the index of its bottom cursor (may point back).
         pages in prop::collection::vec((prop::collection::vec(0u32..12, 0..6), 0usize..6), 1..6),
         limit in 1u32..8,
+        list in 0usize..LISTS.len(),
     ) {
-        let base = "/2/profile/demo_author/followers";
+        let (tool, base, args0, key) = LISTS[list];
+        let posts = key == "posts";
         let cursor_name = |k: usize| if k == 0 { String::new() } else { format!("c{k}") };
         let mut map = HashMap::new();
         for (k, (rows, bottom)) in pages.iter().enumerate() {
-            let users: Vec<Value> = rows.iter().map(|i| json!({"id": i.to_string(), "screen_name": format!("u{i}")})).collect();
+            let rows: Vec<Value> = rows.iter().map(|i| if posts {
+                json!({"type": "status", "id": (FIRST + u64::from(*i)).to_string(), "text": format!("post {i}"),
+                       "author": {"id": "7", "screen_name": "fan", "name": "Fan"}})
+            } else {
+                json!({"id": i.to_string(), "screen_name": format!("u{i}")})
+            }).collect();
+            let sep = if base.contains('?') { '&' } else { '?' };
             let path = if k == 0 {
-                format!("{base}?count=20")
+                format!("{base}{sep}count=20")
+            } else if base.contains('?') {
+                // The search puts the cursor after the feed.
+                format!("{base}&cursor=c{k}&count=20")
             } else {
                 format!("{base}?cursor=c{k}&count=20")
             };
             // Index 0 is the empty cursor: the end of the list.
             let b = cursor_name(*bottom % pages.len());
-            map.insert(path, json!({"code": 200, "results": users, "cursor": {"bottom": b}}).to_string());
+            map.insert(path, json!({"code": 200, "results": rows, "cursor": {"bottom": b}}).to_string());
         }
         map.insert("/2/profile/demo_author".into(), json!({"code": 200, "user": {"screen_name": "demo_author"}}).to_string());
         let t = tools(map, 60_000);
-        let mut args = json!({"handle": "demo_author", "limit": limit});
+        let mut args: Value = serde_json::from_str(args0).unwrap();
+        args["limit"] = json!(limit);
         let mut seen = HashSet::new();
         for _ in 0..64 {
-            let call = Tools::prepare("x_md_get_followers", Some(&args)).unwrap();
+            let call = Tools::prepare(tool, Some(&args)).unwrap();
             let out = t.run(&call);
-            prop_assert!(!out.is_error, "{}", out.text);
+            prop_assert!(!out.is_error, "{tool}: {}", out.text);
             let sc = out.structured.unwrap();
-            for u in sc["users"].as_array().unwrap() {
+            for u in sc[key].as_array().unwrap() {
                 let id = u["id"].as_str().unwrap().to_string();
-                prop_assert!(seen.insert(id.clone()), "row {id} twice");
+                prop_assert!(seen.insert(id.clone()), "{tool}: row {id} twice");
             }
             match sc.get("next_cursor").and_then(Value::as_str) {
                 Some(c) => args["cursor"] = json!(c),
@@ -225,7 +245,102 @@ proptest! {
             }
         }
     }
+
 }
+
+proptest! {
+    // Each case builds and frames six messages of up to a mebibyte.
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    /// Item 2 for every list tool: 20 rows of hostile text at most 12,000
+    /// characters each (post text, `raw_text` and a quoted post; or a bio
+    /// and its `raw_description`), `full`, any budget, every revision, both
+    /// framings: at most 1,048,576 bytes, no raw line break of Python's
+    /// `str.splitlines` in the `data:` line, the text within the budget.
+    #[test]
+    fn every_list_message_fits_one_mebibyte_in_both_framings(
+        unit in prop::sample::select(vec!["\u{2028}", "\u{0}", "\"", "\\", "🦀", "\u{85}", "a\r\n"]),
+        len in 1usize..12_000,
+        max_chars in 2_000usize..=160_000,
+        version in prop::sample::select(vec!["2026-07-28", "2025-11-25", "2025-03-26"]),
+        list in 0usize..LISTS.len(),
+    ) {
+        let (tool, base, args0, key) = LISTS[list];
+        let text: String = unit.chars().cycle().take(len).collect();
+        let rows: Vec<Value> = (0..20u64).map(|i| if key == "posts" {
+            json!({"type": "status", "id": (FIRST + i).to_string(), "text": text,
+                "raw_text": {"text": text},
+                "author": {"id": "7", "screen_name": "fan", "name": text.chars().take(50).collect::<String>(),
+                           "description": text, "raw_description": {"text": text}},
+                "quote": {"type": "status", "id": "1", "text": text.chars().take(5000).collect::<String>()}})
+        } else {
+            json!({"type": "profile", "id": (5000 + i).to_string(), "screen_name": format!("u{i}"),
+                "name": text.chars().take(50).collect::<String>(), "description": text,
+                "raw_description": {"text": text}})
+        }).collect();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let pages = HashMap::from([(
+            format!("{base}{sep}count=20"),
+            json!({"code": 200, "results": rows, "cursor": {"bottom": null}}).to_string(),
+        )]);
+        let mut args: Value = serde_json::from_str(args0).unwrap();
+        args["full"] = json!(true);
+        for sse in [false, true] {
+            let msg = wire_message_of(tools(pages.clone(), max_chars), tool, version, sse, &args);
+            prop_assert!(msg.len() <= 1_048_576, "{tool}: {} bytes", msg.len());
+            let s = String::from_utf8(msg).unwrap();
+            let data = if sse {
+                s.strip_prefix("event: message\ndata: ").and_then(|d| d.strip_suffix("\n\n")).unwrap()
+            } else {
+                &s
+            };
+            prop_assert!(!data.chars().any(xmd::json::is_python_line_break));
+            let v: Value = serde_json::from_str(data).unwrap();
+            prop_assert_eq!(&v["result"]["isError"], &json!(false), "{}", tool);
+            let t = v["result"]["content"][0]["text"].as_str().unwrap();
+            prop_assert!(t.chars().count() <= max_chars);
+            // (2025-03-26 has no structuredContent.)
+            if version != "2025-03-26" {
+                prop_assert!(!v["result"]["structuredContent"][key].as_array().unwrap().is_empty());
+            }
+        }
+    }
+}
+
+/// Every list tool: its name, the upstream path of its first page (without
+/// `count`), its arguments, and the key of its rows.
+const LISTS: [(&str, &str, &str, &str); 5] = [
+    (
+        "x_md_get_followers",
+        "/2/profile/demo_author/followers",
+        r#"{"handle": "demo_author"}"#,
+        "users",
+    ),
+    (
+        "x_md_get_following",
+        "/2/profile/demo_author/following",
+        r#"{"handle": "Demo_Author"}"#,
+        "users",
+    ),
+    (
+        "x_md_search_posts",
+        "/2/search?q=fixture&feed=latest",
+        r#"{"q": "fixture"}"#,
+        "posts",
+    ),
+    (
+        "x_md_get_quotes",
+        "/2/status/1900000000000000000/quotes",
+        r#"{"handle": "demo_author", "id": "1900000000000000000"}"#,
+        "posts",
+    ),
+    (
+        "x_md_get_reposts",
+        "/2/status/1900000000000000000/reposts",
+        r#"{"url": "https://x.com/i/status/1900000000000000000"}"#,
+        "users",
+    ),
+];
 
 /// The budget renders a thread post by post (`post_blocks`); joined whole
 /// those pieces are exactly the document `render_posts` writes, for every

@@ -74,7 +74,12 @@ fn golden_quotes_and_reposts() {
     );
     golden("quotes-full-limit2.md", &out.text);
     let s = out.structured.unwrap();
-    assert_eq!(s["posts"][0]["quote"]["id"], LIST_POST, "full rows keep it");
+    assert_eq!(
+        s["posts"][0].get("quote"),
+        None,
+        "full rows leave out the requested post too (issue 14 item 3: one copy, named by `id` and `url`)"
+    );
+    assert!(s["posts"][0]["raw_text"].is_object(), "full keeps raw_text");
     assert_eq!(s["cache"], "hit");
 
     let out = ok(

@@ -475,6 +475,10 @@ pub fn connections(
         args.page,
         args.limit,
     )?;
+    walk.items = std::mem::take(&mut walk.items)
+        .into_iter()
+        .map(|u| super::post::lean_user(u, args.full))
+        .collect();
     if walk.items.is_empty() && args.cursor.is_none() && args.page == 1 {
         // An empty first page: say why when the account is protected (its
         // lists come back empty), fail when it does not exist.

@@ -63,7 +63,7 @@ fn defs() -> Value {
         "count": {"type": ["integer", "null"], "minimum": 0},
         "user": {
             "type": "object",
-            "description": "An FxTwitter APIUser as received (fields may be missing on partial users).",
+            "description": "An FxTwitter APIUser as received (fields may be missing on partial users); `raw_description` (the bio again, with its facets) only with `full`.",
             "properties": {
                 "type": {"type": "string"},
                 "id": {"type": "string"},

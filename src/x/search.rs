@@ -163,7 +163,11 @@ pub fn search(
         };
         list.drain(..users_skip.min(list.len()));
         list.truncate(args.limit);
-        users = Some(list);
+        users = Some(
+            list.into_iter()
+                .map(|u| super::post::lean_user(u, args.full))
+                .collect::<Vec<_>>(),
+        );
     } else {
         let start = match &args.cursor {
             Some(c) => Some(cursor::decode(c, CursorKind::Search, &scope).map_err(cursor_error)?),

@@ -24,6 +24,7 @@ use super::error::{check_transport, code, XError};
 use super::model::parse::parse;
 use super::model::status::{Page, Status};
 use super::model::user::User;
+use super::post::lean_user;
 use super::registry::Tool;
 use super::render::browse::{finish, post_line, push_tail, user_line};
 use super::render::escape::escape_handle;
@@ -95,9 +96,11 @@ pub fn status_list(
             let full = a.list.full;
             let row = |p: Status| {
                 let mut p = list_row(p, full);
-                // Every row quotes the requested post: lean rows leave out
-                // that repeated copy.
-                if !full {
+                // Every row quotes the requested post: no row carries that
+                // repeated copy (`full` or not; the result names the post
+                // once, in `id` and `url`). Lean rows carry no quote at all.
+                let requested = p.quote.as_ref().and_then(|q| q.id.as_ref());
+                if !full || requested.is_some_and(|q| q.as_str() == a.target.id) {
                     p.quote = None;
                 }
                 p
@@ -106,9 +109,15 @@ pub fn status_list(
                 post_line(p, full)
             })
         }
-        StatusList::Reposts => walk_rows(f, list, a, run, &User::is_account_row, &|u| u, &|u| {
-            user_line(u, a.list.full, true)
-        }),
+        StatusList::Reposts => walk_rows(
+            f,
+            list,
+            a,
+            run,
+            &User::is_account_row,
+            &|u| lean_user(u, a.list.full),
+            &|u| user_line(u, a.list.full, true),
+        ),
     }
 }
 
