@@ -23,25 +23,10 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use xmd::x::budget::{wire_bytes, Settings, MAX_PAYLOAD_BYTES};
 use xmd::x::tools::Tools;
-use xmd::x::upstream::{FetchError, Upstream, UpstreamResponse};
 
-/// An in-memory upstream: exact path and query to a JSON body.
-struct Pages(HashMap<String, String>);
+mod common;
 
-impl Upstream for Pages {
-    fn get(&self, path: &str) -> Result<UpstreamResponse, FetchError> {
-        let (status, body) = match self.0.get(path) {
-            Some(b) => (200, b.clone()),
-            None => (404, r#"{"code":404,"message":"Not found"}"#.to_string()),
-        };
-        Ok(UpstreamResponse {
-            status,
-            retry_after: None,
-            content_type: Some("application/json".into()),
-            body: body.into_bytes().into(),
-        })
-    }
-}
+use common::browse::Pages;
 
 /// The message a `tools/call` gets on the wire: the real dispatcher's
 /// reply for `version`, framed as JSON or SSE by the real framing.

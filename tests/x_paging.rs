@@ -12,27 +12,10 @@ use serde_json::{json, Value};
 use xmd::x::tools::Tools;
 
 /// Walks a tool with `limit` 7 by cursor; returns every block's ids.
-fn walk(tools: &Tools, tool: &str, base: Value, key: &str) -> Vec<Vec<String>> {
-    let mut blocks = Vec::new();
-    let mut args = base.clone();
-    args["limit"] = json!(7);
-    loop {
-        let out = ok(tools, tool, args.clone());
-        let s = out.structured.unwrap();
-        blocks.push(ids(&s, key));
-        match s.get("next_cursor").and_then(Value::as_str) {
-            Some(c) => {
-                assert!(out.text.contains("[Continue →]("), "{}", out.text);
-                args["cursor"] = json!(c);
-            }
-            None => {
-                assert!(!out.text.contains("Continue →"), "{}", out.text);
-                break;
-            }
-        }
-        assert!(blocks.len() < 20, "runaway walk");
-    }
-    blocks
+/// [`walk`] seven rows at a time.
+fn walk(tools: &Tools, tool: &str, mut base: Value, key: &str) -> Vec<Vec<String>> {
+    base["limit"] = json!(7);
+    common::browse::walk(tools, tool, base, key)
 }
 
 fn check_blocks(blocks: &[Vec<String>], want: &[String]) {

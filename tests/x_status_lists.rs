@@ -11,14 +11,13 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use common::browse::{err, golden, golden_json, ids, ok, run, tools_for};
+use common::browse::{err, golden, golden_json, ids, ok, run, tools_for, walk, Pages};
 use common::fake_upstream::{Answer, FakeUpstream};
 use common::status_lists::*;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use xmd::x::budget::Settings;
 use xmd::x::tools::{PrepareError, Tools};
-use xmd::x::upstream::{FetchError, Upstream, UpstreamResponse};
 
 const POST_URL: &str = "https://x.com/Demo_Author/status/2087208847298015232";
 
@@ -121,29 +120,6 @@ fn golden_quotes_and_reposts() {
     );
 }
 
-/// Walks `tool` by `next_cursor` with `limit`; returns every block's ids.
-fn walk(tools: &Tools, tool: &str, key: &str, limit: u64) -> Vec<Vec<String>> {
-    let mut args = json!({"url": POST_URL, "limit": limit});
-    let mut blocks = Vec::new();
-    loop {
-        let out = ok(tools, tool, args.clone());
-        let s = out.structured.unwrap();
-        blocks.push(ids(&s, key));
-        match s.get("next_cursor").and_then(Value::as_str) {
-            Some(c) => {
-                assert!(out.text.contains("[Continue →]("), "{}", out.text);
-                args["cursor"] = json!(c);
-            }
-            None => {
-                assert!(!out.text.contains("Continue →"), "{}", out.text);
-                break;
-            }
-        }
-        assert!(blocks.len() < 10, "runaway walk");
-    }
-    blocks
-}
-
 #[test]
 fn paging_by_cursor_and_by_page_to_the_end() {
     let fake = lists_fake();
@@ -154,7 +130,7 @@ fn paging_by_cursor_and_by_page_to_the_end() {
     ] {
         let want = all_ids(which);
         for limit in 1..=6 {
-            let blocks = walk(&tools, tool, key, limit);
+            let blocks = walk(&tools, tool, json!({"url": POST_URL, "limit": limit}), key);
             assert_eq!(
                 blocks.concat(),
                 want,
@@ -378,24 +354,6 @@ fn arguments_name_the_post_once() {
         json!({"url": POST_URL}),
     );
     assert!(out.is_error);
-}
-
-/// An in-memory upstream: exact path and query to a JSON body.
-struct Pages(HashMap<String, String>);
-
-impl Upstream for Pages {
-    fn get(&self, path: &str) -> Result<UpstreamResponse, FetchError> {
-        let (status, body) = match self.0.get(path) {
-            Some(b) => (200, b.clone()),
-            None => (404, r#"{"code":404,"message":"Not found"}"#.to_string()),
-        };
-        Ok(UpstreamResponse {
-            status,
-            retry_after: None,
-            content_type: Some("application/json".into()),
-            body: body.into_bytes().into(),
-        })
-    }
 }
 
 /// An X-style cursor for page `n` of a generated list: standard base64

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
 use xmd::x::tools::{ToolOutput, Tools};
-use xmd::x::upstream::HttpUpstream;
+use xmd::x::upstream::{FetchError, HttpUpstream, Upstream, UpstreamResponse};
 
 use super::fake_upstream::{Answer, FakeUpstream};
 
@@ -130,4 +132,47 @@ pub fn ids(s: &Value, key: &str) -> Vec<String> {
         .iter()
         .map(|v| v["id"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// Walks `tool` from `args` by `next_cursor` to the end; returns every
+/// result's ids (`key`: `posts` or `users`). Each result but the last links
+/// its continuation; the last links none.
+pub fn walk(tools: &Tools, tool: &str, args: Value, key: &str) -> Vec<Vec<String>> {
+    let mut args = args;
+    let mut blocks = Vec::new();
+    loop {
+        let out = ok(tools, tool, args.clone());
+        let s = out.structured.unwrap();
+        blocks.push(ids(&s, key));
+        match s.get("next_cursor").and_then(Value::as_str) {
+            Some(c) => {
+                assert!(out.text.contains("[Continue →]("), "{}", out.text);
+                args["cursor"] = json!(c);
+            }
+            None => {
+                assert!(!out.text.contains("Continue →"), "{}", out.text);
+                break;
+            }
+        }
+        assert!(blocks.len() < 20, "runaway walk");
+    }
+    blocks
+}
+
+/// An in-memory upstream: exact path and query to a JSON body.
+pub struct Pages(pub HashMap<String, String>);
+
+impl Upstream for Pages {
+    fn get(&self, path: &str) -> Result<UpstreamResponse, FetchError> {
+        let (status, body) = match self.0.get(path) {
+            Some(b) => (200, b.clone()),
+            None => (404, r#"{"code":404,"message":"Not found"}"#.to_string()),
+        };
+        Ok(UpstreamResponse {
+            status,
+            retry_after: None,
+            content_type: Some("application/json".into()),
+            body: body.into_bytes().into(),
+        })
+    }
 }
