@@ -306,10 +306,11 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for Rows<T> {
         let mut out = Vec::new();
         let mut i = 0;
         loop {
-            let row = in_field(
-                &format!("{}[{i}]", self.0),
-                a.next_element::<ObjectOrSkip<T>>(),
-            )?;
+            // The row's name is built only for an error.
+            let row = match a.next_element::<ObjectOrSkip<T>>() {
+                Ok(row) => row,
+                Err(e) => return in_field(&format!("{}[{i}]", self.0), Err(e)),
+            };
             match row {
                 None => return Ok(Some(out)),
                 Some(ObjectOrSkip(Some(t))) => out.push(t),
