@@ -13,6 +13,7 @@ use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::cacheable::cacheable;
 use super::side::SidePool;
 use super::upstream::{FetchError, Upstream, UpstreamResponse};
 
@@ -270,29 +271,6 @@ impl Cache {
         drop(guard);
         (answer, Outcome::Miss, life)
     }
-}
-
-/// Whether an answer may be stored (and replayed, also as part of a
-/// cached tool result): a `200` whose body is one JSON object, and whose
-/// own `code` (FxTwitter's status echo), if any, is not a 5xx. A `200`
-/// carrying an HTML error page, a cut-off body or `"code": 500` is an
-/// outage, not the truth about the resource (the post fallback treats it
-/// so, `syndication::is_outage`), and must not outlive the outage.
-fn cacheable(resp: &UpstreamResponse) -> bool {
-    /// The one member looked at; the rest is checked and skipped.
-    #[derive(serde::Deserialize)]
-    struct Head {
-        #[serde(default)]
-        code: Option<serde_json::Value>,
-    }
-    resp.status == 200
-        && resp.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
-        && serde_json::from_slice::<Head>(&resp.body).is_ok_and(|h| {
-            h.code
-                .as_ref()
-                .and_then(serde_json::Value::as_u64)
-                .is_none_or(|c| c < 500)
-        })
 }
 
 fn wait(f: &Flight) -> Answer {

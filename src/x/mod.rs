@@ -8,6 +8,7 @@ pub mod args;
 pub mod browse;
 pub mod budget;
 pub mod cache;
+pub mod cacheable;
 pub mod cursor;
 pub mod error;
 pub mod model;

@@ -67,6 +67,7 @@ pub trait Upstream: Send + Sync {
     }
 }
 
+use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -248,12 +249,16 @@ impl HttpUpstream {
         let retry_after = header("retry-after");
         let content_type = header("content-type");
         let status = resp.status().as_u16();
-        let body = resp
-            .body_mut()
+        // Sized once from `Content-Length` (when sent, up to the cap), not
+        // grown by doubling from empty with small probe reads.
+        let announced = resp.body().content_length().unwrap_or(0);
+        let mut body = Vec::with_capacity(announced.min(MAX_UPSTREAM_BODY_BYTES) as usize);
+        resp.body_mut()
             .with_config()
             .limit(MAX_UPSTREAM_BODY_BYTES)
-            .read_to_vec()
-            .map_err(map_ureq_error)?;
+            .reader()
+            .read_to_end(&mut body)
+            .map_err(|e| map_ureq_error(ureq::Error::from(e)))?;
         Ok(UpstreamResponse {
             status,
             retry_after,
@@ -345,6 +350,71 @@ impl Upstream for HttpUpstream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
+
+    /// A loopback upstream that answers one request with `head` (status
+    /// line and headers, without the blank line) and `body`, then closes.
+    fn answer_once(head: String, body: Vec<u8>) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let mut got = Vec::new();
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = s.write_all(format!("{head}\r\nConnection: close\r\n\r\n").as_bytes());
+            let _ = s.write_all(&body);
+        });
+        format!("http://{addr}")
+    }
+
+    /// The body is read whole however it is framed (a length, chunks, or
+    /// the end of the connection), and one byte over the cap is
+    /// `TooLarge` in every framing, also when the length announced is far
+    /// over the cap.
+    #[test]
+    fn bodies_in_every_framing_and_the_cap() {
+        let body: Vec<u8> = (0..70_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let chunked = {
+            let mut c = Vec::new();
+            for part in body.chunks(9_000) {
+                c.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+                c.extend_from_slice(part);
+                c.extend_from_slice(b"\r\n");
+            }
+            c.extend_from_slice(b"0\r\n\r\n");
+            c
+        };
+        let ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json";
+        let framings = [
+            (
+                format!("{ok}\r\nContent-Length: {}", body.len()),
+                body.clone(),
+            ),
+            (format!("{ok}\r\nTransfer-Encoding: chunked"), chunked),
+            (ok.to_string(), body.clone()),
+        ];
+        for (head, sent) in framings {
+            let up = HttpUpstream::new(&answer_once(head.clone(), sent), Duration::from_secs(5));
+            let r = up.get("/2/status/1").unwrap();
+            assert_eq!((r.status, &r.body[..]), (200, &body[..]), "{head}");
+        }
+        let over = vec![b'x'; MAX_UPSTREAM_BODY_BYTES as usize + 1];
+        for length in [Some(over.len() as u64), Some(1 << 40), None] {
+            let head = match length {
+                Some(n) => format!("{ok}\r\nContent-Length: {n}"),
+                None => ok.to_string(),
+            };
+            let up = HttpUpstream::new(&answer_once(head, over.clone()), Duration::from_secs(5));
+            let e = up.get("/2/status/1").unwrap_err();
+            assert!(matches!(e, FetchError::TooLarge), "{length:?}: {e:?}");
+        }
+    }
 
     #[test]
     fn lists_and_seconds() {

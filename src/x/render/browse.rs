@@ -31,16 +31,27 @@ fn profile_link(handle: &str) -> String {
 pub fn post_line(post: &Status, full: bool) -> String {
     let author = post.author.as_deref();
     let handle = author.and_then(User::handle);
-    let mut line = match handle {
-        Some(h) => format!("- [@{}]({}): ", escape_handle(h), profile_link(h)),
+    // Pushed piece by piece (no `format!` per piece: this runs for every
+    // row of a list).
+    let mut line = String::with_capacity(256);
+    match handle {
+        Some(h) => {
+            line.push_str("- [@");
+            line.push_str(&escape_handle(h));
+            line.push_str("](");
+            line.push_str(&profile_link(h));
+            line.push_str("): ");
+        }
         None => {
             let name = author
                 .and_then(|a| a.name.as_deref())
                 .filter(|n| !n.trim().is_empty())
                 .unwrap_or("unknown");
-            format!("- {}: ", escape_inline(name))
+            line.push_str("- ");
+            line.push_str(&escape_inline(name));
+            line.push_str(": ");
         }
-    };
+    }
     let text = inline_text(&status_text(post));
     line.push_str(if text.is_empty() { NO_TEXT } else { &text });
     let date = status_date(post).or_else(|| {
@@ -50,7 +61,9 @@ pub fn post_line(post: &Status, full: bool) -> String {
             .filter(|d| !d.is_empty())
     });
     if let Some(d) = date {
-        line.push_str(&format!(" ({d})"));
+        line.push_str(" (");
+        line.push_str(&d);
+        line.push(')');
     }
     // A row is a post shown without its thread: a reply says whom it answers.
     if let Some(h) = post.replying_to_handle() {
@@ -68,7 +81,8 @@ pub fn post_line(post: &Status, full: bool) -> String {
         }
     }
     let url = post.link().unwrap_or_else(|| "https://x.com/".into());
-    line.push_str(&format!(" {}", link("Source", &url)));
+    line.push(' ');
+    line.push_str(&link("Source", &url));
     line
 }
 
