@@ -29,8 +29,36 @@ pub struct Upstream {
     pub served: Arc<AtomicU64>,
 }
 
+/// A fixture as FxTwitter sends it: compact JSON (the fixtures are
+/// pretty-printed for reading; FxTwitter's answers carry no whitespace
+/// between tokens, and whitespace would inflate every per-byte cost).
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("{FIX}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+    let pretty =
+        std::fs::read_to_string(format!("{FIX}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"));
+    compact_json(&pretty)
+}
+
+/// `json` without the whitespace between its tokens (strings untouched).
+pub fn compact_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            out.push(c);
+        }
+    }
+    out
 }
 
 impl Upstream {
