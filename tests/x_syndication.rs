@@ -305,6 +305,50 @@ fn both_providers_down_names_both() {
     assert_eq!(limited.request_count(), 1);
 }
 
+/// A `200` from the syndication endpoint that holds no post (an error
+/// object, or another post than the one asked for) is the endpoint
+/// failing, so the error names both providers; only `{}`, a tombstone or a
+/// `404` say the post is not there.
+#[test]
+fn a_200_without_the_post_is_a_failure_of_the_fallback_not_a_not_found() {
+    let fx = fx_500();
+    for (body, how) in [
+        (
+            r#"{"code":500,"message":"Internal Server Error"}"#.to_string(),
+            "it sent an unexpected response (not a post object)".to_string(),
+        ),
+        (
+            r#"{"errors":[{"code":88,"message":"Rate limit exceeded"}]}"#.to_string(),
+            "it sent an unexpected response (not a post object)".to_string(),
+        ),
+        (
+            syn::fixture("tweet-photos.json"),
+            format!("it sent another post ({PHOTOS_ID}) than the one asked for"),
+        ),
+    ] {
+        let s = FakeUpstream::start();
+        s.on(&syn::target(PLAIN_ID), Answer::json(200, &body));
+        let out = call(&tools(&fx.base_url(), &s), post_args(PLAIN_ID));
+        assert_eq!(
+            err(&out),
+            format!(
+                "FxTwitter API error: HTTP 500. The fallback, X's syndication endpoint, failed \
+                 too: {how}. (HTTP 502, code fxtwitter_error)"
+            ),
+            "{body}"
+        );
+        assert_eq!(s.targets(), [syn::target(PLAIN_ID)]);
+    }
+    let s = FakeUpstream::start();
+    s.on(&syn::target(PLAIN_ID), Answer::json(200, "{}"));
+    let out = call(&tools(&fx.base_url(), &s), post_args(PLAIN_ID));
+    assert!(
+        err(&out).starts_with("Post not found or unavailable at X's syndication endpoint;"),
+        "{}",
+        out.text
+    );
+}
+
 #[test]
 fn unknown_or_deleted_at_the_fallback_is_not_found() {
     let s = syn::start();
