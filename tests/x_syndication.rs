@@ -593,6 +593,95 @@ proptest! {
 
 /// The binary: `/{handle}/status/{id}` falls back too, `/metrics` counts
 /// the syndication requests, and `--syndication-url ''` turns it off.
+/// The access log line of a call the fallback served says so, with the
+/// cause of FxTwitter's failure: an operator sees the outage even while
+/// every answer is a 200 (REST and MCP, plain and JSON log).
+#[test]
+fn the_access_log_names_the_fallback_and_fxtwitters_failure() {
+    let fx = fx_500();
+    let s = syn::start();
+    let line_with = |x: &Xmd, needle: &str| -> String {
+        for _ in 0..500 {
+            if let Some(l) = x.log.lock().unwrap().iter().find(|l| l.contains(needle)) {
+                return l.clone();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("no log line with {needle:?}: {:#?}", x.log.lock().unwrap());
+    };
+    let x = Xmd::start(&[
+        "--upstream",
+        &fx.base_url(),
+        "--syndication-url",
+        &s.base_url(),
+    ]);
+    let r = roundtrip(
+        &x,
+        format!(
+            "GET /someone/status/{PLAIN_ID}?thread=off HTTP/1.1\r\nHost: {}\r\n\r\n",
+            x.host()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let line = line_with(&x, &format!(" GET /someone/status/{PLAIN_ID} "));
+    assert!(
+        line.contains(" 200 ") && line.contains(" tool=x_md_get_post "),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(" fallback=syndication after=upstream_status_500"),
+        "{line}"
+    );
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"handle":"someone","id":"{PHOTOS_ID}"}}}}}}"#
+    );
+    let r = roundtrip(
+        &x,
+        &util::post(
+            &x.host(),
+            &[
+                "Content-Type: application/json",
+                "Accept: application/json",
+                "MCP-Protocol-Version: 2025-11-25",
+            ],
+            &body,
+        ),
+    );
+    assert_eq!(
+        r.json()["result"]["structuredContent"]["source"],
+        "syndication"
+    );
+    let line = line_with(&x, " POST /mcp ");
+    assert!(
+        line.ends_with(" fallback=syndication after=upstream_status_500"),
+        "{line}"
+    );
+    let json = Xmd::start(&[
+        "--upstream",
+        &fx.base_url(),
+        "--syndication-url",
+        &s.base_url(),
+        "--log-format",
+        "json",
+    ]);
+    let r = roundtrip(
+        &json,
+        format!(
+            "GET /i/status/{QUOTE_ID} HTTP/1.1\r\nHost: {}\r\n\r\n",
+            json.host()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v: Value = serde_json::from_str(&line_with(&json, "\"path\":\"/i/status/")).unwrap();
+    assert_eq!(
+        v["fallback"], "syndication after=upstream_status_500",
+        "{v}"
+    );
+    assert_eq!(v["error"], Value::Null, "{v}");
+}
+
 #[test]
 fn rest_route_metrics_and_turning_it_off() {
     let fx = fx_500();

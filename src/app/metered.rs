@@ -155,6 +155,18 @@ pub fn failure_note(code: &'static str) -> Box<str> {
     }
 }
 
+/// For a tool call that a fallback provider (`source`) served: the access
+/// log's `fallback=` value, the provider plus the cause of FxTwitter's
+/// failure on this thread, if known (`syndication after=upstream_status_500`;
+/// unknown when the result came from the result cache or another call's
+/// shared request).
+pub fn fallback_note(source: &'static str) -> Box<str> {
+    match take_cause() {
+        Some(cause) => format!("{source} after={cause}").into_boxed_str(),
+        None => source.into(),
+    }
+}
+
 /// Wraps an upstream and meters it.
 pub struct Metered(pub Arc<dyn Upstream>);
 
