@@ -126,6 +126,33 @@ fn fxtwitter_500_falls_back_with_the_note_and_one_request() {
     assert_one_request_with_id_and_token(&s, PLAIN_ID);
 }
 
+/// `format=json` carries the fallback's note after the JSON too: the
+/// posts' JSON alone would not say that the thread, the replies and some
+/// counts are missing. Also in a thread request (the focal post alone).
+#[test]
+fn format_json_carries_the_fallback_note() {
+    let fx = fx_500();
+    let s = syn::start();
+    let t = tools(&fx.base_url(), &s);
+    for args in [
+        json!({"handle": "someone", "id": PLAIN_ID, "thread": "off", "format": "json"}),
+        json!({"handle": "someone", "id": PHOTOS_ID, "format": "json"}),
+    ] {
+        let out = ok(&t, args.clone());
+        let st = out.structured.as_ref().unwrap();
+        assert_eq!(st["source"], "syndication", "{args}");
+        let (json_block, note) = out.text.rsplit_once("\n```\n\n").unwrap();
+        assert!(json_block.starts_with("```json\n"), "{}", out.text);
+        assert_eq!(
+            note,
+            format!("> **Note:** FxTwitter failed (code fxtwitter_error), {NOTE}"),
+            "{args}"
+        );
+        let posts: Value = serde_json::from_str(&json_block["```json\n".len()..]).unwrap();
+        assert_eq!(posts, st["posts"], "{args}");
+    }
+}
+
 #[test]
 fn unreachable_fxtwitter_falls_back() {
     let s = syn::start();
@@ -851,7 +878,8 @@ proptest! {
     /// optional, any text, any media mix, a quote)": the fallback result
     /// validates against `x_md_get_post`'s outputSchema (the jsonschema
     /// crate is the oracle) and names the post asked for; an answer
-    /// without a usable id is the fallback's not-found.
+    /// without a usable id holds no post, so the fallback failed too (only
+    /// `{}`, a tombstone or a 404 are its not-found).
     #[test]
     fn any_syndication_tweet_maps_into_a_valid_result(
         body in tweet(None).prop_flat_map(|q| tweet(Some(q))),
@@ -861,10 +889,16 @@ proptest! {
     ) {
         let fx = Scripted(Ok(UpstreamResponse { status: 503, retry_after: None, content_type: None, body: b"".to_vec().into() }));
         let t = Tools::new(Arc::new(fx)).with_fallback(Arc::new(Fixed(body.to_string())));
-        let args = json!({"handle": "someone", "id": PLAIN_ID, "thread": if thread { "full" } else { "off" }, "full": full, "format": format});
-        let out = call(&t, args);
         let usable = body["id_str"].as_str().is_some_and(|i| !i.is_empty() && i.len() <= 20 && i.bytes().all(|b| b.is_ascii_digit()));
-        if usable {
+        // The post asked for is the one the answer carries (another id is
+        // the endpoint failing: `a_200_without_the_post_is_a_failure_…`).
+        // (An id past u64::MAX cannot be asked for: the fallback is then
+        // asked for PLAIN_ID and sends another post.)
+        let askable = usable && body["id_str"].as_str().unwrap().parse::<u64>().is_ok();
+        let id = if askable { body["id_str"].as_str().unwrap() } else { PLAIN_ID };
+        let args = json!({"handle": "someone", "id": id, "thread": if thread { "full" } else { "off" }, "full": full, "format": format});
+        let out = call(&t, args);
+        if askable {
             prop_assert!(!out.is_error, "{}", out.text);
             common::post::assert_valid_output(&out);
             let s = out.structured.as_ref().unwrap();
@@ -872,7 +906,12 @@ proptest! {
             prop_assert_eq!(&s["source"], "syndication");
         } else {
             prop_assert!(out.is_error);
-            prop_assert!(out.text.ends_with("(HTTP 404, code not_found)"), "{}", out.text);
+            let how = if usable { "another post (" } else { "an unexpected response (not a post object)." };
+            prop_assert!(
+                out.text.contains(&format!("The fallback, X's syndication endpoint, failed too: it sent {how}")),
+                "{}",
+                out.text
+            );
         }
     }
 }
