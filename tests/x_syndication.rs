@@ -709,6 +709,71 @@ fn the_access_log_names_the_fallback_and_fxtwitters_failure() {
     assert_eq!(v["error"], Value::Null, "{v}");
 }
 
+/// The log line of a call that failed after asking the fallback names
+/// FxTwitter's cause and what the fallback answered; an HTML page from
+/// FxTwitter is named as such, whether the fallback then served the post
+/// or not.
+#[test]
+fn the_access_log_names_both_providers_when_the_fallback_was_asked() {
+    let html = fx_always(Answer::raw(200, "text/html", "<html>Cloudflare</html>"));
+    let fx = fx_500();
+    let down = FakeUpstream::start();
+    down.handler(|_| Some(Answer::raw(503, "text/html", "<html>Over capacity</html>")));
+    let s = syn::start();
+    let unknown = "1905000000000000000";
+    for (fx_base, syn_base, id, status, want) in [
+        (
+            fx.base_url(),
+            down.base_url(),
+            PLAIN_ID,
+            502,
+            " error=fxtwitter_error cause=upstream_status_500 fallback=syndication_503",
+        ),
+        (
+            html.base_url(),
+            s.base_url(),
+            unknown,
+            404,
+            " error=not_found cause=upstream_status_200_invalid_body fallback=syndication_404",
+        ),
+        (
+            html.base_url(),
+            s.base_url(),
+            PLAIN_ID,
+            200,
+            " fallback=syndication after=upstream_status_200_invalid_body",
+        ),
+    ] {
+        let x = Xmd::start(&["--upstream", &fx_base, "--syndication-url", &syn_base]);
+        let r = roundtrip(
+            &x,
+            format!(
+                "GET /someone/status/{id}?thread=off HTTP/1.1\r\nHost: {}\r\n\r\n",
+                x.host()
+            )
+            .as_bytes(),
+        );
+        assert_eq!(r.status, status, "{}", r.text());
+        let needle = format!(" GET /someone/status/{id} ");
+        let mut line = None;
+        for _ in 0..500 {
+            line = x
+                .log
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| l.contains(&needle))
+                .cloned();
+            if line.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let line = line.expect("a log line");
+        assert!(line.ends_with(want), "{line}");
+    }
+}
+
 #[test]
 fn rest_route_metrics_and_turning_it_off() {
     let fx = fx_500();
