@@ -190,7 +190,16 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         }
     };
     let seconds = |flag: &str| -> Result<Option<Duration>, UsageError> {
-        Ok(number(flag, 1)?.map(|n| Duration::from_secs(n as u64)))
+        let max = config::MAX_SECONDS;
+        match lookup(flag) {
+            None => Ok(None),
+            Some((name, v)) => match v.trim().parse::<u64>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(Some(Duration::from_secs(n))),
+                _ => Err(UsageError(format!(
+                    "invalid {name} '{v}' (expected a whole number of seconds from 1 to {max})"
+                ))),
+            },
+        }
     };
     if let Some(n) = number("--cache-bytes", 0)? {
         config.cache_bytes = n;
@@ -523,10 +532,47 @@ mod tests {
             ),
             (
                 &["--syndication-timeout", "0"][..],
-                "invalid --syndication-timeout '0' (expected a whole number >= 1)",
+                "invalid --syndication-timeout '0' (expected a whole number of seconds from 1 to 604800)",
             ),
         ] {
             assert_eq!(parse(&args(a), &none).unwrap_err(), UsageError(msg.into()));
+        }
+    }
+
+    /// Every setting in seconds takes 1 to MAX_SECONDS, edges included;
+    /// MAX_SECONDS + 1 and u64::MAX are usage errors naming the range (a
+    /// value near u64::MAX overflowed the deadline arithmetic before).
+    #[test]
+    fn every_seconds_setting_is_bounded() {
+        let none = |_: &str| None;
+        let max = crate::config::MAX_SECONDS;
+        for flag in [
+            "--header-timeout",
+            "--body-timeout",
+            "--idle-timeout",
+            "--upstream-timeout",
+            "--syndication-timeout",
+            "--call-timeout",
+            "--shutdown-grace",
+        ] {
+            for ok in [1, max] {
+                let v = ok.to_string();
+                assert!(parse(&args(&[flag, &v]), &none).is_ok(), "{flag} {v}");
+            }
+            for bad in [
+                "0".to_string(),
+                (max + 1).to_string(),
+                u64::MAX.to_string(),
+                "-1".into(),
+                "1.5".into(),
+            ] {
+                assert_eq!(
+                    parse(&args(&[flag, &bad]), &none).unwrap_err(),
+                    UsageError(format!(
+                        "invalid {flag} '{bad}' (expected a whole number of seconds from 1 to 604800)"
+                    )),
+                );
+            }
         }
     }
 

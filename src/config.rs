@@ -128,6 +128,13 @@ pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default is 10 s. Connections still busy then are closed.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// Largest value of every setting given in seconds (the timeouts, the call
+/// deadline, the shutdown grace): 604,800 (one week). A larger one is a
+/// usage error (exit 2) naming the range: a deadline that far off is never
+/// reached, and a value near `u64::MAX` seconds overflowed the clock
+/// arithmetic (every tool call panicked with `-32603`).
+pub const MAX_SECONDS: u64 = 7 * 24 * 60 * 60;
+
 /// Default for `--max-buffered-bytes`: 64 MiB.
 pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
 

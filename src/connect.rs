@@ -145,6 +145,36 @@ pub fn client(id: &str) -> Option<&'static Client> {
     CLIENTS.iter().find(|c| c.id == id)
 }
 
+/// Other names people type for a client (`xmd connect claude-code`),
+/// matched like ids: the product's full name or spelling, never a new
+/// snippet.
+const ALIASES: [(&str, &str); 5] = [
+    ("claude-code", "claude"),
+    ("vs-code", "vscode"),
+    ("codex-cli", "codex"),
+    ("ampcode", "amp"),
+    ("amp-cli", "amp"),
+];
+
+/// The client a name typed on the command line names: an id or an alias,
+/// ignoring ASCII case and reading `_` and spaces as `-` (`VSCode`,
+/// `Claude_Code`).
+pub fn client_named(name: &str) -> Option<&'static Client> {
+    let folded: String = name
+        .trim()
+        .chars()
+        .map(|c| match c {
+            '_' | ' ' => '-',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    let id = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == folded)
+        .map_or(folded.as_str(), |(_, id)| id);
+    client(id)
+}
+
 /// The MCP endpoint URL for a public base URL (`https://h` → `https://h/mcp`).
 pub fn mcp_url(public_url: &str) -> String {
     format!("{}/mcp", public_url.trim_end_matches('/'))
@@ -225,7 +255,11 @@ pub fn help() -> String {
     for c in &CLIENTS {
         out.push_str(&format!("  {:<12}{}: {}\n", c.id, c.name, c.hint));
     }
-    out.push_str("\nExit codes: 0 printed, 2 usage error (unknown client or option).\n");
+    out.push_str("CLIENT ignores case and reads '_' as '-'; also accepted:");
+    for (alias, id) in ALIASES {
+        out.push_str(&format!(" {alias} ({id})"));
+    }
+    out.push_str(".\n\nExit codes: 0 printed, 2 usage error (unknown client or option).\n");
     out
 }
 
@@ -267,7 +301,7 @@ pub fn parse(args: &[String], public_url: Option<&str>) -> Result<Request, Strin
         } else if client_id.is_some() {
             return Err(format!("unexpected argument '{arg}' (one CLIENT at most)"));
         } else {
-            let Some(c) = client(arg) else {
+            let Some(c) = client_named(arg) else {
                 return Err(format!("unknown client '{arg}' (known: {})", known()));
             };
             client_id = Some(c.id);
@@ -418,5 +452,34 @@ mod tests {
         );
         assert_eq!(parse(&a(&["x", "--help"]), None), Err("unknown client 'x' (known: claude, claude-json, codex, codex-toml, cursor, vscode, windsurf, opencode, amp, amp-json, json)".into()));
         assert_eq!(parse(&a(&["--help"]), None), Ok(Request::Help));
+        // Names as people type them: any case, `_` or a space for `-`,
+        // and the products' full names.
+        for (typed, id) in [
+            ("VSCode", "vscode"),
+            ("vs-code", "vscode"),
+            ("Cursor", "cursor"),
+            ("claude-code", "claude"),
+            ("Claude_Code", "claude"),
+            ("CLAUDE-JSON", "claude-json"),
+            ("Codex_TOML", "codex-toml"),
+            ("codex-cli", "codex"),
+            ("OpenCode", "opencode"),
+            ("Windsurf", "windsurf"),
+            ("ampcode", "amp"),
+            ("Amp JSON", "amp-json"),
+        ] {
+            assert_eq!(
+                parse(&a(&[typed]), None),
+                Ok(Request::Print {
+                    client: Some(id),
+                    url: DEFAULT_MCP_URL.into()
+                }),
+                "{typed}"
+            );
+        }
+        assert_eq!(
+            parse(&a(&["vs code json"]), None),
+            Err("unknown client 'vs code json' (known: claude, claude-json, codex, codex-toml, cursor, vscode, windsurf, opencode, amp, amp-json, json)".into())
+        );
     }
 }

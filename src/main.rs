@@ -123,7 +123,7 @@ fn main() -> ExitCode {
         )
     };
     stderr_line(line);
-    xmd::app::upstream_check::spawn(&config.upstream, move |warning| {
+    xmd::app::upstream_check::spawn(&config.upstream, &config.syndication_url, move |warning| {
         stderr_line(if json_log {
             serde_json::json!({"time": rfc3339_now(), "event": "warning", "message": warning})
                 .to_string()

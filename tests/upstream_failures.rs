@@ -110,6 +110,33 @@ fn an_unresolvable_upstream_warns_at_start_up_and_names_dns_in_the_log() {
     );
 }
 
+/// The fallback's host is an upstream too: start-up warns when it does not
+/// resolve, and not when the fallback is off.
+#[test]
+fn an_unresolvable_syndication_host_warns_at_start_up() {
+    let fx = FakeUpstream::start();
+    let x = Xmd::start(&[
+        "--upstream",
+        &fx.base_url(),
+        "--syndication-url",
+        "https://syndication.invalid",
+    ]);
+    let warning = log_line(&x, "xmd: warning:", Duration::from_secs(10));
+    assert!(
+        warning.starts_with(
+            "xmd: warning: syndication host 'syndication.invalid' (https://syndication.invalid) does not resolve ("
+        ) && warning.ends_with("); the post fallback (--syndication-url) will fail until it does"),
+        "{warning}"
+    );
+    // Off (the harness's default `--syndication-url ""`) and a resolving
+    // upstream: nothing to warn about.
+    let quiet = Xmd::start(&["--upstream", &fx.base_url()]);
+    assert_eq!(get(&quiet, "/healthz").status, 200);
+    std::thread::sleep(Duration::from_millis(300));
+    let lines = quiet.log.lock().unwrap().clone();
+    assert!(!lines.iter().any(|l| l.contains("warning")), "{lines:#?}");
+}
+
 #[test]
 fn refused_timeout_and_status_causes() {
     // Refused: a loopback port nobody listens on.

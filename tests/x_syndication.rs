@@ -128,6 +128,33 @@ fn fxtwitter_500_falls_back_with_the_note_and_one_request() {
     assert_one_request_with_id_and_token(&s, PLAIN_ID);
 }
 
+/// `format=json` carries the fallback's note after the JSON too: the
+/// posts' JSON alone would not say that the thread, the replies and some
+/// counts are missing. Also in a thread request (the focal post alone).
+#[test]
+fn format_json_carries_the_fallback_note() {
+    let fx = fx_500();
+    let s = syn::start();
+    let t = tools(&fx.base_url(), &s);
+    for args in [
+        json!({"handle": "someone", "id": PLAIN_ID, "thread": "off", "format": "json"}),
+        json!({"handle": "someone", "id": PHOTOS_ID, "format": "json"}),
+    ] {
+        let out = ok(&t, args.clone());
+        let st = out.structured.as_ref().unwrap();
+        assert_eq!(st["source"], "syndication", "{args}");
+        let (json_block, note) = out.text.rsplit_once("\n```\n\n").unwrap();
+        assert!(json_block.starts_with("```json\n"), "{}", out.text);
+        assert_eq!(
+            note,
+            format!("> **Note:** FxTwitter failed (code fxtwitter_error), {NOTE}"),
+            "{args}"
+        );
+        let posts: Value = serde_json::from_str(&json_block["```json\n".len()..]).unwrap();
+        assert_eq!(posts, st["posts"], "{args}");
+    }
+}
+
 #[test]
 fn unreachable_fxtwitter_falls_back() {
     let s = syn::start();
@@ -305,6 +332,50 @@ fn both_providers_down_names_both() {
         again.text
     );
     assert_eq!(limited.request_count(), 1);
+}
+
+/// A `200` from the syndication endpoint that holds no post (an error
+/// object, or another post than the one asked for) is the endpoint
+/// failing, so the error names both providers; only `{}`, a tombstone or a
+/// `404` say the post is not there.
+#[test]
+fn a_200_without_the_post_is_a_failure_of_the_fallback_not_a_not_found() {
+    let fx = fx_500();
+    for (body, how) in [
+        (
+            r#"{"code":500,"message":"Internal Server Error"}"#.to_string(),
+            "it sent an unexpected response (not a post object)".to_string(),
+        ),
+        (
+            r#"{"errors":[{"code":88,"message":"Rate limit exceeded"}]}"#.to_string(),
+            "it sent an unexpected response (not a post object)".to_string(),
+        ),
+        (
+            syn::fixture("tweet-photos.json"),
+            format!("it sent another post ({PHOTOS_ID}) than the one asked for"),
+        ),
+    ] {
+        let s = FakeUpstream::start();
+        s.on(&syn::target(PLAIN_ID), Answer::json(200, &body));
+        let out = call(&tools(&fx.base_url(), &s), post_args(PLAIN_ID));
+        assert_eq!(
+            err(&out),
+            format!(
+                "FxTwitter API error: HTTP 500. The fallback, X's syndication endpoint, failed \
+                 too: {how}. (HTTP 502, code fxtwitter_error)"
+            ),
+            "{body}"
+        );
+        assert_eq!(s.targets(), [syn::target(PLAIN_ID)]);
+    }
+    let s = FakeUpstream::start();
+    s.on(&syn::target(PLAIN_ID), Answer::json(200, "{}"));
+    let out = call(&tools(&fx.base_url(), &s), post_args(PLAIN_ID));
+    assert!(
+        err(&out).starts_with("Post not found or unavailable at X's syndication endpoint;"),
+        "{}",
+        out.text
+    );
 }
 
 #[test]
@@ -611,6 +682,160 @@ proptest! {
 
 /// The binary: `/{handle}/status/{id}` falls back too, `/metrics` counts
 /// the syndication requests, and `--syndication-url ''` turns it off.
+/// The access log line of a call the fallback served says so, with the
+/// cause of FxTwitter's failure: an operator sees the outage even while
+/// every answer is a 200 (REST and MCP, plain and JSON log).
+#[test]
+fn the_access_log_names_the_fallback_and_fxtwitters_failure() {
+    let fx = fx_500();
+    let s = syn::start();
+    let line_with = |x: &Xmd, needle: &str| -> String {
+        for _ in 0..500 {
+            if let Some(l) = x.log.lock().unwrap().iter().find(|l| l.contains(needle)) {
+                return l.clone();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("no log line with {needle:?}: {:#?}", x.log.lock().unwrap());
+    };
+    let x = Xmd::start(&[
+        "--upstream",
+        &fx.base_url(),
+        "--syndication-url",
+        &s.base_url(),
+    ]);
+    let r = roundtrip(
+        &x,
+        format!(
+            "GET /someone/status/{PLAIN_ID}?thread=off HTTP/1.1\r\nHost: {}\r\n\r\n",
+            x.host()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let line = line_with(&x, &format!(" GET /someone/status/{PLAIN_ID} "));
+    assert!(
+        line.contains(" 200 ") && line.contains(" tool=x_md_get_post "),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(" fallback=syndication after=upstream_status_500"),
+        "{line}"
+    );
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"handle":"someone","id":"{PHOTOS_ID}"}}}}}}"#
+    );
+    let r = roundtrip(
+        &x,
+        &util::post(
+            &x.host(),
+            &[
+                "Content-Type: application/json",
+                "Accept: application/json",
+                "MCP-Protocol-Version: 2025-11-25",
+            ],
+            &body,
+        ),
+    );
+    assert_eq!(
+        r.json()["result"]["structuredContent"]["source"],
+        "syndication"
+    );
+    let line = line_with(&x, " POST /mcp ");
+    assert!(
+        line.ends_with(" fallback=syndication after=upstream_status_500"),
+        "{line}"
+    );
+    let json = Xmd::start(&[
+        "--upstream",
+        &fx.base_url(),
+        "--syndication-url",
+        &s.base_url(),
+        "--log-format",
+        "json",
+    ]);
+    let r = roundtrip(
+        &json,
+        format!(
+            "GET /i/status/{QUOTE_ID} HTTP/1.1\r\nHost: {}\r\n\r\n",
+            json.host()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v: Value = serde_json::from_str(&line_with(&json, "\"path\":\"/i/status/")).unwrap();
+    assert_eq!(
+        v["fallback"], "syndication after=upstream_status_500",
+        "{v}"
+    );
+    assert_eq!(v["error"], Value::Null, "{v}");
+}
+
+/// The log line of a call that failed after asking the fallback names
+/// FxTwitter's cause and what the fallback answered; an HTML page from
+/// FxTwitter is named as such, whether the fallback then served the post
+/// or not.
+#[test]
+fn the_access_log_names_both_providers_when_the_fallback_was_asked() {
+    let html = fx_always(Answer::raw(200, "text/html", "<html>Cloudflare</html>"));
+    let fx = fx_500();
+    let down = FakeUpstream::start();
+    down.handler(|_| Some(Answer::raw(503, "text/html", "<html>Over capacity</html>")));
+    let s = syn::start();
+    let unknown = "1905000000000000000";
+    for (fx_base, syn_base, id, status, want) in [
+        (
+            fx.base_url(),
+            down.base_url(),
+            PLAIN_ID,
+            502,
+            " error=fxtwitter_error cause=upstream_status_500 fallback=syndication_503",
+        ),
+        (
+            html.base_url(),
+            s.base_url(),
+            unknown,
+            404,
+            " error=not_found cause=upstream_status_200_invalid_body fallback=syndication_404",
+        ),
+        (
+            html.base_url(),
+            s.base_url(),
+            PLAIN_ID,
+            200,
+            " fallback=syndication after=upstream_status_200_invalid_body",
+        ),
+    ] {
+        let x = Xmd::start(&["--upstream", &fx_base, "--syndication-url", &syn_base]);
+        let r = roundtrip(
+            &x,
+            format!(
+                "GET /someone/status/{id}?thread=off HTTP/1.1\r\nHost: {}\r\n\r\n",
+                x.host()
+            )
+            .as_bytes(),
+        );
+        assert_eq!(r.status, status, "{}", r.text());
+        let needle = format!(" GET /someone/status/{id} ");
+        let mut line = None;
+        for _ in 0..500 {
+            line = x
+                .log
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| l.contains(&needle))
+                .cloned();
+            if line.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let line = line.expect("a log line");
+        assert!(line.ends_with(want), "{line}");
+    }
+}
+
 #[test]
 fn rest_route_metrics_and_turning_it_off() {
     let fx = fx_500();
@@ -787,7 +1012,8 @@ proptest! {
     /// optional, any text, any media mix, a quote)": the fallback result
     /// validates against `x_md_get_post`'s outputSchema (the jsonschema
     /// crate is the oracle) and names the post asked for; an answer
-    /// without a usable id is the fallback's not-found.
+    /// without a usable id holds no post, so the fallback failed too (only
+    /// `{}`, a tombstone or a 404 are its not-found).
     #[test]
     fn any_syndication_tweet_maps_into_a_valid_result(
         body in tweet(None).prop_flat_map(|q| tweet(Some(q))),
@@ -797,10 +1023,16 @@ proptest! {
     ) {
         let fx = Scripted(Ok(UpstreamResponse { status: 503, retry_after: None, content_type: None, body: b"".to_vec().into() }));
         let t = Tools::new(Arc::new(fx)).with_fallback(Arc::new(Fixed(body.to_string())));
-        let args = json!({"handle": "someone", "id": PLAIN_ID, "thread": if thread { "full" } else { "off" }, "full": full, "format": format});
-        let out = call(&t, args);
         let usable = body["id_str"].as_str().is_some_and(|i| !i.is_empty() && i.len() <= 20 && i.bytes().all(|b| b.is_ascii_digit()));
-        if usable {
+        // The post asked for is the one the answer carries (another id is
+        // the endpoint failing: `a_200_without_the_post_is_a_failure_…`).
+        // (An id past u64::MAX cannot be asked for: the fallback is then
+        // asked for PLAIN_ID and sends another post.)
+        let askable = usable && body["id_str"].as_str().unwrap().parse::<u64>().is_ok();
+        let id = if askable { body["id_str"].as_str().unwrap() } else { PLAIN_ID };
+        let args = json!({"handle": "someone", "id": id, "thread": if thread { "full" } else { "off" }, "full": full, "format": format});
+        let out = call(&t, args);
+        if askable {
             prop_assert!(!out.is_error, "{}", out.text);
             common::post::assert_valid_output(&out);
             let s = out.structured.as_ref().unwrap();
@@ -808,7 +1040,12 @@ proptest! {
             prop_assert_eq!(&s["source"], "syndication");
         } else {
             prop_assert!(out.is_error);
-            prop_assert!(out.text.ends_with("(HTTP 404, code not_found)"), "{}", out.text);
+            let how = if usable { "another post (" } else { "an unexpected response (not a post object)." };
+            prop_assert!(
+                out.text.contains(&format!("The fallback, X's syndication endpoint, failed too: it sent {how}")),
+                "{}",
+                out.text
+            );
         }
     }
 }

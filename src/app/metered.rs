@@ -120,6 +120,9 @@ thread_local! {
     /// The status of the last upstream request on this thread that was
     /// answered below 400 (for [`Cause::InvalidBody`]).
     static LAST_OK_STATUS: Cell<Option<u16>> = const { Cell::new(None) };
+    /// The metrics label of the last request this thread sent to the post
+    /// fallback (`200`, `503`, `timeout`, `network`, …).
+    static LAST_FALLBACK: Cell<Option<&'static str>> = const { Cell::new(None) };
 }
 
 /// Takes (and clears) the cause of the last upstream failure on this
@@ -127,6 +130,7 @@ thread_local! {
 /// the call this names what broke it.
 pub fn take_cause() -> Option<Cause> {
     LAST_OK_STATUS.with(Cell::take);
+    LAST_FALLBACK.with(Cell::take);
     LAST_CAUSE.with(Cell::take)
 }
 
@@ -137,22 +141,51 @@ pub fn take_cause() -> Option<Cause> {
 pub fn failure_note(code: &'static str) -> Box<str> {
     METRICS.tool_error(code);
     let ok_status = LAST_OK_STATUS.with(Cell::get);
+    let fallback = LAST_FALLBACK.with(Cell::get);
     let cause = match take_cause() {
         // The body of an answered request was not FxTwitter's JSON: the
         // transport saw no failure, so the cause is named here.
-        None if code == crate::x::error::code::INVALID_RESPONSE => ok_status.map(|s| {
-            METRICS.upstream_failure(Cause::InvalidBody(s).label());
-            Cause::InvalidBody(s)
-        }),
+        // So is an answered request the post fallback was asked after.
+        None if code == crate::x::error::code::INVALID_RESPONSE || fallback.is_some() => {
+            invalid_body(ok_status)
+        }
         // Refused here, before any request: an earlier request's failure
         // in the same call is not its cause.
         _ if code == crate::x::error::code::UPSTREAM_BUDGET => None,
         cause => cause,
     };
-    match cause {
-        Some(cause) => format!("{code} cause={cause}").into_boxed_str(),
-        None => code.into(),
+    let mut note = match cause {
+        Some(cause) => format!("{code} cause={cause}"),
+        None => code.to_string(),
+    };
+    // The post fallback was asked too: what it answered.
+    if let Some(label) = fallback {
+        note.push_str(&format!(" fallback=syndication_{label}"));
     }
+    note.into_boxed_str()
+}
+
+/// For a tool call that a fallback provider (`source`) served: the access
+/// log's `fallback=` value, the provider plus the cause of FxTwitter's
+/// failure on this thread, if known (`syndication after=upstream_status_500`;
+/// unknown when the result came from the result cache or another call's
+/// shared request).
+pub fn fallback_note(source: &'static str) -> Box<str> {
+    let ok_status = LAST_OK_STATUS.with(Cell::get);
+    match take_cause().or_else(|| invalid_body(ok_status)) {
+        Some(cause) => format!("{source} after={cause}").into_boxed_str(),
+        None => source.into(),
+    }
+}
+
+/// The cause of a call whose last upstream answer (status `ok_status`,
+/// below 400) had a body that is not FxTwitter's JSON; counted in
+/// `xmd_upstream_failures_total`, which the transport could not do.
+fn invalid_body(ok_status: Option<u16>) -> Option<Cause> {
+    ok_status.map(|s| {
+        METRICS.upstream_failure(Cause::InvalidBody(s).label());
+        Cause::InvalidBody(s)
+    })
 }
 
 /// Wraps an upstream and meters it.
@@ -233,9 +266,11 @@ pub struct MeteredFallback(pub Arc<dyn Upstream>);
 impl Upstream for MeteredFallback {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
         let result = self.0.get(path_and_query);
-        if let Some(label) = label(&result) {
+        let label = label(&result);
+        if let Some(label) = label {
             METRICS.syndication(label);
         }
+        LAST_FALLBACK.with(|c| c.set(label));
         result
     }
 }

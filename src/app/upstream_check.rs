@@ -1,6 +1,6 @@
-//! The start-up check of the upstream hosts: each `--upstream` base's host
-//! name is resolved once, on a thread of its own, after the server is
-//! already listening; a name that does not resolve (or takes longer than
+//! The start-up check of the upstream hosts: the host name of each
+//! `--upstream` base and of the `--syndication-url` is resolved once, on a
+//! thread of its own, after the server is already listening; a name that does not resolve (or takes longer than
 //! [`RESOLVE_WARN_AFTER`]) is reported on stderr, so an operator sees a
 //! misspelled or unreachable upstream before the first tool call fails.
 //! Nothing waits for it: start-up is never delayed.
@@ -40,9 +40,49 @@ pub fn host_port(base: &str) -> Option<(String, u16)> {
     }
 }
 
+/// Which upstream a base URL belongs to, for the warning's wording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// An `--upstream` base (FxTwitter): every tool call needs it.
+    FxTwitter,
+    /// The `--syndication-url` base: the post fallback needs it.
+    Syndication,
+}
+
+impl Role {
+    fn host_word(self) -> &'static str {
+        match self {
+            Role::FxTwitter => "upstream host",
+            Role::Syndication => "syndication host",
+        }
+    }
+
+    fn consequence(self) -> &'static str {
+        match self {
+            Role::FxTwitter => {
+                "tool calls will fail with fxtwitter_network (cause=dns) until it does"
+            }
+            Role::Syndication => "the post fallback (--syndication-url) will fail until it does",
+        }
+    }
+
+    fn slow(self) -> &'static str {
+        match self {
+            Role::FxTwitter => "tool calls may time out",
+            Role::Syndication => "the post fallback may time out",
+        }
+    }
+}
+
 /// Why `base`'s host does not resolve, waiting at most `wait`; `None` when
 /// it resolves (an IP literal always does, without any lookup).
 pub fn unresolvable(base: &str, wait: Duration) -> Option<String> {
+    unresolvable_as(Role::FxTwitter, base, wait)
+}
+
+/// [`unresolvable`] for a base of `role`.
+pub fn unresolvable_as(role: Role, base: &str, wait: Duration) -> Option<String> {
+    let what = role.host_word();
     let (host, port) = host_port(base)?;
     let (tx, rx) = mpsc::channel();
     let name = host.clone();
@@ -60,31 +100,38 @@ pub fn unresolvable(base: &str, wait: Duration) -> Option<String> {
     match rx.recv_timeout(wait) {
         Ok(Ok(Some(_))) => None,
         Ok(Ok(None)) => Some(format!(
-            "upstream host '{host}' ({base}) resolves to no address; tool calls will fail with fxtwitter_network (cause=dns) until it does"
+            "{what} '{host}' ({base}) resolves to no address; {}",
+            role.consequence()
         )),
         Ok(Err(e)) => Some(format!(
-            "upstream host '{host}' ({base}) does not resolve ({e}); tool calls will fail with fxtwitter_network (cause=dns) until it does"
+            "{what} '{host}' ({base}) does not resolve ({e}); {}",
+            role.consequence()
         )),
         Err(_) => Some(format!(
-            "upstream host '{host}' ({base}) did not resolve within {} s; tool calls may time out",
-            wait.as_secs()
+            "{what} '{host}' ({base}) did not resolve within {} s; {}",
+            wait.as_secs(),
+            role.slow()
         )),
     }
 }
 
-/// Checks every base (comma-separated, as `--upstream`) on a background
-/// thread and hands each warning to `emit`.
-pub fn spawn(bases: &str, emit: impl Fn(String) + Send + 'static) {
-    let bases: Vec<String> = bases
+/// Checks every base (comma-separated, as `--upstream`) and the
+/// syndication base (empty: the fallback is off, nothing to check) on a
+/// background thread and hands each warning to `emit`.
+pub fn spawn(bases: &str, syndication: &str, emit: impl Fn(String) + Send + 'static) {
+    let mut checks: Vec<(Role, String)> = bases
         .split(',')
-        .map(|b| b.trim().to_string())
-        .filter(|b| !b.is_empty())
+        .map(|b| (Role::FxTwitter, b.trim().to_string()))
+        .filter(|(_, b)| !b.is_empty())
         .collect();
+    if !syndication.trim().is_empty() {
+        checks.push((Role::Syndication, syndication.trim().to_string()));
+    }
     let _ = std::thread::Builder::new()
         .name("xmd-upstream-check".into())
         .spawn(move || {
-            for base in bases {
-                if let Some(warning) = unresolvable(&base, RESOLVE_WARN_AFTER) {
+            for (role, base) in checks {
+                if let Some(warning) = unresolvable_as(role, &base, RESOLVE_WARN_AFTER) {
                     emit(warning);
                 }
             }
@@ -119,6 +166,17 @@ mod tests {
         let w = unresolvable("http://upstream.invalid", Duration::from_secs(5)).unwrap();
         assert!(
             w.starts_with("upstream host 'upstream.invalid' (http://upstream.invalid) "),
+            "{w}"
+        );
+        let w = unresolvable_as(
+            Role::Syndication,
+            "https://syndication.invalid",
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert!(
+            w.starts_with("syndication host 'syndication.invalid' (https://syndication.invalid) does not resolve (")
+                && w.ends_with("); the post fallback (--syndication-url) will fail until it does"),
             "{w}"
         );
     }

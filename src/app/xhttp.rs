@@ -35,6 +35,7 @@ pub fn record_call(stats: &CallStats, response: &mut Response) {
     response.trace.tool_ms = Some(stats.took.as_millis() as u64);
     response.trace.cache = stats.cache.map(crate::x::cache::CacheStatus::as_str);
     response.trace.error = stats.error_code.map(super::metered::failure_note);
+    response.trace.fallback = stats.source.map(super::metered::fallback_note);
 }
 
 /// Decodes an `application/x-www-form-urlencoded` query: `+` is a space,

@@ -102,6 +102,10 @@ pub struct Trace {
     /// Why a tool call failed: its error code and cause, e.g.
     /// `fxtwitter_unreachable cause=dns`.
     pub error: Option<Box<str>>,
+    /// A result served by the post fallback after FxTwitter failed:
+    /// the provider and FxTwitter's failure, e.g.
+    /// `syndication after=upstream_status_500`.
+    pub fallback: Option<Box<str>>,
 }
 
 /// A response ready to encode.

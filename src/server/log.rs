@@ -87,6 +87,9 @@ impl AccessLog {
                 if let Some(err) = &e.trace.error {
                     let _ = write!(b, " error={err}");
                 }
+                if let Some(f) = &e.trace.fallback {
+                    let _ = write!(b, " fallback={f}");
+                }
                 if e.trace.client.is_some() {
                     let _ = write!(b, " via={}", e.peer);
                 }
@@ -111,6 +114,9 @@ impl AccessLog {
                 }
                 if let Some(err) = &e.trace.error {
                     v["error"] = err.as_ref().into();
+                }
+                if let Some(f) = &e.trace.fallback {
+                    v["fallback"] = f.as_ref().into();
                 }
                 if let Some(client) = e.trace.client {
                     v["client"] = client.to_string().into();

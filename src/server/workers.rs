@@ -223,7 +223,9 @@ impl Pool {
         {
             return Err(job);
         }
-        if state.queue.len() >= state.waiting + shared.options.queue {
+        // Saturating: `--queue` may be as large as usize::MAX (it wrapped,
+        // and every job was refused as if the queue were full).
+        if state.queue.len() >= state.waiting.saturating_add(shared.options.queue) {
             return Err(job);
         }
         state.queue.push_back(Task {
@@ -416,6 +418,27 @@ mod tests {
         assert_eq!(collect(&pool, 1), vec![(1, 200)]);
         assert_eq!(pool.threads(), 1, "an idle worker stays until idle_exit");
         pool.shutdown();
+    }
+
+    /// The largest `--queue` (usize::MAX) queues like any other size: the
+    /// sum with the waiting workers saturates instead of wrapping.
+    #[test]
+    fn the_largest_queue_accepts_jobs() {
+        // One idle worker already waiting: `waiting` is 1 when jobs come.
+        let (pool, _poll) = pool(2, 1, usize::MAX, Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(100));
+        let gate = Gate::default();
+        for i in 0..3 {
+            assert!(
+                pool.submit(ticket(i), blocking(&gate, 200)).is_ok(),
+                "job {i}"
+            );
+        }
+        gate.open();
+        assert_eq!(
+            collect(&pool, 3),
+            (0..3).map(|i| (i, 200)).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -504,6 +504,12 @@ fn answer(
         }
         let text = if args.format == Format::Json {
             let mut t = fenced_json(&shown);
+            // The fallback's note says which fields the posts lack, so it
+            // travels with the JSON too (its first warning).
+            if let Some(fx) = fell_back {
+                t.push_str("\n\n");
+                t.push_str(&format!("> **Note:** {}", syndication::note(fx)));
+            }
             if next.is_some() {
                 t.push_str("\n\n");
                 t.push_str(&format!(

@@ -221,11 +221,17 @@ impl Tools {
             outcome: CallOutcome::Ok,
             cache: None,
             error_code: None,
+            source: None,
             took: Duration::ZERO,
         };
         let finished = match run {
             Ok(Ok(served)) => {
                 stats.cache = Some(served.cache);
+                if served.structured.get("source").and_then(Value::as_str)
+                    == Some(super::syndication::SOURCE)
+                {
+                    stats.source = Some(super::syndication::SOURCE);
+                }
                 Finished::Served(served)
             }
             Ok(Err(e)) => {
@@ -277,6 +283,9 @@ pub struct CallStats {
     pub cache: Option<CacheStatus>,
     /// The machine code of a failure (`fxtwitter_network`, …).
     pub error_code: Option<&'static str>,
+    /// The provider of a result that FxTwitter did not serve
+    /// (`syndication`: the post fallback), for the access log.
+    pub source: Option<&'static str>,
     /// How long the tool ran.
     pub took: Duration,
 }

@@ -82,7 +82,14 @@ enum Failure {
     Down(String),
 }
 
-fn failure_of(answer: &Result<UpstreamResponse, FetchError>) -> Result<Value, Failure> {
+/// The post `id` in the endpoint's `answer`, or why there is none.
+///
+/// Not found: a `404`, a tombstone, or an empty object (`{}`). Any other
+/// JSON object without a post in it (an error object such as
+/// `{"errors":[…]}` or `{"code":500}` sent with `200`), or a post with
+/// another id than the one asked for, is a failure of the endpoint, not
+/// the truth about the post.
+fn failure_of(answer: &Result<UpstreamResponse, FetchError>, id: &str) -> Result<Value, Failure> {
     let resp = match answer {
         Ok(r) => r,
         Err(e) => {
@@ -112,12 +119,25 @@ fn failure_of(answer: &Result<UpstreamResponse, FetchError>) -> Result<Value, Fa
             "it sent an unexpected response (not the JSON it should send)".into(),
         ));
     };
-    let tweet: map::Tweet = serde_json::from_value(body)
-        .map_err(|_| Failure::Down("it sent an unexpected response (not a post object)".into()))?;
+    let not_a_post = || Failure::Down("it sent an unexpected response (not a post object)".into());
+    let empty = body.as_object().is_some_and(|o| o.is_empty());
+    let tweet: map::Tweet = serde_json::from_value(body).map_err(|_| not_a_post())?;
     if tweet.is_tombstone() {
         return Err(Failure::NotFound(tweet.tombstone_text().map(clip_message)));
     }
-    map::to_status(&tweet).ok_or(Failure::NotFound(None))
+    if empty {
+        return Err(Failure::NotFound(None));
+    }
+    let post = map::to_status(&tweet).ok_or_else(not_a_post)?;
+    let wanted = id.trim_start_matches('0');
+    match post.get("id").and_then(Value::as_str) {
+        Some(got) if got.trim_start_matches('0') == wanted => Ok(post),
+        Some(got) => Err(Failure::Down(format!(
+            "it sent another post ({}) than the one asked for",
+            clip_message(got)
+        ))),
+        None => Err(not_a_post()),
+    }
 }
 
 /// Reads post `id` from the syndication endpoint after FxTwitter failed
@@ -129,7 +149,7 @@ pub fn read(up: &dyn Upstream, id: &str, fx: XError) -> Result<Value, XError> {
     let Some(answer) = up.get_fallback(&path(id)) else {
         return Err(fx);
     };
-    match failure_of(&answer) {
+    match failure_of(&answer, id) {
         Ok(post) => Ok(post),
         Err(Failure::NotFound(why)) => {
             let what = match why {
@@ -158,6 +178,7 @@ pub fn read(up: &dyn Upstream, id: &str, fx: XError) -> Result<Value, XError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn resp(status: u16, body: &str) -> Result<UpstreamResponse, FetchError> {
         Ok(UpstreamResponse {
@@ -208,10 +229,10 @@ mod tests {
 
     #[test]
     fn endpoint_outcomes() {
-        assert!(failure_of(&resp(
-            200,
-            r#"{"__typename":"Tweet","id_str":"5","text":"hi"}"#
-        ))
+        assert!(failure_of(
+            &resp(200, r#"{"__typename":"Tweet","id_str":"5","text":"hi"}"#),
+            "5"
+        )
         .is_ok());
         for (answer, want) in [
             (resp(404, ""), None),
@@ -224,7 +245,7 @@ mod tests {
                 Some("This Post was deleted by the Post author."),
             ),
         ] {
-            match failure_of(&answer) {
+            match failure_of(&answer, "5") {
                 Err(Failure::NotFound(w)) => assert_eq!(w.as_deref(), want),
                 _ => panic!("not a not-found: {answer:?}"),
             }
@@ -240,15 +261,60 @@ mod tests {
                 resp(200, r#"{"id_str":5}"#),
                 "it sent an unexpected response (not a post object)",
             ),
+            (
+                resp(200, r#"{"code":500,"message":"Internal Server Error"}"#),
+                "it sent an unexpected response (not a post object)",
+            ),
+            (
+                resp(
+                    200,
+                    r#"{"errors":[{"code":88,"message":"Rate limit exceeded"}]}"#,
+                ),
+                "it sent an unexpected response (not a post object)",
+            ),
+            (
+                resp(200, r#"{"__typename":"Tweet","id_str":"6","text":"hi"}"#),
+                "it sent another post (6) than the one asked for",
+            ),
             (Err(FetchError::Timeout), "it did not answer in time"),
             (
                 Err(FetchError::CoolingDown(7)),
                 "it asked xmd to slow down (retry after 7s)",
             ),
         ] {
-            match failure_of(&answer) {
+            match failure_of(&answer, "5") {
                 Err(Failure::Down(how)) => assert_eq!(how, want),
                 _ => panic!("not a failure: {answer:?}"),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The class of 200 answers that hold no post: any JSON object
+        /// without a post id, tombstone or type is the endpoint failing,
+        /// except the empty object, its "no such post". Judged by that
+        /// rule, not by the code under test.
+        #[test]
+        fn objects_without_a_post_are_failures_not_not_found(
+            members in proptest::collection::btree_map(
+                "[a-z_]{1,10}".prop_filter("not a post member", |k| {
+                    !matches!(k.as_str(), "id_str" | "tombstone" | "__typename")
+                }),
+                proptest::prop_oneof![
+                    Just(Value::Null),
+                    any::<i64>().prop_map(Value::from),
+                    any::<bool>().prop_map(Value::from),
+                    "[ -~]{0,12}".prop_map(Value::from),
+                ],
+                0..6,
+            )
+        ) {
+            let body = Value::Object(members.into_iter().collect()).to_string();
+            let empty = body == "{}";
+            match failure_of(&resp(200, &body), "5") {
+                Err(Failure::NotFound(None)) => proptest::prop_assert!(empty, "{}", body),
+                Err(Failure::Down(_)) => proptest::prop_assert!(!empty, "{}", body),
+                _ => proptest::prop_assert!(false, "{}", body),
             }
         }
     }
