@@ -6,7 +6,8 @@
 //! `fixupx.com`, `fixvx.com`, each optionally under `www.`, `mobile.`, `m.`,
 //! `d.` or `dl.`; paths `/<handle>/status/<id>` (or `statuses`),
 //! `/i/status/<id>` and `/i/web/status/<id>`, then optionally `/photo/<n>` or
-//! `/video/<n>`, then optionally a language segment such as `/en` or
+//! `/video/<n>` or one of the post's lists ([`SUB_PAGES`]: `/quotes`,
+//! `/retweets`, `/retweets/with_comments`, `/likes`), then optionally a language segment such as `/en` or
 //! `/pt-br`, then an optional trailing slash. Query and fragment are
 //! ignored. Refused: user info or a port in the authority, other hosts,
 //! profile URLs, ids that are not 1–[`MAX_ID_DIGITS`] digits.
@@ -187,7 +188,10 @@ pub fn parse_status_url(input: &str) -> Result<StatusRef, String> {
         ));
     }
     let mut after = after;
-    if let [kind, n, more @ ..] = after {
+    let page_less = strip_sub_page(after);
+    if page_less.len() < after.len() {
+        after = page_less;
+    } else if let [kind, n, more @ ..] = after {
         if matches!(*kind, "photo" | "video")
             && !n.is_empty()
             && n.len() <= 2
@@ -207,6 +211,29 @@ pub fn parse_status_url(input: &str) -> Result<StatusRef, String> {
         handle: handle.to_string(),
         id: id.to_string(),
     })
+}
+
+/// The lists X shows under a post's permalink: `/quotes`, `/retweets`
+/// (and its older `/retweets/with_comments`, the quotes) and `/likes`. A
+/// link to one names the post, so a caller may paste
+/// `https://x.com/<handle>/status/<id>/quotes` to `x_md_get_quotes` (it is
+/// also this server's own route). Other pages (`/analytics`, …) stay
+/// refused (upstream.md §C24).
+pub const SUB_PAGES: [&str; 3] = ["quotes", "retweets", "likes"];
+
+/// `after` without a leading [`SUB_PAGES`] segment (compared
+/// case-insensitively, as `status` is).
+fn strip_sub_page<'a, 'b>(after: &'a [&'b str]) -> &'a [&'b str] {
+    match after {
+        [page, sub, more @ ..]
+            if page.eq_ignore_ascii_case("retweets")
+                && sub.eq_ignore_ascii_case("with_comments") =>
+        {
+            more
+        }
+        [page, more @ ..] if SUB_PAGES.iter().any(|p| p.eq_ignore_ascii_case(page)) => more,
+        _ => after,
+    }
 }
 
 fn short(s: &str) -> String {

@@ -134,7 +134,7 @@ pub const MAX_CHARS: Prop = Prop {
 pub const POST_URL: Prop = Prop {
     name: "url",
     kind: Kind::Str { min: 1, max: MAX_URL_CHARS, pattern: None, check: None, what: "an X post permalink" },
-    description: "Post link, e.g. https://x.com/example_user/status/1800000000000000001. twitter.com, mobile./www. hosts, fxtwitter.com/vxtwitter.com/fixupx.com mirrors, /i/status/<id>, /i/web/status/<id>, a missing scheme, /photo/N, /video/N, a language suffix, query and fragment are all accepted. Give either `url`, or `handle` and `id`, not both.",
+    description: "Post link, e.g. https://x.com/example_user/status/1800000000000000001. twitter.com, mobile./www. hosts, fxtwitter.com/vxtwitter.com/fixupx.com mirrors, /i/status/<id>, /i/web/status/<id>, a missing scheme, /photo/N, /video/N, the post's lists (/quotes, /retweets, /likes), a language suffix, query and fragment are all accepted. Give either `url`, or `handle` and `id`, not both.",
 };
 /// `handle` (the author) of a tool that names one post, with `id`.
 pub const POST_HANDLE: Prop = Prop {
