@@ -10,9 +10,15 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::x::url::canonical_id;
+
 /// A post or account id: a JSON string, or a non-negative JSON integer
 /// read exactly (serde_json reads any integer up to `u64::MAX` as a
-/// `u64`, never through `f64`). Always serialized as a string.
+/// `u64`, never through `f64`). Always serialized as a string. A string
+/// of digits is kept in the one spelling every id has in this server
+/// ([`canonical_id`]: no leading zeros), so `"007"` and `7` are one post,
+/// as they are for a caller's `id`; a string that is not digits is kept
+/// as sent (rows with such an id are skipped, never linked).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Id(pub String);
 
@@ -38,10 +44,10 @@ impl<'de> Deserialize<'de> for Id {
                 f.write_str("an id (a decimal string or a non-negative integer)")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Id, E> {
-                Ok(Id(v.to_string()))
+                Ok(Id(spelled(v.to_string())))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<Id, E> {
-                Ok(Id(v))
+                Ok(Id(spelled(v)))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Id, E> {
                 Ok(Id(v.to_string()))
@@ -56,8 +62,23 @@ impl<'de> Deserialize<'de> for Id {
     }
 }
 
+/// `v` in its one spelling: digits without leading zeros, anything else
+/// as sent.
+fn spelled(v: String) -> String {
+    if v.len() > 1 && v.starts_with('0') && v.bytes().all(|b| b.is_ascii_digit()) {
+        canonical_id(&v)
+    } else {
+        v
+    }
+}
+
+/// The first float that is no `u64` (2^64): a count at or above it is
+/// absent, not saturated to `u64::MAX`.
+const FLOAT_PAST_U64: f64 = 18_446_744_073_709_551_616.0;
+
 /// A count (`likes`, `followers`, …): a whole number, floats rounded;
-/// negative numbers, `null` and anything not a number are absent (as
+/// negative numbers, numbers past `u64::MAX`, `null` and anything not a
+/// number are absent (as
 /// before the typed model: a count is never worth failing a post).
 pub type Count = Option<u64>;
 
@@ -65,7 +86,7 @@ pub type Count = Option<u64>;
 pub fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
     d.deserialize_any(Loose(|l| match l {
         Leaf::U(n) => Some(n),
-        Leaf::F(f) if f >= 0.0 && f.is_finite() => Some(f.round() as u64),
+        Leaf::F(f) if (0.0..FLOAT_PAST_U64).contains(&f) => Some(f.round() as u64),
         _ => None,
     }))
 }
