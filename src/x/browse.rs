@@ -9,7 +9,7 @@ use super::args::{MAX_LIMIT, MAX_PAGE};
 use super::budget::fit_rows;
 use super::budget::Run;
 use super::cache::Fetcher;
-use super::cursor::{self, CursorKind, Position};
+use super::cursor::{self, CursorKind, Position, MAX_CURSOR_OFFSET};
 use super::error::{check_transport, clip_message, code, XError};
 use super::model::parse::{parse, shape_error};
 use super::model::scalar::Id;
@@ -163,6 +163,16 @@ impl<T: Row> Walk<T> {
 /// advance: the walk ends there.
 pub const REPEAT_NOTE: &str = "The upstream repeated rows already shown (or a cursor that does not advance); the list ends here.";
 
+/// The note when one upstream page holds more than
+/// [`MAX_CURSOR_OFFSET`] rows (FxTwitter sends about 20): only that many
+/// are read from it, and the walk goes on at the page's bottom cursor.
+pub fn long_page_note() -> String {
+    format!(
+        "The upstream sent more than {MAX_CURSOR_OFFSET} rows on one page; \
+         only the first {MAX_CURSOR_OFFSET} of that page are read."
+    )
+}
+
 /// Collects up to `limit` kept items from `start` (one block).
 /// Rows already served: in this walk (by id), and before it (by the
 /// marks the cursor carries).
@@ -196,6 +206,15 @@ fn collect_block<T: Row>(
         }
         *budget -= 1;
         let mut page = fetch(&pos.upstream)?;
+        if page.items.len() > MAX_CURSOR_OFFSET {
+            // Every offset the walk writes into a cursor must be one
+            // `cursor::decode` reads back.
+            page.items.truncate(MAX_CURSOR_OFFSET);
+            let note = long_page_note();
+            if !w.notes.contains(&note) {
+                w.notes.push(note);
+            }
+        }
         let n = page.items.len();
         let mut i = pos.offset;
         // The rows of a resumed page before the offset were served.

@@ -20,7 +20,9 @@ use crate::x::registry::{CursorScope, Tool};
 
 /// Largest `@offset` accepted in a cursor. Default 1000 (an upstream page
 /// never holds more than ~100 items); a larger offset is refused as a
-/// forged cursor.
+/// forged cursor. It is also the most rows a list walk reads from one
+/// upstream page (`browse::long_page_note` says so when a page holds
+/// more), so every cursor xmd writes is one it reads back.
 pub const MAX_CURSOR_OFFSET: usize = 1000;
 
 /// Longest upstream cursor carried inside an xmd cursor, in bytes.

@@ -1,0 +1,97 @@
+//! Every cursor a list walk writes is one it reads back (issue 15, helper
+//! G, round 21). An upstream page of more than `MAX_CURSOR_OFFSET` (1000)
+//! rows made the walk write `@1001`, `@1020`, … into `next_cursor`, and the
+//! next call refused that cursor as "not one xmd issued". Now a walk reads
+//! at most `MAX_CURSOR_OFFSET` rows of one upstream page (with a note) and
+//! goes on at the page's bottom cursor.
+//!
+//! Oracle: the rows the generator put on its two upstream pages: the walk
+//! serves the first 1000 of each page, in order, each once, and every
+//! position it hands out survives `cursor::encode` then `cursor::decode`.
+
+mod common;
+
+use common::browse::{ok, tools_for};
+use common::fake_upstream::{Answer, FakeUpstream};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use xmd::x::browse::{long_page_note, walk_list, ListPage};
+use xmd::x::cursor::{self, CursorKind, MAX_CURSOR_OFFSET};
+
+fn rows(first: usize, n: usize) -> Vec<Value> {
+    (first..first + n)
+        .map(|i| json!({ "id": i.to_string() }))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn every_position_a_walk_hands_out_reads_back(
+        n1 in prop_oneof![0usize..40, 990usize..1030, 1500usize..2100],
+        n2 in prop_oneof![0usize..40, 995usize..1010],
+        limit in 7usize..=20,
+    ) {
+        let (p1, p2) = (rows(1, n1), rows(10_001, n2));
+        let mut fetch = |c: &str| -> Result<ListPage<Value>, xmd::x::error::XError> {
+            Ok(match c {
+                "" => ListPage { items: p1.clone(), bottom: Some("B1".into()) },
+                "B1" => ListPage { items: p2.clone(), bottom: None },
+                other => panic!("asked for {other}"),
+            })
+        };
+        let want: Vec<String> = p1.iter().take(MAX_CURSOR_OFFSET).chain(p2.iter().take(MAX_CURSOR_OFFSET))
+            .map(|r| r["id"].as_str().unwrap().to_string()).collect();
+        let mut got = Vec::new();
+        let mut start = None;
+        let mut notes = Vec::new();
+        for _ in 0..500 {
+            let w = walk_list(&mut fetch, &|_: &Value| true, start.take(), 1, limit).unwrap();
+            prop_assert!(w.items.len() <= limit);
+            got.extend(w.items.iter().map(|r| r["id"].as_str().unwrap().to_string()));
+            notes.extend(w.notes.clone());
+            let Some(next) = w.next else { break };
+            let c = cursor::encode(CursorKind::Followers, "scope", &next);
+            let back = cursor::decode(&c, CursorKind::Followers, "scope");
+            prop_assert!(back.is_ok(), "{} refused: {:?}", c, back);
+            let back = back.unwrap();
+            prop_assert_eq!((&back.upstream, back.offset), (&next.upstream, next.offset));
+            start = Some(back);
+        }
+        prop_assert_eq!(got, want);
+        let long = n1 > MAX_CURSOR_OFFSET || n2 > MAX_CURSOR_OFFSET;
+        prop_assert_eq!(notes.contains(&long_page_note()), long, "{:?}", notes);
+    }
+}
+
+/// End to end through `x_md_get_quotes`: one upstream page of 1,040 quotes
+/// is read by `next_cursor` to its 1000th row, and no cursor is refused.
+#[test]
+fn a_long_upstream_page_is_walked_to_its_bound() {
+    let quotes: Vec<Value> = (0..1040)
+        .map(|i| {
+            json!({"type": "status", "id": (100 + i).to_string(), "text": "q",
+                "created_timestamp": 1, "author": {"id": "1", "screen_name": "bob", "name": "B"}})
+        })
+        .collect();
+    let body = json!({"code": 200, "results": quotes, "cursor": {"top": null, "bottom": null}})
+        .to_string();
+    let fake = FakeUpstream::start();
+    fake.on("/2/status/7/quotes?count=20", Answer::json(200, &body));
+    let tools = tools_for(&fake);
+    let mut args = json!({"handle": "a", "id": "7"});
+    let mut served = 0;
+    for call in 1.. {
+        let out = ok(&tools, "x_md_get_quotes", args.clone());
+        let s = out.structured.unwrap();
+        served += s["posts"].as_array().unwrap().len();
+        assert_eq!(s["warnings"], json!([long_page_note()]), "call {call}");
+        match s.get("next_cursor").and_then(Value::as_str) {
+            Some(c) => args["cursor"] = json!(c),
+            None => break,
+        }
+        assert!(call < 60, "runaway walk");
+    }
+    assert_eq!(served, MAX_CURSOR_OFFSET);
+}
