@@ -163,6 +163,11 @@ impl<T: Row> Walk<T> {
 /// advance: the walk ends there.
 pub const REPEAT_NOTE: &str = "The upstream repeated rows already shown (or a cursor that does not advance); the list ends here.";
 
+/// The note when the upstream's `cursor.bottom` is not one an xmd cursor
+/// can carry ([`cursor::can_carry`]): the walk ends there rather than
+/// hand out a cursor the next call would refuse (or misread).
+pub const UNCARRIABLE_NOTE: &str = "The upstream sent a continuation xmd cannot carry (too long or with unexpected characters); the list ends here.";
+
 /// The note when one upstream page holds more than
 /// [`MAX_CURSOR_OFFSET`] rows (FxTwitter sends about 20): only that many
 /// are read from it, and the walk goes on at the page's bottom cursor.
@@ -256,6 +261,10 @@ fn collect_block<T: Row>(
             return Ok((w, false));
         }
         match page.bottom {
+            Some(b) if n > 0 && !cursor::can_carry(&b) => {
+                w.notes.push(UNCARRIABLE_NOTE.into());
+                return Ok((w, false));
+            }
             Some(b) if n > 0 && b != pos.upstream => {
                 pos = Position {
                     upstream: b,

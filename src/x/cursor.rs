@@ -115,7 +115,11 @@ pub fn handle_scope(handle: &str) -> String {
     handle.to_ascii_lowercase()
 }
 
-fn upstream_cursor_ok(s: &str) -> bool {
+/// True for an upstream cursor an xmd cursor can carry and read back: at
+/// most [`MAX_UPSTREAM_CURSOR_BYTES`] bytes of base64 and URL-safe
+/// punctuation (never `:`, `@` or `!`, the xmd cursor's separators). A
+/// list walk ends at a `cursor.bottom` that is not one.
+pub fn can_carry(s: &str) -> bool {
     s.len() <= MAX_UPSTREAM_CURSOR_BYTES
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_=+/|.~".contains(&b))
@@ -198,7 +202,7 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
         }
         _ => (payload, 0),
     };
-    if !upstream_cursor_ok(upstream) || (kind == CursorKind::Profile && upstream.is_empty()) {
+    if !can_carry(upstream) || (kind == CursorKind::Profile && upstream.is_empty()) {
         return Err(forged());
     }
     Ok(Position {
