@@ -23,7 +23,7 @@ use common::browse::{ok, tools_for};
 use common::fake_upstream::{Answer, FakeUpstream};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use xmd::x::browse::{long_page_note, walk_list, ListPage};
+use xmd::x::browse::{long_page_note, walk_list, ListPage, UNCARRIABLE_NOTE};
 use xmd::x::cursor::{self, CursorKind, MAX_CURSOR_OFFSET};
 
 fn rows(first: usize, n: usize) -> Vec<Value> {
@@ -158,4 +158,75 @@ fn a_long_upstream_page_is_walked_to_its_bound() {
         assert!(call < 60, "runaway walk");
     }
     assert_eq!(served, MAX_CURSOR_OFFSET);
+}
+
+/// The list tools, the upstream path of their first page (post 7, account
+/// `acct`, query `q`), their arguments and the row they are sent.
+fn list_tools() -> Vec<(&'static str, &'static str, Value, Value)> {
+    let status = json!({"type": "status", "id": "8", "text": "t", "created_timestamp": 1,
+        "author": {"id": "1", "screen_name": "acct", "name": "A"}});
+    let user = json!({"type": "profile", "id": "9", "screen_name": "someone", "name": "S"});
+    vec![
+        (
+            "x_md_get_quotes",
+            "/2/status/7/quotes?count=20",
+            json!({"handle": "a", "id": "7"}),
+            status.clone(),
+        ),
+        (
+            "x_md_get_reposts",
+            "/2/status/7/reposts?count=20",
+            json!({"handle": "a", "id": "7"}),
+            user.clone(),
+        ),
+        (
+            "x_md_get_followers",
+            "/2/profile/acct/followers?count=20",
+            json!({"handle": "acct"}),
+            user.clone(),
+        ),
+        (
+            "x_md_get_following",
+            "/2/profile/acct/following?count=20",
+            json!({"handle": "acct"}),
+            user,
+        ),
+        (
+            "x_md_search_posts",
+            "/2/search?q=q&feed=latest&count=20",
+            json!({"q": "q"}),
+            status.clone(),
+        ),
+        (
+            "x_md_get_profile",
+            "/2/profile/acct/statuses?count=20&with_replies=false",
+            json!({"handle": "acct"}),
+            status,
+        ),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// End to end, every list tool (the profile's timeline walks its own
+    /// way): a bottom cursor xmd cannot carry ends the list with the note,
+    /// and no `next_cursor` is handed out.
+    #[test]
+    fn every_list_tool_ends_at_a_bottom_it_cannot_carry(
+        (bottom, plain) in bottom(),
+        which in 0usize..6,
+    ) {
+        prop_assume!(!plain);
+        let (tool, path, args, row) = list_tools().swap_remove(which);
+        let fake = FakeUpstream::start();
+        fake.on(path, Answer::json(200, &json!({"code": 200, "results": [row],
+            "cursor": {"top": null, "bottom": bottom}}).to_string()));
+        fake.on("/2/profile/acct", Answer::json(200, r#"{"code":200,"message":"OK","user":{"type":"profile","id":"1","screen_name":"acct","name":"A","protected":false}}"#));
+        let tools = tools_for(&fake);
+        let out = ok(&tools, tool, args);
+        let s = out.structured.unwrap();
+        prop_assert_eq!(s.get("next_cursor"), None, "{}", tool);
+        prop_assert_eq!(&s["warnings"], &json!([UNCARRIABLE_NOTE]), "{}", tool);
+    }
 }

@@ -84,6 +84,9 @@ struct Block {
     /// The upstream repeated a post already served (or a cursor that
     /// does not advance): the walk ended there.
     repeated: bool,
+    /// The upstream's `cursor.bottom` is not one an xmd cursor can carry
+    /// (`cursor::can_carry`): the walk ended there.
+    uncarriable: bool,
 }
 
 fn now_ms() -> i64 {
@@ -114,6 +117,7 @@ fn collect(
                 next,
                 budget_hit: true,
                 repeated: false,
+                uncarriable: false,
             });
         }
         *budget -= 1;
@@ -147,17 +151,20 @@ fn collect(
                 next: Some(forged),
                 budget_hit: false,
                 repeated: false,
+                uncarriable: false,
             });
         }
         let next = match page.bottom {
-            Some(b) if !page_empty && b != cur && !repeated => b,
+            Some(b) if !page_empty && b != cur && !repeated && cursor::can_carry(&b) => b,
             b => {
+                let repeated = repeated || (!page_empty && b.as_deref() == Some(cur.as_str()));
                 return Ok(Block {
                     posts,
                     next: None,
                     budget_hit: false,
-                    repeated: repeated || (!page_empty && b.as_deref() == Some(cur.as_str())),
-                })
+                    uncarriable: !page_empty && !repeated && b.is_some(),
+                    repeated,
+                });
             }
         };
         if posts.len() == limit {
@@ -166,6 +173,7 @@ fn collect(
                 next: Some(next),
                 budget_hit: false,
                 repeated: false,
+                uncarriable: false,
             });
         }
         cur = next;
@@ -245,6 +253,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         next: None,
         budget_hit: false,
         repeated: false,
+        uncarriable: false,
     };
     for b in 1..=blocks {
         block = collect(
@@ -255,6 +264,9 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
             &mut budget,
             &mut served,
         )?;
+        if block.uncarriable {
+            notes.push(super::browse::UNCARRIABLE_NOTE.to_string());
+        }
         if block.repeated {
             notes.push(super::browse::REPEAT_NOTE.to_string());
             if b < blocks {
@@ -280,6 +292,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
                     next: None,
                     budget_hit: false,
                     repeated: false,
+                    uncarriable: false,
                 };
                 break;
             }
