@@ -55,7 +55,7 @@ proptest! {
             return Ok(());
         };
         let r = f.round();
-        let want = (f >= 0.0 && (r as u128) <= u64::MAX as u128).then(|| r as u128 as u64);
+        let want = (f >= 0.0 && (r as u128) <= u64::MAX as u128).then_some(r as u128 as u64);
         prop_assert_eq!(leaf.n, want, "{:?}", f);
     }
 }
