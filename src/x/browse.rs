@@ -505,7 +505,7 @@ pub fn connections(
     )?;
     walk.items = std::mem::take(&mut walk.items)
         .into_iter()
-        .map(|u| super::post::lean_user(u, args.full))
+        .map(|u| u.lean(args.full))
         .collect();
     if walk.items.is_empty() && args.cursor.is_none() && args.page == 1 {
         // An empty first page: say why when the account is protected (its

@@ -13,7 +13,6 @@ use super::cursor::{self, CursorKind, Position};
 use super::error::{check_post_answer, XError};
 use super::model;
 use super::model::status::{ConversationEnvelope, Status, StatusEnvelope, ThreadEnvelope};
-use super::model::user::User;
 use super::registry::POST_ROUTE_PARAMS;
 use super::render::escape::escape_inline;
 use super::render::post::{join_posts, post_blocks, status_text};
@@ -578,15 +577,6 @@ fn lean(p: &mut Status) {
         }
         cur = s.quote.as_deref_mut();
     }
-}
-
-/// An account without `raw_description` (the upstream's second copy of
-/// the bio) unless `full`.
-pub fn lean_user(mut u: User, full: bool) -> User {
-    if !full {
-        u.raw_description = None;
-    }
-    u
 }
 
 /// Shortens a post that alone exceeds the budget: its text (and any

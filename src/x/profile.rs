@@ -355,12 +355,10 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         encode(cursor::forge_profile_cursor(None, last, now_ms()), k)
     };
     let path = format!("/{handle}");
-    let profile_json = rows_json(std::slice::from_ref(&super::post::lean_user(
-        user, args.full,
-    )))
-    .as_array_mut()
-    .and_then(Vec::pop)
-    .unwrap_or(Value::Null);
+    let profile_json = rows_json(std::slice::from_ref(&user.lean(args.full)))
+        .as_array_mut()
+        .and_then(Vec::pop)
+        .unwrap_or(Value::Null);
     let (text, structured) = fit_rows(
         run,
         posts.len(),

@@ -165,7 +165,7 @@ pub fn search(
         list.truncate(args.limit);
         users = Some(
             list.into_iter()
-                .map(|u| super::post::lean_user(u, args.full))
+                .map(|u| u.lean(args.full))
                 .collect::<Vec<_>>(),
         );
     } else {

@@ -24,7 +24,6 @@ use super::error::{check_transport, code, XError};
 use super::model::parse::parse;
 use super::model::status::{Page, Status};
 use super::model::user::User;
-use super::post::lean_user;
 use super::registry::Tool;
 use super::render::browse::{finish, post_line, push_tail, user_line};
 use super::render::escape::escape_handle;
@@ -115,7 +114,7 @@ pub fn status_list(
             a,
             run,
             &User::is_account_row,
-            &|u| lean_user(u, a.list.full),
+            &|u| u.lean(a.list.full),
             &|u| user_line(u, a.list.full, true),
         ),
     }

@@ -88,6 +88,15 @@ pub fn is_screen_name(s: &str) -> bool {
 }
 
 impl User {
+    /// This account without `raw_description` (the upstream's second copy
+    /// of the bio) unless `full`, as every tool serves accounts.
+    pub fn lean(mut self, full: bool) -> User {
+        if !full {
+            self.raw_description = None;
+        }
+        self
+    }
+
     /// True for a row of an accounts list (followers, following, reposts,
     /// the users search): an account with a linkable handle, not a row of
     /// another kind (`status`, `tombstone`). Other rows are skipped, never
