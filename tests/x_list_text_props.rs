@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::browse::{ok, tools_for};
+use common::cmark::norm;
 use common::fake_upstream::{Answer, FakeUpstream};
 use proptest::prelude::*;
 use pulldown_cmark::{Event, Options, Parser, Tag};
@@ -48,13 +49,6 @@ fn parse(md: &str) -> (Vec<String>, String, Vec<String>) {
         }
     }
     (shape, visible, dests)
-}
-
-fn norm(s: &str) -> String {
-    s.split(|c: char| c.is_whitespace() || c.is_control())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Hostile text: Markdown and HTML syntax, every ASCII punctuation

@@ -13,7 +13,11 @@
 //!   mapping with exactly the fields written, for hostile names, handles and
 //!   URLs; and no YAML 1.1 line break (U+0085, U+2028, U+2029) is left raw.
 
+mod common;
+
 use std::collections::BTreeMap;
+
+use common::cmark::norm;
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -179,15 +183,6 @@ fn check_layout(md: &str) -> Result<(), TestCaseError> {
         prop_assert_eq!(top_blocks(md, opts), want.clone(), "{}", md);
     }
     Ok(())
-}
-
-/// Whitespace runs (control characters count as whitespace) as one space,
-/// trimmed: what a renderer's reflowed text compares by.
-fn norm(s: &str) -> String {
-    s.split(|c: char| c.is_whitespace() || c.is_control())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Hostile text: every ASCII punctuation character, Unicode line

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod browse;
+pub mod cmark;
 pub mod fake_upstream;
 pub mod post;
 pub mod status_lists;
