@@ -59,6 +59,28 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
         writer.write_all(rest.as_bytes())
     }
 
+    /// A `RawValue` holds an upstream's bytes as they came: any
+    /// whitespace (line breaks of a pretty-printed body) and raw
+    /// [`RAW_LINE_BREAKS`]. It is written as this writer writes any value:
+    /// read, then written compactly and escaped. Plain ASCII without
+    /// whitespace (an id list such as `[64,87]`) is already that.
+    fn write_raw_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let as_written = fragment
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_whitespace());
+        if as_written {
+            return writer.write_all(fragment.as_bytes());
+        }
+        let value: Value = serde_json::from_str(fragment).map_err(io::Error::other)?;
+        let mut ser =
+            serde_json::Serializer::with_formatter(writer, SafeFormatter(CompactFormatter));
+        value.serialize(&mut ser).map_err(io::Error::other)
+    }
+
     // Everything else as the wrapped formatter writes it.
     fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.0.begin_array(w)
@@ -204,6 +226,20 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_raw_value_is_written_as_any_value() {
+        let raw = serde_json::value::RawValue::from_string(
+            "{ \"t\" :\n [ 64,\r\n\t87 ], \"u\": \"a\u{2028}b \u{85}\" }".into(),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(to_vec(&raw)).unwrap(),
+            r#"{"t":[64,87],"u":"a\u2028b \u0085"}"#
+        );
+        let plain = serde_json::value::RawValue::from_string("[64,87]".into()).unwrap();
+        assert_eq!(to_vec(&plain), b"[64,87]");
+    }
+
+    #[test]
     fn escapes_what_serde_json_leaves_raw() {
         let v = json!({"t": "a\u{2028}b\u{2029}c\u{85}d\re\n\u{1c}"});
         let out = String::from_utf8(to_vec(&v)).unwrap();
@@ -252,6 +288,21 @@ mod tests {
             let written = to_vec(&v).len();
             prop_assert_eq!(len(&v), written);
             prop_assert!(max_len(&v) >= written, "{} < {}", max_len(&v), written);
+        }
+
+        /// Any value as an upstream may format it (pretty, any line
+        /// breaks in its strings), carried as a `RawValue`, is written as
+        /// the value itself is.
+        #[test]
+        fn a_raw_value_writes_as_its_value(v in any_value(), pretty in any::<bool>()) {
+            let text = if pretty {
+                serde_json::to_string_pretty(&v).unwrap()
+            } else {
+                serde_json::to_string(&v).unwrap()
+            };
+            let raw = serde_json::value::RawValue::from_string(text).unwrap();
+            prop_assert_eq!(to_vec(&raw), to_vec(&v));
+            prop_assert_eq!(len(&raw), to_vec(&v).len());
         }
     }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use xmd::x::budget::{wire_bytes, Settings, MAX_PAYLOAD_BYTES};
+use xmd::x::budget::{Settings, MAX_PAYLOAD_BYTES};
 use xmd::x::tools::Tools;
 
 mod common;
@@ -124,7 +124,7 @@ proptest! {
             prop_assert!(!out.is_error, "{}", out.text);
             let sc = out.structured.unwrap();
             prop_assert!(out.text.chars().count() <= max_chars, "{} > {max_chars}", out.text.chars().count());
-            prop_assert!(wire_bytes(&out.text, &sc) <= MAX_PAYLOAD_BYTES);
+            prop_assert!(xmd::json::len(&out.text) + xmd::json::len(&sc) <= MAX_PAYLOAD_BYTES);
             let ids: Vec<String> = sc["posts"].as_array().unwrap().iter()
                 .map(|p| p["id"].as_str().unwrap().to_string()).collect();
             prop_assert!(!ids.is_empty(), "every result makes progress");

@@ -100,10 +100,8 @@ impl SerializedOutput {
     pub(crate) fn served(served: &Served) -> SerializedOutput {
         SerializedOutput {
             text: served.wire.text.as_slice().into(),
-            structured: Some((
-                served.wire.structured.as_slice().into(),
-                served.structured.is_object(),
-            )),
+            // A tool's `structuredContent` is always an object.
+            structured: Some((served.wire.structured.as_slice().into(), true)),
             cache: Some(served.cache),
             is_error: false,
         }
@@ -181,6 +179,7 @@ pub(crate) fn reply_from(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::x::structured::Structured;
 
     const TAIL: &[u8] = br#","resultType":"complete","_meta":{"k":1}"#;
 
@@ -251,7 +250,12 @@ mod tests {
     fn the_cache_status_is_written_when_serializing_and_a_replay_says_hit() {
         let served = Served::new(
             "t".into(),
-            json!({"posts": [{"cache": "x"}], "z": 1}),
+            Structured::new(
+                json!({"posts": [{"cache": "x"}], "z": 1})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
             CacheStatus::Miss,
             std::time::Duration::from_secs(1),
         );
@@ -303,7 +307,12 @@ mod tests {
         );
         // An empty object gets the member alone; an output without a
         // cache status is written as it is.
-        let empty = Served::new("t".into(), json!({}), served.cache, served.fresh_for);
+        let empty = Served::new(
+            "t".into(),
+            Structured::default(),
+            served.cache,
+            served.fresh_for,
+        );
         assert_eq!(
             sc(&SerializedOutput::served(&empty)),
             json!({"cache": "miss"})

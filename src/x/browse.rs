@@ -3,7 +3,7 @@
 //! positions, page mode, the list error mapping, and
 //! `x_md_get_followers` / `x_md_get_following`.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::args::{MAX_LIMIT, MAX_PAGE};
 use super::budget::fit_rows;
@@ -17,6 +17,7 @@ use super::model::status::{Page, Status};
 use super::model::user::User;
 use super::profile::fetch_profile;
 use super::render::browse::{connections_markdown, Continuation};
+use super::structured::Structured;
 use super::upstream::Upstream;
 use serde::de::DeserializeOwned;
 
@@ -452,18 +453,13 @@ pub fn continuation(
 
 /// The fields every browse `structuredContent` starts with (`cache` is
 /// added when the result is serialized, see `tools::Served`).
-pub fn base_structured(resource: &str, args: &BrowseArgs) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("resource".into(), json!(resource));
-    m.insert("page".into(), json!(args.page));
-    m.insert("limit".into(), json!(args.limit));
-    m.insert("source".into(), json!("fxtwitter"));
+pub fn base_structured(resource: &str, args: &BrowseArgs) -> Structured {
+    let mut m = Structured::default();
+    m.insert("resource", json!(resource));
+    m.insert("page", json!(args.page));
+    m.insert("limit", json!(args.limit));
+    m.insert("source", json!("fxtwitter"));
     m
-}
-
-/// Typed rows as a `structuredContent` array.
-pub fn rows_json<T: serde::Serialize>(rows: &[T]) -> Value {
-    serde_json::to_value(rows).unwrap_or_else(|_| Value::Array(Vec::new()))
 }
 
 /// A tool's text and `structuredContent`.
@@ -472,7 +468,7 @@ pub struct BrowseResult {
     /// The Markdown (text content).
     pub text: String,
     /// `structuredContent`.
-    pub structured: Value,
+    pub structured: Structured,
 }
 
 /// Runs `x_md_get_followers` (`following == false`) or
@@ -538,15 +534,15 @@ pub fn connections(
                 cont.as_ref(),
             );
             let mut m = base_structured(which, args);
-            m.insert("handle".into(), json!(handle));
-            m.insert("users".into(), rows_json(&walk.items[..k]));
+            m.insert("handle", json!(handle));
+            m.insert_written("users", &walk.items[..k]);
             if let Some(c) = next {
-                m.insert("next_cursor".into(), json!(c));
+                m.insert("next_cursor", json!(c));
             }
             if !notes.is_empty() {
-                m.insert("warnings".into(), json!(notes));
+                m.insert("warnings", json!(notes));
             }
-            (markdown, Value::Object(m))
+            (markdown, m)
         },
     );
     Ok(BrowseResult { text, structured })

@@ -18,6 +18,8 @@ use crate::config::{DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS};
 
 use serde_json::Value;
 
+use super::structured::Structured;
+
 /// The largest JSON-RPC message xmd sends, in bytes, in either framing:
 /// 1,048,576, the SSE event limit of the official Python SDK.
 pub const MAX_MESSAGE_BYTES: usize = 1_048_576;
@@ -204,17 +206,16 @@ pub const CACHE_MEMBER_BYTES: usize = 17;
 
 /// Serialized size of a result: its text as a JSON string plus its
 /// `structuredContent`, as the reply writer writes them.
-pub fn wire_bytes(text: &str, structured: &Value) -> usize {
-    crate::json::len(text) + crate::json::len(structured)
+pub fn wire_bytes(text: &str, structured: &Structured) -> usize {
+    crate::json::len(text) + structured.to_vec().len()
 }
 
 /// Whether a built result is within the budget. The bytes are counted
 /// exactly only when their upper bound ([`crate::json::max_len`], a walk
 /// of the tree that writes nothing) is over the limit.
-pub fn fits(max_chars: usize, text: &str, structured: &Value) -> bool {
+pub fn fits(max_chars: usize, text: &str, structured: &Structured) -> bool {
     let within = |bytes: usize| bytes + CACHE_MEMBER_BYTES <= MAX_PAYLOAD_BYTES;
-    let bound =
-        2 + crate::json::MAX_ESCAPED_BYTES_PER_BYTE * text.len() + crate::json::max_len(structured);
+    let bound = 2 + crate::json::MAX_ESCAPED_BYTES_PER_BYTE * text.len() + structured.max_len();
     text.chars().count() <= max_chars && (within(bound) || within(wire_bytes(text, structured)))
 }
 
@@ -231,10 +232,10 @@ pub struct Wire {
 
 impl Wire {
     /// `text` and `structured` serialized.
-    pub fn of(text: &str, structured: &Value) -> Wire {
+    pub fn of(text: &str, structured: &Structured) -> Wire {
         Wire {
             text: crate::json::to_vec(text),
-            structured: crate::json::to_vec(structured),
+            structured: structured.to_vec(),
         }
     }
 
@@ -268,8 +269,8 @@ pub fn fit<T>(
     n: usize,
     first_len: usize,
     max_chars: usize,
-    build: &mut dyn FnMut(Cut) -> (String, Value, T),
-) -> (Cut, String, Value, T) {
+    build: &mut dyn FnMut(Cut) -> (String, Structured, T),
+) -> (Cut, String, Structured, T) {
     let whole = Cut {
         items: n,
         inside: None,
@@ -337,7 +338,7 @@ pub fn fit<T>(
 
 /// Renders the first rows of a list result with its continuation cursor
 /// and notes: `(rows, next_cursor, notes) -> (Markdown, structuredContent)`.
-pub type RowBuilder<'a> = dyn FnMut(usize, Option<&String>, &[String]) -> (String, Value) + 'a;
+pub type RowBuilder<'a> = dyn FnMut(usize, Option<&String>, &[String]) -> (String, Structured) + 'a;
 
 /// Fits a list result into the call's budget: `build(rows, next_cursor,
 /// notes)` renders the first `rows` of `n` rows with the continuation
@@ -352,14 +353,14 @@ pub fn fit_rows(
     next_cursor: Option<String>,
     cursor_at: &dyn Fn(usize) -> String,
     build: &mut RowBuilder<'_>,
-) -> (String, Value) {
+) -> (String, Structured) {
     // The whole result, when it fits (the common case), is the answer:
     // exactly what `fit` would return first, without the two extra builds
     // measuring the first row.
     if n > 0 {
         let (text, mut structured) = build(n, next_cursor.as_ref(), notes);
         if fits(run.max_chars(), &text, &structured) {
-            structured["truncated"] = Value::Bool(false);
+            structured.insert("truncated", Value::Bool(false));
             return (text, structured);
         }
     }
@@ -394,7 +395,7 @@ pub fn fit_rows(
             let (head, row, tail) = split_rows(&text, &frame);
             text = format!("{head}{}{ROW_CUT_MARK}{tail}", cut_text(row, chars));
         }
-        structured["truncated"] = Value::Bool(k < n || cut.inside.is_some());
+        structured.insert("truncated", Value::Bool(k < n || cut.inside.is_some()));
         (text, structured, ())
     };
     let (_, text, structured, ()) = fit(n, first_len, run.max_chars(), &mut shape);
@@ -436,7 +437,7 @@ pub const HARD_CUT_MARK: &str =
 /// `structuredContent` (`posts`, `users`, the `profile` down to its
 /// identity, `warnings`) with `truncated: true`, so any result fits.
 /// Returns the result serialized (the one serialization a reply uses).
-pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) -> Wire {
+pub fn enforce(text: &mut String, structured: &mut Structured, max_chars: usize) -> Wire {
     let within = |bytes: usize| bytes + CACHE_MEMBER_BYTES <= MAX_PAYLOAD_BYTES;
     let text_fits = text.chars().count() <= max_chars;
     let mut wire = Wire::of(text, structured);
@@ -449,8 +450,10 @@ pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) -> W
         *text = head + HARD_CUT_MARK;
         wire.text = crate::json::to_vec(text.as_str());
     }
-    if let Value::Object(m) = structured {
-        if !within(wire.len()) {
+    if !within(wire.len()) {
+        // The last resort reads the object back as one tree to empty it.
+        let mut whole = structured.to_value();
+        if let Value::Object(m) = &mut whole {
             for key in ["posts", "users", "warnings"] {
                 if let Some(v) = m.get_mut(key) {
                     *v = Value::Array(Vec::new());
@@ -466,7 +469,8 @@ pub fn enforce(text: &mut String, structured: &mut Value, max_chars: usize) -> W
                 m.insert("post_count".into(), Value::from(0));
             }
             m.insert("truncated".into(), Value::Bool(true));
-            wire.structured = crate::json::to_vec(structured);
+            *structured = Structured::new(std::mem::take(m));
+            wire.structured = structured.to_vec();
         }
     }
     wire
@@ -518,7 +522,6 @@ pub fn unescape_cursor(c: &str) -> std::borrow::Cow<'_, str> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use serde_json::json;
 
     #[test]
     fn the_cap_keeps_worst_case_text_inside_a_message() {
@@ -530,7 +533,7 @@ mod tests {
         assert_eq!(MAX_PAYLOAD_BYTES, 983_040);
     }
 
-    fn build_items(items: &[String], cut: Cut) -> (String, Value, ()) {
+    fn build_items(items: &[String], cut: Cut) -> (String, Structured, ()) {
         let mut shown: Vec<String> = items[..cut.items].to_vec();
         if let Some(c) = cut.inside {
             shown[0] = format!("{} [cut]", cut_text(&shown[0], c));
@@ -539,7 +542,9 @@ mod tests {
         if cut.items < items.len() || cut.inside.is_some() {
             text.push_str("\n\n> Note: continues.");
         }
-        (text, json!({"items": shown}), ())
+        let mut sc = Structured::default();
+        sc.insert_written("items", &shown);
+        (text, sc, ())
     }
 
     #[test]
@@ -603,7 +608,7 @@ mod tests {
             let mut msg = format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"content":[{{"type":"text","text":"#).into_bytes();
             msg.extend(crate::json::to_vec(&text));
             msg.extend_from_slice(br#"}],"structuredContent":{"result":"#);
-            msg.extend(crate::json::to_vec(&sc));
+            msg.extend(sc.to_vec());
             msg.extend_from_slice(br#"},"isError":false,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"xmd","version":"0.0.0"}}}}"#);
             let sse = [b"event: message\ndata: ".as_slice(), &msg, b"\n\n"].concat();
             prop_assert!(sse.len() <= MAX_MESSAGE_BYTES, "{}", sse.len());

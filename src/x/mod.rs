@@ -21,6 +21,7 @@ pub mod schema;
 pub mod search;
 pub mod side;
 pub mod status_lists;
+pub mod structured;
 pub mod syndication;
 pub mod tools;
 pub mod upstream;

@@ -17,6 +17,7 @@ use super::registry::POST_ROUTE_PARAMS;
 use super::render::escape::escape_inline;
 use super::render::post::{join_posts, post_blocks, status_text};
 use super::render::RenderOptions;
+use super::structured::Structured;
 use super::syndication;
 use super::upstream::Upstream;
 
@@ -29,7 +30,7 @@ pub struct PostResult {
     /// Text content (Markdown, or fenced JSON for `format=json`).
     pub text: String,
     /// `structuredContent`.
-    pub structured: Value,
+    pub structured: Structured,
 }
 
 /// `what` answer at `path`, read into its typed envelope `T` and checked
@@ -520,19 +521,26 @@ fn answer(
         } else {
             markdown
         };
-        let mut structured = json!({
-            "url": url,
-            "format": args.format.as_str(),
-            "post_count": shown.len(),
-            "compact": !args.full && args.format != Format::Obsidian,
-            "source": if fell_back.is_some() { syndication::SOURCE } else { "fxtwitter" },
-            "warnings": notes,
-            "thread_complete": a.complete,
-            "truncated": next.is_some() || cut.inside.is_some(),
-            "posts": shown,
-        });
+        let mut structured = Structured::default();
+        structured.insert("url", json!(url));
+        structured.insert("format", json!(args.format.as_str()));
+        structured.insert("post_count", json!(shown.len()));
+        structured.insert(
+            "compact",
+            json!(!args.full && args.format != Format::Obsidian),
+        );
+        let source = if fell_back.is_some() {
+            syndication::SOURCE
+        } else {
+            "fxtwitter"
+        };
+        structured.insert("source", json!(source));
+        structured.insert("warnings", json!(notes));
+        structured.insert("thread_complete", json!(a.complete));
+        structured.insert("truncated", json!(next.is_some() || cut.inside.is_some()));
+        structured.insert_written("posts", &shown);
         if let Some(c) = next {
-            structured["next_cursor"] = json!(c);
+            structured.insert("next_cursor", json!(c));
         }
         (text, structured, ())
     };

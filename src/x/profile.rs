@@ -5,11 +5,11 @@
 use std::collections::HashSet;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::browse::{
     answer_errors, base_structured, check_account_list, continuation, cursor_error, page_path,
-    protected_error, rows_json, BrowseArgs, BrowseResult, ListPage, PAGE_BUDGET_PER_BLOCK,
+    protected_error, BrowseArgs, BrowseResult, ListPage, PAGE_BUDGET_PER_BLOCK,
 };
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
@@ -355,10 +355,8 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         encode(cursor::forge_profile_cursor(None, last, now_ms()), k)
     };
     let path = format!("/{handle}");
-    let profile_json = rows_json(std::slice::from_ref(&user.lean(args.full)))
-        .as_array_mut()
-        .and_then(Vec::pop)
-        .unwrap_or(Value::Null);
+    // Written once; each build below copies the bytes.
+    let profile_json = crate::json::to_vec(&user.lean(args.full));
     let (text, structured) = fit_rows(
         run,
         posts.len(),
@@ -376,16 +374,16 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
             let markdown =
                 profile_markdown(&shown_user, &posts[..k], args.full, notes, cont.as_ref());
             let mut m = base_structured("profile", args);
-            m.insert("handle".into(), json!(handle));
-            m.insert("profile".into(), profile_json.clone());
-            m.insert("posts".into(), rows_json(&posts[..k]));
+            m.insert("handle", json!(handle));
+            m.insert_bytes("profile", profile_json.clone());
+            m.insert_written("posts", &posts[..k]);
             if let Some(c) = next {
-                m.insert("next_cursor".into(), json!(c));
+                m.insert("next_cursor", json!(c));
             }
             if !notes.is_empty() {
-                m.insert("warnings".into(), json!(notes));
+                m.insert("warnings", json!(notes));
             }
-            (markdown, Value::Object(m))
+            (markdown, m)
         },
     );
     Ok(BrowseResult { text, structured })
@@ -394,6 +392,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn originals_only() {

@@ -30,6 +30,7 @@ use super::cache::{
 };
 use super::error::XError;
 use super::status_lists::{self, StatusList};
+use super::structured::Structured;
 use super::{post, profile, schema, search};
 
 /// A tool. The discriminant indexes [`SPECS`] (and the metric rows).
@@ -588,7 +589,7 @@ impl Call {
 
     /// Runs the call through `f` (blocking): its Markdown and
     /// `structuredContent`, before the last budget guard.
-    pub fn run(&self, f: &Fetcher, run: &Run) -> Result<(String, Value), XError> {
+    pub fn run(&self, f: &Fetcher, run: &Run) -> Result<(String, Structured), XError> {
         let r = match self {
             Call::GetPost(a) => {
                 let r = post::get_post(f, a, run)?;

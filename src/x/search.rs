@@ -3,11 +3,11 @@
 //! `/2/search?feed=media` filtered by media kind, and `users` through
 //! `/2/typeahead` (one page, no counts).
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::browse::{
-    answer_errors, base_structured, continuation, cursor_error, page_path, rows_json, walk_list,
-    BrowseArgs, BrowseResult, ListPage,
+    answer_errors, base_structured, continuation, cursor_error, page_path, walk_list, BrowseArgs,
+    BrowseResult, ListPage,
 };
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
@@ -238,25 +238,21 @@ pub fn search(
                 cont.as_ref(),
             );
             let mut m = base_structured("search", args);
-            m.insert("query".into(), json!(query));
-            m.insert("feed".into(), json!(feed));
+            m.insert("query", json!(query));
+            m.insert("feed", json!(feed));
             match shown_users {
-                Some(u) => {
-                    m.insert("users".into(), rows_json(u));
-                }
-                None => {
-                    m.insert("posts".into(), rows_json(shown_posts));
-                }
+                Some(u) => m.insert_written("users", u),
+                None => m.insert_written("posts", shown_posts),
             }
             if let Some(c) = next {
-                m.insert("next_cursor".into(), json!(c));
+                m.insert("next_cursor", json!(c));
             }
             let mut warnings = notes_top.clone();
             warnings.extend(walk_notes.iter().cloned());
             if !warnings.is_empty() {
-                m.insert("warnings".into(), json!(warnings));
+                m.insert("warnings", json!(warnings));
             }
-            (markdown, Value::Object(m))
+            (markdown, m)
         },
     );
     Ok(BrowseResult { text, structured })

@@ -14,8 +14,8 @@ use serde_json::json;
 
 use super::args::PostListArgs;
 use super::browse::{
-    answer_errors, base_structured, continuation, cursor_error, page_path, rows_json, walk_list,
-    BrowseResult, ListPage, Row,
+    answer_errors, base_structured, continuation, cursor_error, page_path, walk_list, BrowseResult,
+    ListPage, Row,
 };
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
@@ -186,17 +186,17 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
             md.extend(rows.iter().map(line));
             push_tail(&mut md, notes, cont.as_ref());
             let mut m = base_structured(kind.tag(), args);
-            m.insert("handle".into(), json!(handle));
-            m.insert("id".into(), json!(id));
-            m.insert("url".into(), json!(post_url));
-            m.insert(key.into(), rows_json(rows));
+            m.insert("handle", json!(handle));
+            m.insert("id", json!(id));
+            m.insert("url", json!(post_url));
+            m.insert_written(key, rows);
             if let Some(c) = next {
-                m.insert("next_cursor".into(), json!(c));
+                m.insert("next_cursor", json!(c));
             }
             if !notes.is_empty() {
-                m.insert("warnings".into(), json!(notes));
+                m.insert("warnings", json!(notes));
             }
-            (finish(md), serde_json::Value::Object(m))
+            (finish(md), m)
         },
     );
     Ok(BrowseResult { text, structured })

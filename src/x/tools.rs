@@ -17,6 +17,7 @@ use super::error::XError;
 pub use super::registry::{Call, Tool};
 use super::schema;
 use super::side::SidePool;
+use super::structured::Structured;
 use super::upstream::{PerClient, Upstream};
 
 /// Tool names, in `tools/list` order (from the registry).
@@ -319,7 +320,7 @@ pub struct Served {
     pub text: String,
     /// What the tool built for `structuredContent` (without the cache
     /// status, which is added when it is serialized).
-    pub structured: Value,
+    pub structured: Structured,
     /// How the upstream answers it was built from were served.
     pub cache: CacheStatus,
     /// How long the result stays fresh: the shortest remaining cache life
@@ -334,7 +335,12 @@ pub struct Served {
 
 impl Served {
     /// A served result of `text` and `structured` (serialized here).
-    pub fn new(text: String, structured: Value, cache: CacheStatus, fresh_for: Duration) -> Served {
+    pub fn new(
+        text: String,
+        structured: Structured,
+        cache: CacheStatus,
+        fresh_for: Duration,
+    ) -> Served {
         Served {
             wire: Wire::of(&text, &structured),
             text,
@@ -355,13 +361,11 @@ impl Served {
     /// status (for in-process callers; the servers write it with
     /// [`write_structured`]).
     pub fn into_output(self) -> ToolOutput {
-        let mut structured = self.structured;
-        if let Value::Object(m) = &mut structured {
-            m.insert(CACHE_MEMBER.into(), Value::from(self.cache.as_str()));
-        }
+        // Read back from the bytes a reply carries: what a client sees.
+        let structured = serde_json::from_slice(&self.structured_json()).ok();
         ToolOutput {
             text: self.text,
-            structured: Some(structured),
+            structured,
             is_error: false,
         }
     }
