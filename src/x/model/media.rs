@@ -41,10 +41,16 @@ pub struct Media {
     )]
     pub animated: Option<Vec<MediaItem>>,
     /// The mosaic of several photos, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub mosaic: Option<Box<RawValue>>,
     /// An external media link, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub external: Option<Box<RawValue>>,
 }
 

@@ -90,10 +90,16 @@ pub struct Status {
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
     /// The post it replies to: `{screen_name, status}` (v2), as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub replying_to: Option<Box<RawValue>>,
     /// The legacy form: `[status id]` or the id itself, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub replying_to_status: Option<Box<RawValue>>,
     /// Who reposted it (a timeline row that is a repost).
     #[serde(

@@ -163,7 +163,10 @@ pub struct RawText {
     #[serde(deserialize_with = "super::scalar::text")]
     pub text: String,
     /// `[start, end]` of the shown part, when sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub display_text_range: Option<Box<serde_json::value::RawValue>>,
     /// Links, mentions, media links in the text.
     #[serde(deserialize_with = "super::parse::facets")]
@@ -182,7 +185,10 @@ pub struct Facet {
     )]
     pub kind: Option<String>,
     /// `[start, end]` (UTF-16 offsets; never used to cut text).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub indices: Option<Box<serde_json::value::RawValue>>,
     /// The text in the raw string (a t.co link).
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
