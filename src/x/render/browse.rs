@@ -12,7 +12,7 @@ use super::escape::{
 };
 use super::num::count as counted;
 use super::post::status_text;
-use crate::x::cursor::form_encode;
+use crate::x::cursor::push_form_encoded;
 use crate::x::model::status::Status;
 use crate::x::model::user::User;
 
@@ -168,20 +168,40 @@ pub struct Continuation {
 
 /// `[Continue →](path?params&cursor=c)[ · [Next page (n) →](path?params&page=n)]`.
 pub fn continuation_line(c: &Continuation) -> String {
-    let mut base = format!("{}?", c.path);
+    let mut base = String::with_capacity(c.path.len() + 64);
+    base.push_str(&c.path);
+    base.push('?');
     for (k, v) in &c.params {
-        base.push_str(&format!("{k}={}&", form_encode(v)));
+        base.push_str(k);
+        base.push('=');
+        push_form_encoded(&mut base, v);
+        base.push('&');
     }
-    let mut line = format!("[Continue →]({base}cursor={})", form_encode(&c.next_cursor));
+    let mut line = String::with_capacity(2 * base.len() + c.next_cursor.len() + 48);
+    line.push_str("[Continue →](");
+    line.push_str(&base);
+    line.push_str("cursor=");
+    push_form_encoded(&mut line, &c.next_cursor);
+    line.push(')');
     if let Some(n) = c.next_page {
-        line.push_str(&format!(" · [Next page ({n}) →]({base}page={n})"));
+        let n = n.to_string();
+        line.push_str(" · [Next page (");
+        line.push_str(&n);
+        line.push_str(") →](");
+        line.push_str(&base);
+        line.push_str("page=");
+        line.push_str(&n);
+        line.push(')');
     }
     line
 }
 
 /// Joins blocks of lines into browse Markdown: trimmed, one final `\n`.
 pub fn finish(lines: Vec<String>) -> String {
-    let mut md = lines.join("\n").trim().to_string();
+    let mut md = lines.join("\n");
+    md.truncate(md.trim_end().len());
+    let start = md.len() - md.trim_start().len();
+    md.drain(..start);
     md.push('\n');
     md
 }
@@ -190,7 +210,12 @@ pub fn finish(lines: Vec<String>) -> String {
 pub fn push_tail(lines: &mut Vec<String>, notes: &[String], cont: Option<&Continuation>) {
     if !notes.is_empty() {
         lines.push(String::new());
-        lines.extend(notes.iter().map(|n| format!("> {}", inline_text(n))));
+        lines.extend(notes.iter().map(|n| {
+            let mut q = String::with_capacity(n.len() + 8);
+            q.push_str("> ");
+            push_inline(&mut q, n);
+            q
+        }));
     }
     if let Some(c) = cont {
         lines.push(String::new());
