@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::Number;
 
 use super::parse::{formats, media_items, variants};
-use super::scalar::{count, opt_number, opt_text, Count};
+use super::scalar::{count, opt_number, opt_text, opt_word, Count, Word};
 
 /// The `media` object. Lists other than these are not kept.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -107,10 +107,10 @@ pub struct MediaItem {
     /// `photo`, `video` or `gif`.
     #[serde(
         rename = "type",
-        deserialize_with = "opt_text",
+        deserialize_with = "opt_word",
         skip_serializing_if = "Option::is_none"
     )]
-    pub kind: Option<String>,
+    pub kind: Option<Word>,
     /// The image, or the video file.
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::parse::{id, raw_description, verification, website};
-use super::scalar::{count, opt_bool, opt_text, Count, Id};
+use super::scalar::{count, opt_bool, opt_text, opt_word, Count, Id, Word};
 
 /// A user. Fields may be missing on partial users (a post's `author` in
 /// some paths carries only `screen_name` and `name`).
@@ -14,10 +14,10 @@ pub struct User {
     /// `"profile"` or `"user"` when sent.
     #[serde(
         rename = "type",
-        deserialize_with = "opt_text",
+        deserialize_with = "opt_word",
         skip_serializing_if = "Option::is_none"
     )]
-    pub kind: Option<String>,
+    pub kind: Option<Word>,
     /// The account id.
     #[serde(deserialize_with = "id", skip_serializing_if = "Option::is_none")]
     pub id: Option<Id>,
@@ -148,10 +148,10 @@ pub struct Verification {
     /// `individual`, `business`, `government`.
     #[serde(
         rename = "type",
-        deserialize_with = "opt_text",
+        deserialize_with = "opt_word",
         skip_serializing_if = "Option::is_none"
     )]
-    pub kind: Option<String>,
+    pub kind: Option<Word>,
 }
 
 /// Text as X sent it (`raw_text` of a status, `raw_description` of a
@@ -180,10 +180,10 @@ pub struct Facet {
     /// `url`, `media`, `mention`, `hashtag`, …
     #[serde(
         rename = "type",
-        deserialize_with = "opt_text",
+        deserialize_with = "opt_word",
         skip_serializing_if = "Option::is_none"
     )]
-    pub kind: Option<String>,
+    pub kind: Option<Word>,
     /// `[start, end]` (UTF-16 offsets; never used to cut text).
     #[serde(
         deserialize_with = "super::parse::raw",
