@@ -128,15 +128,27 @@ pub fn escape_block(text: &str) -> Vec<String> {
 }
 
 /// `text` with every run of whitespace and controls made one space and
-/// none at either end; borrowed when it already is.
+/// none at either end; borrowed when it already is (checked byte by byte:
+/// only a non-ASCII character is decoded).
 fn collapsed(text: &str) -> std::borrow::Cow<'_, str> {
     let b = text.as_bytes();
-    let plain = b.first() != Some(&b' ')
-        && b.last() != Some(&b' ')
-        && !b.windows(2).any(|w| w == b"  ")
-        && !text
-            .chars()
-            .any(|c| c != ' ' && (c.is_whitespace() || c.is_control()));
+    let mut plain = b.first() != Some(&b' ') && b.last() != Some(&b' ');
+    let mut i = 0;
+    while plain && i < b.len() {
+        let c = b[i];
+        if c.is_ascii() {
+            plain = if c == b' ' {
+                b.get(i + 1) != Some(&b' ')
+            } else {
+                !c.is_ascii_control()
+            };
+            i += 1;
+        } else {
+            let ch = text[i..].chars().next().unwrap_or(' ');
+            plain = !(ch.is_whitespace() || ch.is_control());
+            i += ch.len_utf8();
+        }
+    }
     if plain {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -228,35 +240,53 @@ fn http_url(url: &str) -> Option<&str> {
 }
 
 /// Appends `s` with the characters that could end a link destination
-/// percent-encoded (see [`link_url`]).
+/// percent-encoded (see [`link_url`]); walked byte by byte, only a
+/// non-ASCII character decoded.
 fn push_url_encoded(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.reserve(s.len());
+    let b = s.as_bytes();
     let mut copied = 0;
-    for (i, c) in s.char_indices() {
-        let code = match c {
-            ' ' => "%20",
-            '(' => "%28",
-            ')' => "%29",
-            '<' => "%3C",
-            '>' => "%3E",
-            '"' => "%22",
-            '\\' => "%5C",
-            c if c.is_control() || c.is_whitespace() => "",
-            _ => continue,
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let (code, len) = if c.is_ascii() {
+            match c {
+                b' ' => ("%20", 1),
+                b'(' => ("%28", 1),
+                b')' => ("%29", 1),
+                b'<' => ("%3C", 1),
+                b'>' => ("%3E", 1),
+                b'"' => ("%22", 1),
+                b'\\' => ("%5C", 1),
+                // Every other ASCII whitespace is a control.
+                c if c.is_ascii_control() => ("", 1),
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            }
+        } else {
+            let ch = s[i..].chars().next().unwrap_or(' ');
+            let len = ch.len_utf8();
+            if !(ch.is_control() || ch.is_whitespace()) {
+                i += len;
+                continue;
+            }
+            ("", len)
         };
         out.push_str(&s[copied..i]);
-        copied = i + c.len_utf8();
         if code.is_empty() {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            for &byte in &b[i..i + len] {
                 out.push('%');
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 15)]));
+                out.push(char::from(HEX[usize::from(byte >> 4)]));
+                out.push(char::from(HEX[usize::from(byte & 15)]));
             }
         } else {
             out.push_str(code);
         }
+        i += len;
+        copied = i;
     }
     out.push_str(&s[copied..]);
 }
