@@ -263,11 +263,14 @@ impl Status {
 
     /// Fills `url` (post and quote) so every post carries a link.
     pub fn fill_url(&mut self, fallback: Option<&str>) {
-        let url = self
-            .link()
-            .or_else(|| fallback.map(str::to_string))
-            .unwrap_or_else(|| super::value::MISSING_IDENTITY.into());
-        self.url = Some(url);
+        // A non-empty `url` is its own link: kept, not copied.
+        if self.url.as_deref().is_none_or(str::is_empty) {
+            let url = self
+                .link()
+                .or_else(|| fallback.map(str::to_string))
+                .unwrap_or_else(|| super::value::MISSING_IDENTITY.into());
+            self.url = Some(url);
+        }
         if let Some(q) = &mut self.quote {
             if q.url.is_none() {
                 q.url = q.link();

@@ -112,12 +112,12 @@ impl User {
     }
 
     /// The same account reduced to what identifies it (`id`,
-    /// `screen_name`, `name`): a list row's author.
-    pub fn identity(&self) -> User {
+    /// `screen_name`, `name`): a list row's author. Moved, not copied.
+    pub fn into_identity(self) -> User {
         User {
-            id: self.id.clone(),
-            screen_name: self.screen_name.clone(),
-            name: self.name.clone(),
+            id: self.id,
+            screen_name: self.screen_name,
+            name: self.name,
             ..User::default()
         }
     }
