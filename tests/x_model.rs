@@ -111,6 +111,28 @@ proptest! {
         let v: serde_json::Value = serde_json::from_str(&repair_surrogates(&body)).unwrap();
         prop_assert_eq!(v["status"]["text"].as_str().unwrap(), oracle(&units));
     }
+
+    /// A lone surrogate in a value the model keeps as sent (`replying_to`,
+    /// a facet's `indices`), which serde_json does not decode and so never
+    /// rejects, is repaired too, also when it is the only one in the body:
+    /// the status serializes to JSON any reader accepts, with U+FFFD
+    /// exactly where the oracle puts it.
+    #[test]
+    fn lone_surrogates_in_values_kept_as_sent_are_repaired(
+        units in prop::collection::vec(unit(), 0..24),
+        in_text in any::<bool>(),
+    ) {
+        let lit = literal(&units);
+        let text = if in_text { lit.clone() } else { "\"t\"".to_string() };
+        let body = format!(
+            r#"{{"status":{{"type":"status","id":"1","text":{text},"replying_to":{{"screen_name":{lit}}},"raw_text":{{"text":"t","facets":[{{"type":"url","indices":[{lit},1]}}]}}}}}}"#
+        );
+        let env: StatusEnvelope = parse(body.as_bytes(), "a status answer").unwrap();
+        let out = serde_json::to_string(&env.status.unwrap()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        prop_assert_eq!(v["replying_to"]["screen_name"].as_str().unwrap(), oracle(&units));
+        prop_assert_eq!(v["raw_text"]["facets"][0]["indices"][0].as_str().unwrap(), oracle(&units));
+    }
 }
 
 #[test]

@@ -216,6 +216,14 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
 /// unreserved characters kept, space → `+`, everything else `%XX`).
 pub fn form_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    push_form_encoded(&mut out, s);
+    out
+}
+
+/// Appends [`form_encode`] of `s` to `out`.
+pub fn push_form_encoded(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.reserve(s.len());
     for b in s.bytes() {
         match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
@@ -223,11 +231,12 @@ pub fn form_encode(s: &str) -> String {
             }
             b' ' => out.push('+'),
             b => {
-                let _ = write!(out, "%{b:02X}");
+                out.push('%');
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 15)]));
             }
         }
     }
-    out
 }
 
 /// The fields of an X profile-timeline cursor (a Thrift binary struct

@@ -558,7 +558,7 @@ pub fn lean_status_row(p: &mut Status, full: bool) {
     }
     lean(p);
     if let Some(a) = &mut p.author {
-        **a = a.identity();
+        **a = std::mem::take(&mut **a).into_identity();
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::Number;
 
 use super::parse::{formats, media_items, variants};
-use super::scalar::{count, opt_number, opt_text, Count};
+use super::scalar::{count, opt_number, opt_text, opt_word, Count, Word};
 
 /// The `media` object. Lists other than these are not kept.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -41,10 +41,16 @@ pub struct Media {
     )]
     pub animated: Option<Vec<MediaItem>>,
     /// The mosaic of several photos, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub mosaic: Option<Box<RawValue>>,
     /// An external media link, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub external: Option<Box<RawValue>>,
 }
 
@@ -101,10 +107,10 @@ pub struct MediaItem {
     /// `photo`, `video` or `gif`.
     #[serde(
         rename = "type",
-        deserialize_with = "opt_text",
+        deserialize_with = "opt_word",
         skip_serializing_if = "Option::is_none"
     )]
-    pub kind: Option<String>,
+    pub kind: Option<Word>,
     /// The image, or the video file.
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,

@@ -1,10 +1,9 @@
 //! Reading an upstream body into the model.
 //!
 //! - Lone UTF-16 surrogate escapes (`"\ud800"` without its pair), which
-//!   serde_json rejects, become `\ufffd` (U+FFFD) before parsing, so one
-//!   odd character never fails a whole answer. The pre-pass runs only when
-//!   a `\ud`/`\uD` escape occurs at all; otherwise the body is parsed as
-//!   it came.
+//!   serde_json rejects, become `\ufffd` (U+FFFD), so one odd character
+//!   never fails a whole answer. The body is parsed as it came; only one
+//!   that fails is repaired and parsed again (no pass over every body).
 //! - A body that is JSON but not the expected shape is a distinct
 //!   `upstream_invalid_response` error naming the field that was wrong
 //!   (`FxTwitter answered a status that is not the expected shape:
@@ -18,6 +17,7 @@ use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::x::error::{code, XError};
 
@@ -97,28 +97,60 @@ fn has_surrogate_escape(text: &str) -> bool {
 
 /// Parses an upstream body into `T`: `what` names the answer in a shape
 /// error (`a status`, `a profile`, `a timeline page`).
+///
+/// The body is read as it came: serde_json rejects a lone surrogate escape
+/// in every string it decodes, so only a body that fails is searched for
+/// one, repaired ([`repair_surrogates`]) and read again. A lone surrogate
+/// that reaches the model without being decoded (inside a value kept as
+/// sent) is repaired by [`raw`].
 pub fn parse<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, XError> {
     let Ok(text) = std::str::from_utf8(body) else {
         return Err(XError::unexpected_response());
     };
-    let text = repair_surrogates(text);
     // Every answer xmd reads is a JSON object: anything else is the general
     // error, before serde, which would read an array as a struct's fields
     // in order (`[]` as a list page with no rows, an empty list).
     if !text.trim_start().starts_with('{') {
         return Err(XError::unexpected_response());
     }
-    serde_json::from_str(&text).map_err(|e| {
-        // A syntax error inside a named field is re-raised as a custom
-        // (data) error by the field wrappers; only a body that is JSON
-        // throughout is of the wrong shape.
-        let is_json = || serde_json::from_str::<IgnoredAny>(&text).is_ok();
-        if e.classify() == serde_json::error::Category::Data && is_json() {
-            shape_error(what, &e)
-        } else {
-            XError::unexpected_response()
-        }
-    })
+    match serde_json::from_str(text) {
+        Ok(t) => Ok(t),
+        Err(e) => match repair_surrogates(text) {
+            Cow::Owned(repaired) => {
+                serde_json::from_str(&repaired).map_err(|e| parse_error(what, &repaired, &e))
+            }
+            Cow::Borrowed(_) => Err(parse_error(what, text, &e)),
+        },
+    }
+}
+
+/// The error for a body that failed to parse: a shape error when it is
+/// JSON throughout, else the general error.
+fn parse_error(what: &str, text: &str, e: &serde_json::Error) -> XError {
+    // A syntax error inside a named field is re-raised as a custom (data)
+    // error by the field wrappers; only a body that is JSON throughout is
+    // of the wrong shape.
+    let is_json = || serde_json::from_str::<IgnoredAny>(text).is_ok();
+    if e.classify() == serde_json::error::Category::Data && is_json() {
+        shape_error(what, e)
+    } else {
+        XError::unexpected_response()
+    }
+}
+
+/// Deserializes a value kept as sent (`replying_to`, `indices`, …), `null`
+/// as absent, with any lone surrogate escape in it made `\ufffd` (serde_json
+/// does not decode it, so [`parse`] would not see it fail).
+pub fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    let Some(r) = Option::<Box<RawValue>>::deserialize(d)? else {
+        return Ok(None);
+    };
+    match repair_surrogates(r.get()) {
+        Cow::Borrowed(_) => Ok(Some(r)),
+        Cow::Owned(repaired) => RawValue::from_string(repaired)
+            .map(Some)
+            .map_err(de::Error::custom),
+    }
 }
 
 /// The error for a body of the wrong shape.

@@ -5,6 +5,7 @@
 //! Each leaf accepts what the upstream has been seen to send and keeps it
 //! exact; the rest is a shape error (ids) or absent (counts).
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -107,6 +108,87 @@ pub fn opt_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
         Leaf::S(s) => Some(s),
         _ => None,
     }))
+}
+
+/// A short upstream word (`type`, `provider`, `embed_card`, `lang`, a
+/// facet's or a verification's `type`): one of [`WORDS`], which FxTwitter
+/// sends on nearly every row, is a shared constant instead of an
+/// allocation; any other word is kept as sent. Serialized as the string.
+pub type Word = Cow<'static, str>;
+
+/// The words read as constants: the values of the fields read as
+/// [`Word`]s that upstream.md §1 documents.
+pub const WORDS: &[&str] = &[
+    "status",
+    "tombstone",
+    "profile",
+    "user",
+    "tweet",
+    "twitter",
+    "bluesky",
+    "en",
+    "url",
+    "media",
+    "mention",
+    "hashtag",
+    "cashtag",
+    "individual",
+    "business",
+    "government",
+    "photo",
+    "video",
+    "gif",
+];
+
+/// Deserializes an optional [`Word`] from any JSON value: a non-string
+/// is absent, as for [`opt_text`].
+pub fn opt_word<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Word>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<Word>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(match WORDS.iter().find(|w| **w == v) {
+                Some(w) => Cow::Borrowed(*w),
+                None => Cow::Owned(v.to_string()),
+            }))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(match WORDS.iter().find(|w| **w == v) {
+                Some(w) => Cow::Borrowed(*w),
+                None => Cow::Owned(v),
+            }))
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    d.deserialize_any(V)
 }
 
 /// Deserializes an optional boolean from any JSON value.
@@ -215,6 +297,47 @@ mod tests {
         assert!(serde_json::from_str::<T>(r#"{"id":1.5}"#).is_err());
         assert!(serde_json::from_str::<T>(r#"{"id":{}}"#).is_err());
         assert_eq!(serde_json::to_string(&Id("7".into())).unwrap(), "\"7\"");
+    }
+
+    #[test]
+    fn words_are_shared_constants_or_kept_as_sent() {
+        #[derive(Deserialize, Serialize)]
+        struct W {
+            #[serde(default, deserialize_with = "opt_word")]
+            w: Option<Word>,
+        }
+        let w = |json: &str| serde_json::from_str::<W>(json).unwrap().w;
+        assert!(matches!(
+            w(r#"{"w":"status"}"#),
+            Some(Cow::Borrowed("status"))
+        ));
+        assert!(matches!(
+            w(r#"{"w":"individual"}"#),
+            Some(Cow::Borrowed("individual"))
+        ));
+        // An escaped spelling is the same word.
+        assert!(matches!(
+            w(r#"{"w":"st\u0061tus"}"#),
+            Some(Cow::Borrowed("status"))
+        ));
+        assert!(matches!(w(r#"{"w":"Status"}"#), Some(Cow::Owned(o)) if o == "Status"));
+        assert!(matches!(w(r#"{"w":"x\ny"}"#), Some(Cow::Owned(o)) if o == "x\ny"));
+        for other in [
+            "1",
+            "-1",
+            "1.5",
+            "true",
+            "null",
+            "[\"status\"]",
+            "{\"a\":\"status\"}",
+        ] {
+            assert_eq!(w(&format!(r#"{{"w":{other}}}"#)), None, "{other}");
+        }
+        assert_eq!(w("{}"), None);
+        let back =
+            |json: &str| serde_json::to_string(&serde_json::from_str::<W>(json).unwrap()).unwrap();
+        assert_eq!(back(r#"{"w":"status"}"#), r#"{"w":"status"}"#);
+        assert_eq!(back(r#"{"w":"Other"}"#), r#"{"w":"Other"}"#);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::media::Media;
 use super::parse::{
     article, author, card, community_note, id, media, opt_rows, poll, quote, raw_text, reposted_by,
 };
-use super::scalar::{count, opt_bool, opt_number, opt_text, text, Count, Id};
+use super::scalar::{count, opt_bool, opt_number, opt_text, opt_word, text, Count, Id, Word};
 use super::user::{RawText, User};
 
 /// A status, or a tombstone (`type: "tombstone"`: a deleted, suspended,
@@ -22,10 +22,10 @@ pub struct Status {
     /// `status` or `tombstone`.
     #[serde(
         rename = "type",
-        deserialize_with = "opt_text",
+        deserialize_with = "opt_word",
         skip_serializing_if = "Option::is_none"
     )]
-    pub kind: Option<String>,
+    pub kind: Option<Word>,
     /// The post id (exact, whether sent as a string or a number).
     #[serde(deserialize_with = "id", skip_serializing_if = "Option::is_none")]
     pub id: Option<Id>,
@@ -72,8 +72,8 @@ pub struct Status {
     )]
     pub created_timestamp: Option<Number>,
     /// FxTwitter's embed kind (`tweet`).
-    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
-    pub embed_card: Option<String>,
+    #[serde(deserialize_with = "opt_word", skip_serializing_if = "Option::is_none")]
+    pub embed_card: Option<Word>,
     /// Marked sensitive.
     #[serde(deserialize_with = "opt_bool", skip_serializing_if = "Option::is_none")]
     pub possibly_sensitive: Option<bool>,
@@ -81,19 +81,25 @@ pub struct Status {
     #[serde(deserialize_with = "opt_bool", skip_serializing_if = "Option::is_none")]
     pub is_note_tweet: Option<bool>,
     /// The language X detected.
-    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
-    pub lang: Option<String>,
+    #[serde(deserialize_with = "opt_word", skip_serializing_if = "Option::is_none")]
+    pub lang: Option<Word>,
     /// The client that posted it.
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// `twitter`.
-    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
+    #[serde(deserialize_with = "opt_word", skip_serializing_if = "Option::is_none")]
+    pub provider: Option<Word>,
     /// The post it replies to: `{screen_name, status}` (v2), as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub replying_to: Option<Box<RawValue>>,
     /// The legacy form: `[status id]` or the id itself, as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub replying_to_status: Option<Box<RawValue>>,
     /// Who reposted it (a timeline row that is a repost).
     #[serde(
@@ -257,11 +263,14 @@ impl Status {
 
     /// Fills `url` (post and quote) so every post carries a link.
     pub fn fill_url(&mut self, fallback: Option<&str>) {
-        let url = self
-            .link()
-            .or_else(|| fallback.map(str::to_string))
-            .unwrap_or_else(|| super::value::MISSING_IDENTITY.into());
-        self.url = Some(url);
+        // A non-empty `url` is its own link: kept, not copied.
+        if self.url.as_deref().is_none_or(str::is_empty) {
+            let url = self
+                .link()
+                .or_else(|| fallback.map(str::to_string))
+                .unwrap_or_else(|| super::value::MISSING_IDENTITY.into());
+            self.url = Some(url);
+        }
         if let Some(q) = &mut self.quote {
             if q.url.is_none() {
                 q.url = q.link();

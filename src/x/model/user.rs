@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::parse::{id, raw_description, verification, website};
-use super::scalar::{count, opt_bool, opt_text, Count, Id};
+use super::scalar::{count, opt_bool, opt_text, opt_word, Count, Id, Word};
 
 /// A user. Fields may be missing on partial users (a post's `author` in
 /// some paths carries only `screen_name` and `name`).
@@ -14,10 +14,10 @@ pub struct User {
     /// `"profile"` or `"user"` when sent.
     #[serde(
         rename = "type",
-        deserialize_with = "opt_text",
+        deserialize_with = "opt_word",
         skip_serializing_if = "Option::is_none"
     )]
-    pub kind: Option<String>,
+    pub kind: Option<Word>,
     /// The account id.
     #[serde(deserialize_with = "id", skip_serializing_if = "Option::is_none")]
     pub id: Option<Id>,
@@ -112,12 +112,12 @@ impl User {
     }
 
     /// The same account reduced to what identifies it (`id`,
-    /// `screen_name`, `name`): a list row's author.
-    pub fn identity(&self) -> User {
+    /// `screen_name`, `name`): a list row's author. Moved, not copied.
+    pub fn into_identity(self) -> User {
         User {
-            id: self.id.clone(),
-            screen_name: self.screen_name.clone(),
-            name: self.name.clone(),
+            id: self.id,
+            screen_name: self.screen_name,
+            name: self.name,
             ..User::default()
         }
     }
@@ -148,10 +148,10 @@ pub struct Verification {
     /// `individual`, `business`, `government`.
     #[serde(
         rename = "type",
-        deserialize_with = "opt_text",
+        deserialize_with = "opt_word",
         skip_serializing_if = "Option::is_none"
     )]
-    pub kind: Option<String>,
+    pub kind: Option<Word>,
 }
 
 /// Text as X sent it (`raw_text` of a status, `raw_description` of a
@@ -163,7 +163,10 @@ pub struct RawText {
     #[serde(deserialize_with = "super::scalar::text")]
     pub text: String,
     /// `[start, end]` of the shown part, when sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub display_text_range: Option<Box<serde_json::value::RawValue>>,
     /// Links, mentions, media links in the text.
     #[serde(deserialize_with = "super::parse::facets")]
@@ -177,12 +180,15 @@ pub struct Facet {
     /// `url`, `media`, `mention`, `hashtag`, …
     #[serde(
         rename = "type",
-        deserialize_with = "opt_text",
+        deserialize_with = "opt_word",
         skip_serializing_if = "Option::is_none"
     )]
-    pub kind: Option<String>,
+    pub kind: Option<Word>,
     /// `[start, end]` (UTF-16 offsets; never used to cut text).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "super::parse::raw",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub indices: Option<Box<serde_json::value::RawValue>>,
     /// The text in the raw string (a t.co link).
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]

@@ -6,10 +6,13 @@
 //! are ISO 8601 and counts use one format (`1,234 followers`, `1 like`).
 
 use super::date::{iso, status_date};
-use super::escape::{escape_block, escape_handle, escape_heading, escape_inline, link, link_url};
+use super::escape::{
+    escape_block, escape_handle, escape_heading, escape_inline, push_inline, push_link,
+    push_profile_url,
+};
 use super::num::count as counted;
 use super::post::status_text;
-use crate::x::cursor::form_encode;
+use crate::x::cursor::push_form_encoded;
 use crate::x::model::status::Status;
 use crate::x::model::user::User;
 
@@ -21,25 +24,20 @@ pub fn inline_text(text: &str) -> String {
     escape_inline(text)
 }
 
-fn profile_link(handle: &str) -> String {
-    link_url(&format!("https://x.com/{handle}")).unwrap_or_else(|| "https://x.com/".into())
-}
-
 /// A post line: `- [@h](https://x.com/h): text[ (ISO date)][ · Replying to
 /// @p][ — N likes, N reposts, N replies] [Source](url)`; counts only with
 /// `full`.
 pub fn post_line(post: &Status, full: bool) -> String {
+    // Written into one buffer (no `format!` and no escaped copy per piece:
+    // this runs for every row of a list).
+    let mut line = String::with_capacity(160 + post.text.len());
     let author = post.author.as_deref();
-    let handle = author.and_then(User::handle);
-    // Pushed piece by piece (no `format!` per piece: this runs for every
-    // row of a list).
-    let mut line = String::with_capacity(256);
-    match handle {
+    match author.and_then(User::handle) {
         Some(h) => {
             line.push_str("- [@");
-            line.push_str(&escape_handle(h));
+            push_inline(&mut line, h);
             line.push_str("](");
-            line.push_str(&profile_link(h));
+            push_profile_url(&mut line, h);
             line.push_str("): ");
         }
         None => {
@@ -48,73 +46,108 @@ pub fn post_line(post: &Status, full: bool) -> String {
                 .filter(|n| !n.trim().is_empty())
                 .unwrap_or("unknown");
             line.push_str("- ");
-            line.push_str(&escape_inline(name));
+            push_inline(&mut line, name);
             line.push_str(": ");
         }
     }
-    let text = inline_text(&status_text(post));
-    line.push_str(if text.is_empty() { NO_TEXT } else { &text });
-    let date = status_date(post).or_else(|| {
-        post.created_at
-            .as_deref()
-            .map(inline_text)
-            .filter(|d| !d.is_empty())
-    });
-    if let Some(d) = date {
-        line.push_str(" (");
-        line.push_str(&d);
-        line.push(')');
+    let before = line.len();
+    let text = post.text.trim();
+    if text.is_empty() {
+        push_inline(&mut line, &status_text(post));
+    } else {
+        push_inline(&mut line, text);
+    }
+    if line.len() == before {
+        line.push_str(NO_TEXT);
+    }
+    match status_date(post) {
+        Some(d) => {
+            line.push_str(" (");
+            line.push_str(&d);
+            line.push(')');
+        }
+        None => {
+            if let Some(d) = post.created_at.as_deref() {
+                let before = line.len();
+                line.push_str(" (");
+                push_inline(&mut line, d);
+                if line.len() == before + 2 {
+                    line.truncate(before);
+                } else {
+                    line.push(')');
+                }
+            }
+        }
     }
     // A row is a post shown without its thread: a reply says whom it answers.
     if let Some(h) = post.replying_to_handle() {
-        line.push_str(&format!(" · Replying to @{}", escape_handle(&h)));
+        line.push_str(" · Replying to @");
+        push_inline(&mut line, &h);
     }
     if full {
         let reposts = post.retweets.or(post.reposts);
         if let (Some(l), Some(r), Some(p)) = (post.likes, reposts, post.replies) {
-            line.push_str(&format!(
-                " — {}, {}, {}",
-                counted(l, "like", "likes"),
-                counted(r, "repost", "reposts"),
-                counted(p, "reply", "replies")
-            ));
+            line.push_str(" — ");
+            line.push_str(&counted(l, "like", "likes"));
+            line.push_str(", ");
+            line.push_str(&counted(r, "repost", "reposts"));
+            line.push_str(", ");
+            line.push_str(&counted(p, "reply", "replies"));
         }
     }
-    let url = post.link().unwrap_or_else(|| "https://x.com/".into());
     line.push(' ');
-    line.push_str(&link("Source", &url));
+    match post.url.as_deref().filter(|u| !u.is_empty()) {
+        Some(u) => push_link(&mut line, "Source", u),
+        None => push_link(
+            &mut line,
+            "Source",
+            &post.link().unwrap_or_else(|| "https://x.com/".into()),
+        ),
+    }
     line
 }
 
-/// The name to show: the display name, else `@handle`.
-fn shown_name(user: &User) -> String {
+/// Appends the name to show: the display name, else `@handle`.
+fn push_shown_name(out: &mut String, user: &User) {
+    match user.name.as_deref().filter(|n| !n.trim().is_empty()) {
+        Some(n) => push_inline(out, n),
+        None => {
+            out.push('@');
+            push_inline(out, user.screen_name.as_deref().unwrap_or(""));
+        }
+    }
+}
+
+/// `[Name (@h)](https://x.com/h)` appended to `out`.
+fn push_account_link(out: &mut String, user: &User) {
     let handle = user.screen_name.as_deref().unwrap_or("");
-    user.name
-        .as_deref()
-        .filter(|n| !n.trim().is_empty())
-        .map(escape_inline)
-        .unwrap_or_else(|| format!("@{}", escape_handle(handle)))
+    out.push('[');
+    push_shown_name(out, user);
+    out.push_str(" (@");
+    push_inline(out, handle);
+    out.push_str(")](");
+    push_profile_url(out, handle);
+    out.push(')');
 }
 
 /// A user line: `- [Name (@h)](https://x.com/h)[ — N followers[ — bio]]`;
 /// details only with `full`, and the count only when `counts` are real.
 pub fn user_line(user: &User, full: bool, counts: bool) -> String {
-    let handle = user.screen_name.as_deref().unwrap_or("");
-    let mut line = format!(
-        "- [{} (@{})]({})",
-        shown_name(user),
-        escape_handle(handle),
-        profile_link(handle)
-    );
+    let mut line = String::with_capacity(96);
+    line.push_str("- ");
+    push_account_link(&mut line, user);
     if full {
         if counts {
             if let Some(n) = user.followers {
-                line.push_str(&format!(" — {}", counted(n, "follower", "followers")));
+                line.push_str(" — ");
+                line.push_str(&counted(n, "follower", "followers"));
             }
         }
-        let bio = inline_text(user.description.as_deref().unwrap_or(""));
-        if !bio.is_empty() {
-            line.push_str(&format!(" — {bio}"));
+        let before = line.len();
+        line.push_str(" — ");
+        push_inline(&mut line, user.description.as_deref().unwrap_or(""));
+        if line.len() == before + " — ".len() {
+            line.truncate(before);
         }
     }
     line
@@ -135,20 +168,40 @@ pub struct Continuation {
 
 /// `[Continue →](path?params&cursor=c)[ · [Next page (n) →](path?params&page=n)]`.
 pub fn continuation_line(c: &Continuation) -> String {
-    let mut base = format!("{}?", c.path);
+    let mut base = String::with_capacity(c.path.len() + 64);
+    base.push_str(&c.path);
+    base.push('?');
     for (k, v) in &c.params {
-        base.push_str(&format!("{k}={}&", form_encode(v)));
+        base.push_str(k);
+        base.push('=');
+        push_form_encoded(&mut base, v);
+        base.push('&');
     }
-    let mut line = format!("[Continue →]({base}cursor={})", form_encode(&c.next_cursor));
+    let mut line = String::with_capacity(2 * base.len() + c.next_cursor.len() + 48);
+    line.push_str("[Continue →](");
+    line.push_str(&base);
+    line.push_str("cursor=");
+    push_form_encoded(&mut line, &c.next_cursor);
+    line.push(')');
     if let Some(n) = c.next_page {
-        line.push_str(&format!(" · [Next page ({n}) →]({base}page={n})"));
+        let n = n.to_string();
+        line.push_str(" · [Next page (");
+        line.push_str(&n);
+        line.push_str(") →](");
+        line.push_str(&base);
+        line.push_str("page=");
+        line.push_str(&n);
+        line.push(')');
     }
     line
 }
 
 /// Joins blocks of lines into browse Markdown: trimmed, one final `\n`.
 pub fn finish(lines: Vec<String>) -> String {
-    let mut md = lines.join("\n").trim().to_string();
+    let mut md = lines.join("\n");
+    md.truncate(md.trim_end().len());
+    let start = md.len() - md.trim_start().len();
+    md.drain(..start);
     md.push('\n');
     md
 }
@@ -157,7 +210,12 @@ pub fn finish(lines: Vec<String>) -> String {
 pub fn push_tail(lines: &mut Vec<String>, notes: &[String], cont: Option<&Continuation>) {
     if !notes.is_empty() {
         lines.push(String::new());
-        lines.extend(notes.iter().map(|n| format!("> {}", inline_text(n))));
+        lines.extend(notes.iter().map(|n| {
+            let mut q = String::with_capacity(n.len() + 8);
+            q.push_str("> ");
+            push_inline(&mut q, n);
+            q
+        }));
     }
     if let Some(c) = cont {
         lines.push(String::new());
@@ -188,16 +246,10 @@ pub fn profile_markdown(
     notes: &[String],
     cont: Option<&Continuation>,
 ) -> String {
-    let handle = user.screen_name.as_deref().unwrap_or("");
-    let mut lines = vec![
-        format!(
-            "# [{} (@{})]({})",
-            shown_name(user),
-            escape_handle(handle),
-            profile_link(handle)
-        ),
-        String::new(),
-    ];
+    let mut heading = String::with_capacity(96);
+    heading.push_str("# ");
+    push_account_link(&mut heading, user);
+    let mut lines = vec![heading, String::new()];
     let bio = escape_block(&bio_text(user));
     if !bio.is_empty() {
         lines.extend(bio);

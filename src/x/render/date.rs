@@ -41,16 +41,27 @@ pub fn iso_from_unix(secs: i64) -> Option<String> {
 
 /// X's classic date (`Mon Aug 10 12:41:03 +0000 2026`) as unix seconds.
 fn parse_classic(s: &str) -> Option<i64> {
-    let f: Vec<&str> = s.split_whitespace().collect();
-    let [_, mon, day, time, offset, year] = f.as_slice() else {
+    // Six fields, read without collecting them (this runs for every post
+    // of a list).
+    let mut f = s.split_whitespace();
+    let (Some(_), Some(mon), Some(day), Some(time), Some(offset), Some(year), None) = (
+        f.next(),
+        f.next(),
+        f.next(),
+        f.next(),
+        f.next(),
+        f.next(),
+        f.next(),
+    ) else {
         return None;
     };
     let m = i64::from(crate::calendar::month_number(mon)?);
     let num = |s: &str, max: i64| s.parse::<i64>().ok().filter(|n| (0..=max).contains(n));
     let d = num(day, 31).filter(|d| *d >= 1)?;
     let y = num(year, MAX_YEAR)?;
-    let hms: Vec<&str> = time.split(':').collect();
-    let [h, mi, se] = hms.as_slice() else {
+    let mut hms = time.split(':');
+    let (Some(h), Some(mi), Some(se), None) = (hms.next(), hms.next(), hms.next(), hms.next())
+    else {
         return None;
     };
     let (h, mi, se) = (num(h, 23)?, num(mi, 59)?, num(se, 60)?);
@@ -137,6 +148,61 @@ mod tests {
                 ))
             }).flatten();
             proptest::prop_assert_eq!(iso_from_unix(secs), want);
+        }
+
+        /// The oracle: the fields split as the first version did (collected
+        /// into vectors, matched by length), over strings made of date-like
+        /// words, wrong counts of fields and of `:` parts included.
+        #[test]
+        fn classic_fields_are_read_as_collected(
+            words in proptest::collection::vec(proptest::sample::select(vec![
+                "Mon", "Aug", "Feb", "10", "29", "0", "32", "12:41:03", "23:59:60", "1:2",
+                "1:2:3:4", "::", "+0000", "-0130", "+2400", "2026", "9999", "10000", "x",
+            ]), 0..9),
+            seps in proptest::collection::vec(proptest::sample::select(vec![" ", "  ", "\t", "\u{2003}"]), 9),
+            shaped in (
+                proptest::sample::select(vec!["Mon", "x"]),
+                proptest::sample::select(vec!["Aug", "Feb", "Foo"]),
+                proptest::sample::select(vec!["10", "29", "0", "32"]),
+                proptest::sample::select(vec!["12:41:03", "23:59:60", "1:2", "1:2:3:4", "24:00:00"]),
+                proptest::sample::select(vec!["+0000", "-0130", "+2400", "0000", "+00a0"]),
+                proptest::sample::select(vec!["2026", "9999", "10000", "1969"]),
+            ),
+            use_shaped in proptest::bool::weighted(0.7),
+        ) {
+            let (a, b, c, d, e, f) = shaped;
+            let words = if use_shaped { vec![a, b, c, d, e, f] } else { words };
+            let mut s = String::new();
+            for (w, sep) in words.iter().zip(&seps) {
+                s.push_str(w);
+                s.push_str(sep);
+            }
+            let oracle = |s: &str| -> Option<i64> {
+                let f: Vec<&str> = s.split_whitespace().collect();
+                let [_, mon, day, time, offset, year] = f.as_slice() else {
+                    return None;
+                };
+                let m = i64::from(crate::calendar::month_number(mon)?);
+                let num = |s: &str, max: i64| s.parse::<i64>().ok().filter(|n| (0..=max).contains(n));
+                let d = num(day, 31).filter(|d| *d >= 1)?;
+                let y = num(year, MAX_YEAR)?;
+                let hms: Vec<&str> = time.split(':').collect();
+                let [h, mi, se] = hms.as_slice() else {
+                    return None;
+                };
+                let (h, mi, se) = (num(h, 23)?, num(mi, 59)?, num(se, 60)?);
+                let (sign, digits) = match offset.as_bytes().first()? {
+                    b'+' => (1, &offset[1..]),
+                    b'-' => (-1, &offset[1..]),
+                    _ => return None,
+                };
+                if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                let off = sign * (num(&digits[..2], 23)? * 3600 + num(&digits[2..], 59)? * 60);
+                Some(days_from_civil(y, m, d) * 86_400 + h * 3600 + mi * 60 + se - off)
+            };
+            proptest::prop_assert_eq!(parse_classic(&s), oracle(&s), "{:?}", s);
         }
     }
 

@@ -27,11 +27,6 @@
 //! shown as escaped text. YAML front matter values are always double-quoted
 //! with every line-break-like character escaped ([`yaml_string`]).
 
-/// True for the characters escaped wherever they appear.
-fn always_escaped(c: char) -> bool {
-    matches!(c, '\\' | '`' | '*' | '[' | ']' | '<' | '~' | '|' | '^')
-}
-
 /// True for a character around which an `_` is intraword for CommonMark
 /// (it can neither open nor close emphasis): a letter or digit that is
 /// not Unicode punctuation or a symbol. Rust's `is_alphanumeric` also
@@ -47,65 +42,73 @@ fn word_char(c: char) -> bool {
 const ENCLOSED_ALPHANUMERICS: [std::ops::RangeInclusive<char>; 2] =
     ['\u{2460}'..='\u{24FF}', '\u{1F100}'..='\u{1F1FF}'];
 
-/// Whether the `&` at `chars[i]` starts an entity-shaped run
-/// (`&name;`, `&#123;`, `&#x1F;`): alphanumerics or `#` up to a `;`.
-fn entity_like(chars: &[char], i: usize) -> bool {
-    let mut j = i + 1;
+/// Whether the `&` whose following bytes are `rest` starts an
+/// entity-shaped run (`&name;`, `&#123;`, `&#x1F;`): ASCII alphanumerics
+/// or `#` up to a `;`.
+fn entity_like(rest: &[u8]) -> bool {
     let mut body = 0;
-    while let Some(&c) = chars.get(j) {
+    for &c in rest {
         match c {
-            ';' => return body > 0,
-            c if c.is_ascii_alphanumeric() || c == '#' => body += 1,
+            b';' => return body > 0,
+            c if c.is_ascii_alphanumeric() || c == b'#' => body += 1,
             _ => return false,
         }
-        j += 1;
     }
     false
 }
 
-/// Appends `chars` to `out` escaped (see the module rules). `chars` has no
-/// control characters and no leading whitespace.
-fn push_escaped(out: &mut String, chars: &[char]) {
+/// Appends `s` to `out` escaped (see the module rules). `s` has no control
+/// characters and no leading whitespace. Every character the rules may
+/// escape is ASCII, so the text is walked byte by byte and copied in runs
+/// between escapes.
+fn push_escaped(out: &mut String, s: &str) {
+    let b = s.as_bytes();
     // Block starts: a marker as the first character, or digits then `.`/`)`.
-    let digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
-    let list_mark = (digits > 0 && matches!(chars.get(digits), Some('.' | ')'))).then_some(digits);
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    let list_mark = digits > 0 && matches!(b.get(digits), Some(b'.' | b')'));
     // An ATX heading needs its `#` run followed by whitespace or the end;
     // a leading hashtag cannot start one and stays as typed.
-    let hashes = chars.iter().take_while(|c| **c == '#').count();
-    let heading = hashes > 0 && chars.get(hashes).is_none_or(|c| c.is_whitespace());
-    for (i, &c) in chars.iter().enumerate() {
-        let escape = always_escaped(c)
-            || (i == 0 && (matches!(c, '>' | '-' | '+' | '=' | ':') || heading))
-            || list_mark == Some(i)
-            || (c == '_'
-                && !(i > 0
-                    && word_char(chars[i - 1])
-                    && chars.get(i + 1).is_some_and(|n| word_char(*n))))
-            || (c == '&' && entity_like(chars, i));
+    let hashes = b.iter().take_while(|c| **c == b'#').count();
+    let heading = hashes > 0 && s[hashes..].chars().next().is_none_or(char::is_whitespace);
+    out.reserve(s.len() + 4);
+    let mut copied = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let escape = match c {
+            b'\\' | b'`' | b'*' | b'[' | b']' | b'<' | b'~' | b'|' | b'^' => true,
+            b'>' | b'-' | b'+' | b'=' | b':' => i == 0,
+            b'#' => i == 0 && heading,
+            b'.' | b')' => list_mark && i == digits,
+            b'_' => {
+                !(s[..i].chars().next_back().is_some_and(word_char)
+                    && s[i + 1..].chars().next().is_some_and(word_char))
+            }
+            b'&' => entity_like(&b[i + 1..]),
+            _ => false,
+        };
         if escape {
+            out.push_str(&s[copied..i]);
             out.push('\\');
+            copied = i;
         }
-        out.push(c);
     }
+    out.push_str(&s[copied..]);
 }
 
 /// Escapes one line of body text (see the module rules): controls become
 /// spaces, surrounding whitespace is trimmed, inner spacing is kept.
 pub fn escape_line(line: &str) -> String {
-    let chars: Vec<char> = line
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let start = chars
-        .iter()
-        .position(|c| !c.is_whitespace())
-        .unwrap_or(chars.len());
-    let end = chars
-        .iter()
-        .rposition(|c| !c.is_whitespace())
-        .map_or(start, |e| e + 1);
-    let mut out = String::with_capacity(line.len() + 4);
-    push_escaped(&mut out, &chars[start..end]);
+    let spaced: String;
+    let line = if line.chars().any(char::is_control) {
+        spaced = line
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        &spaced
+    } else {
+        line
+    };
+    let mut out = String::new();
+    push_escaped(&mut out, line.trim());
     out
 }
 
@@ -124,18 +127,54 @@ pub fn escape_block(text: &str) -> Vec<String> {
     lines
 }
 
+/// `text` with every run of whitespace and controls made one space and
+/// none at either end; borrowed when it already is (checked byte by byte:
+/// only a non-ASCII character is decoded).
+fn collapsed(text: &str) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    let mut plain = b.first() != Some(&b' ') && b.last() != Some(&b' ');
+    let mut i = 0;
+    while plain && i < b.len() {
+        let c = b[i];
+        if c.is_ascii() {
+            plain = if c == b' ' {
+                b.get(i + 1) != Some(&b' ')
+            } else {
+                !c.is_ascii_control()
+            };
+            i += 1;
+        } else {
+            let ch = text[i..].chars().next().unwrap_or(' ');
+            plain = !(ch.is_whitespace() || ch.is_control());
+            i += ch.len_utf8();
+        }
+    }
+    if plain {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for w in text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+    {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Appends `text` escaped for one inline position ([`escape_inline`]).
+pub fn push_inline(out: &mut String, text: &str) {
+    push_escaped(out, &collapsed(text));
+}
+
 /// Escapes text for one inline position (a heading, a bold name, a list
 /// item, a link label): whitespace runs and controls collapse to one space.
 pub fn escape_inline(text: &str) -> String {
-    let chars: Vec<char> = text
-        .split(|c: char| c.is_whitespace() || c.is_control())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .collect();
-    let mut out = String::with_capacity(text.len() + 4);
-    push_escaped(&mut out, &chars);
+    let mut out = String::new();
+    push_inline(&mut out, text);
     out
 }
 
@@ -171,49 +210,117 @@ pub fn escape_handle(h: &str) -> String {
 
 /// A URL as a Markdown link or image destination, or `None` when it is not
 /// an absolute `http(s)` URL (then it must be shown as text, never linked).
-/// Space, `(`, `)`, `<`, `>`, `"`, `\` and controls are percent-encoded, so
-/// the destination cannot end early or carry a title.
+/// Space, `(`, `)`, `<`, `>`, `"`, `\`, whitespace and controls are
+/// percent-encoded, so the destination cannot end early or carry a title.
 pub fn link_url(url: &str) -> Option<String> {
-    let url = url.trim();
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    let scheme = if lower.starts_with("https://") {
-        8
-    } else if lower.starts_with("http://") {
-        7
-    } else {
-        return None;
-    };
-    if url.len() == scheme {
-        return None;
+    let mut out = String::new();
+    push_link_url(&mut out, url).then_some(out)
+}
+
+/// Appends [`link_url`] of `url` to `out` and returns true, or appends
+/// nothing and returns false when it is not an absolute `http(s)` URL.
+pub fn push_link_url(out: &mut String, url: &str) -> bool {
+    match http_url(url) {
+        Some(u) => {
+            push_url_encoded(out, u);
+            true
+        }
+        None => false,
     }
-    let mut out = String::with_capacity(url.len());
-    for c in url.chars() {
-        match c {
-            ' ' => out.push_str("%20"),
-            '(' => out.push_str("%28"),
-            ')' => out.push_str("%29"),
-            '<' => out.push_str("%3C"),
-            '>' => out.push_str("%3E"),
-            '"' => out.push_str("%22"),
-            '\\' => out.push_str("%5C"),
-            c if c.is_control() || c.is_whitespace() => {
-                let mut buf = [0u8; 4];
-                for b in c.encode_utf8(&mut buf).bytes() {
-                    out.push_str(&format!("%{b:02X}"));
+}
+
+/// `url` trimmed, when it is an absolute `http(s)` URL with something
+/// after the scheme.
+fn http_url(url: &str) -> Option<&str> {
+    let url = url.trim();
+    let b = url.as_bytes();
+    let has =
+        |scheme: &[u8]| b.len() > scheme.len() && b[..scheme.len()].eq_ignore_ascii_case(scheme);
+    (has(b"https://") || has(b"http://")).then_some(url)
+}
+
+/// Appends `s` with the characters that could end a link destination
+/// percent-encoded (see [`link_url`]); walked byte by byte, only a
+/// non-ASCII character decoded.
+fn push_url_encoded(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.reserve(s.len());
+    let b = s.as_bytes();
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let (code, len) = if c.is_ascii() {
+            match c {
+                b' ' => ("%20", 1),
+                b'(' => ("%28", 1),
+                b')' => ("%29", 1),
+                b'<' => ("%3C", 1),
+                b'>' => ("%3E", 1),
+                b'"' => ("%22", 1),
+                b'\\' => ("%5C", 1),
+                // Every other ASCII whitespace is a control.
+                c if c.is_ascii_control() => ("", 1),
+                _ => {
+                    i += 1;
+                    continue;
                 }
             }
-            c => out.push(c),
+        } else {
+            let ch = s[i..].chars().next().unwrap_or(' ');
+            let len = ch.len_utf8();
+            if !(ch.is_control() || ch.is_whitespace()) {
+                i += len;
+                continue;
+            }
+            ("", len)
+        };
+        out.push_str(&s[copied..i]);
+        if code.is_empty() {
+            for &byte in &b[i..i + len] {
+                out.push('%');
+                out.push(char::from(HEX[usize::from(byte >> 4)]));
+                out.push(char::from(HEX[usize::from(byte & 15)]));
+            }
+        } else {
+            out.push_str(code);
         }
+        i += len;
+        copied = i;
     }
-    Some(out)
+    out.push_str(&s[copied..]);
+}
+
+/// The link to an account's page (`https://x.com/<handle>`, the handle
+/// percent-encoded as in [`link_url`]) appended to `out`.
+pub fn push_profile_url(out: &mut String, handle: &str) {
+    out.push_str("https://x.com/");
+    push_url_encoded(out, handle.trim_end());
 }
 
 /// `[label](url)` when `url` is an `http(s)` URL, else the label followed by
 /// the URL as escaped text. `label` must already be escaped.
 pub fn link(label: &str, url: &str) -> String {
-    match link_url(url) {
-        Some(u) => format!("[{label}]({u})"),
-        None => format!("{label}: {}", escape_inline(url)),
+    let mut out = String::with_capacity(label.len() + url.len() + 4);
+    push_link(&mut out, label, url);
+    out
+}
+
+/// Appends [`link`] of `label` and `url` to `out`.
+pub fn push_link(out: &mut String, label: &str, url: &str) {
+    match http_url(url) {
+        Some(u) => {
+            out.push('[');
+            out.push_str(label);
+            out.push_str("](");
+            push_url_encoded(out, u);
+            out.push(')');
+        }
+        None => {
+            out.push_str(label);
+            out.push_str(": ");
+            push_inline(out, url);
+        }
     }
 }
 
