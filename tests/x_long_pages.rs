@@ -80,7 +80,14 @@ fn bottom() -> impl Strategy<Value = (String, bool)> {
         "[A-Za-z0-9+/]{1,896}={0,2}".prop_map(|b| (b, true)),
         "[A-Za-z0-9]{901,1000}".prop_map(|b| (b, false)),
         "[A-Za-z0-9]{1,10}[:@! %é][0-9]{1,3}".prop_map(|b| (b, false)),
-        "\\PC{1,30}".prop_map(|b| (b, false)),
+        // Any text holding a character outside base64 and URL-safe
+        // punctuation (a bare `a` would be a cursor xmd carries).
+        "\\PC{1,30}"
+            .prop_filter("holds a character no cursor carries", |b| {
+                b.bytes()
+                    .any(|c| !(c.is_ascii_alphanumeric() || b"-_=+/|.~".contains(&c)))
+            })
+            .prop_map(|b| (b, false)),
     ]
 }
 
