@@ -2,10 +2,12 @@
 //! budget with least-recently-used eviction, and coalescing of concurrent
 //! identical misses into one upstream request (std `Mutex` + `Condvar`).
 //!
-//! Only `200` answers are stored. Errors (404, 429, 5xx, transport
-//! failures) are never stored, but a request already in flight is shared:
-//! callers that ask for the same path while it runs wait for it and get
-//! its answer, whatever it is.
+//! Only `200` answers are stored, and only those the caller's reader
+//! found storable ([`Upstream::get_read`]: the typed parse the caller does
+//! anyway says so), or, for a caller without one, [`cacheable`]. Errors
+//! (404, 429, 5xx, transport failures) are never stored, but a request
+//! already in flight is shared: callers that ask for the same path while
+//! it runs wait for it and get its answer, whatever it is.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -75,7 +77,8 @@ struct Flight {
 }
 
 struct Entry {
-    resp: Arc<UpstreamResponse>,
+    /// The answer (its body shared, never copied).
+    resp: UpstreamResponse,
     expires: Instant,
     size: usize,
     tick: u64,
@@ -121,7 +124,7 @@ struct FlightGuard<'a> {
     key: &'a str,
     flight: Arc<Flight>,
     answer: Option<Answer>,
-    /// Whether `answer` is [`cacheable`], checked once by the caller.
+    /// Whether `answer` may be stored: the reader's word, given once.
     storable: bool,
 }
 
@@ -138,7 +141,7 @@ impl Drop for FlightGuard<'_> {
                 inner.map.remove(self.key);
             }
             if let (Ok(resp), true) = (&answer, self.storable) {
-                self.cache.store(&mut inner, self.key, resp);
+                self.cache.store(&mut inner, self.key, resp.clone());
             }
         }
         *lock(&self.flight.result) = Some(answer);
@@ -161,8 +164,8 @@ impl Cache {
         lock(&self.inner).bytes
     }
 
-    /// Stores `resp`, which the caller found [`cacheable`].
-    fn store(&self, inner: &mut Inner, key: &str, resp: &UpstreamResponse) {
+    /// Stores `resp`, which its reader found storable.
+    fn store(&self, inner: &mut Inner, key: &str, resp: UpstreamResponse) {
         let size = key.len() + resp.body.len() + ENTRY_OVERHEAD_BYTES;
         if size > self.budget / MAX_ENTRY_FRACTION {
             return;
@@ -183,7 +186,7 @@ impl Cache {
         inner.map.insert(
             key.to_string(),
             Slot::Ready(Entry {
-                resp: Arc::new(resp.clone()),
+                resp,
                 expires: Instant::now() + ttl_for(key),
                 size,
                 tick,
@@ -203,14 +206,30 @@ impl Cache {
     /// `200` answer, and zero for anything that is never stored (other
     /// statuses, transport failures).
     pub fn lookup(&self, up: &dyn Upstream, path_and_query: &str) -> (Answer, Outcome, Duration) {
-        let fresh = |a: &Answer| match a {
-            Ok(r) if cacheable(r) => ttl_for(path_and_query),
-            _ => Duration::ZERO,
+        self.lookup_read(up, path_and_query, &mut |r| cacheable(r))
+    }
+
+    /// [`Cache::lookup`], the answer judged by the caller's `read` (see
+    /// [`Upstream::get_read`]) instead of [`cacheable`]: called exactly
+    /// once on every HTTP answer, new, shared or stored; its word decides
+    /// whether a new answer is stored and whether it is fresh.
+    pub fn lookup_read(
+        &self,
+        up: &dyn Upstream,
+        path_and_query: &str,
+        read: &mut dyn FnMut(&UpstreamResponse) -> bool,
+    ) -> (Answer, Outcome, Duration) {
+        let life = |storable: bool| {
+            if storable {
+                ttl_for(path_and_query)
+            } else {
+                Duration::ZERO
+            }
         };
         if self.budget == 0 {
             let answer = up.get(path_and_query);
-            let life = fresh(&answer);
-            return (answer, Outcome::Bypass, life);
+            let storable = judge(read, &answer);
+            return (answer, Outcome::Bypass, life(storable));
         }
         let flight = {
             let mut inner = lock(&self.inner);
@@ -228,15 +247,18 @@ impl Cache {
                         e.tick = tick;
                         left = e.expires.saturating_duration_since(now);
                     }
-                    return (Ok((*resp).clone()), Outcome::Hit, left);
+                    drop(inner);
+                    // Read for the caller's value only: it is stored.
+                    read(&resp);
+                    return (Ok(resp), Outcome::Hit, left);
                 }
                 Some(Slot::Ready(_)) => expired = true,
                 Some(Slot::Pending(f)) => {
                     let f = f.clone();
                     drop(inner);
                     let answer = wait(&f);
-                    let life = fresh(&answer);
-                    return (answer, Outcome::Hit, life);
+                    let storable = judge(read, &answer);
+                    return (answer, Outcome::Hit, life(storable));
                 }
                 None => {}
             }
@@ -260,17 +282,19 @@ impl Cache {
             storable: false,
         };
         let answer = up.get(path_and_query);
-        // Checked once: it decides both storing and freshness.
-        guard.storable = matches!(&answer, Ok(r) if cacheable(r));
-        let life = if guard.storable {
-            ttl_for(path_and_query)
-        } else {
-            Duration::ZERO
-        };
+        // Read once: its word decides both storing and freshness.
+        guard.storable = judge(read, &answer);
+        let fresh = life(guard.storable);
         guard.answer = Some(answer.clone());
         drop(guard);
-        (answer, Outcome::Miss, life)
+        (answer, Outcome::Miss, fresh)
     }
+}
+
+/// Whether `answer` is an HTTP answer its reader found storable (the
+/// reader is called on every HTTP answer, for the caller's value).
+fn judge(read: &mut dyn FnMut(&UpstreamResponse) -> bool, answer: &Answer) -> bool {
+    matches!(answer, Ok(r) if read(r))
 }
 
 fn wait(f: &Flight) -> Answer {
@@ -477,7 +501,12 @@ impl Fetcher<'_> {
     /// One fetch through the cache, from the primary upstream or the
     /// fallback; refused before any request once the call's deadline has
     /// passed or its client has left.
-    fn through_cache(&self, up: &dyn Upstream, path_and_query: &str) -> Answer {
+    fn through_cache(
+        &self,
+        up: &dyn Upstream,
+        path_and_query: &str,
+        read: &mut dyn FnMut(&UpstreamResponse) -> bool,
+    ) -> Answer {
         if let Some(g) = self.guard {
             let stop = if g.cancelled() {
                 Some(FetchError::Cancelled)
@@ -492,7 +521,7 @@ impl Fetcher<'_> {
                 return Err(e);
             }
         }
-        let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
+        let (answer, outcome, fresh) = self.cache.lookup_read(up, path_and_query, read);
         let ms = u64::try_from(fresh.as_millis()).unwrap_or(u64::MAX - 1);
         self.fresh_ms.fetch_min(ms, Ordering::SeqCst);
         let bit = match outcome {
@@ -507,12 +536,20 @@ impl Fetcher<'_> {
 
 impl Upstream for Fetcher<'_> {
     fn get(&self, path_and_query: &str) -> Answer {
-        self.through_cache(self.up, path_and_query)
+        self.through_cache(self.up, path_and_query, &mut |r| cacheable(r))
     }
 
     fn get_fallback(&self, path_and_query: &str) -> Option<Answer> {
         let fallback = self.fallback?;
-        Some(self.through_cache(fallback, path_and_query))
+        Some(self.through_cache(fallback, path_and_query, &mut |r| cacheable(r)))
+    }
+
+    fn get_read(
+        &self,
+        path_and_query: &str,
+        read: &mut dyn FnMut(&UpstreamResponse) -> bool,
+    ) -> Answer {
+        self.through_cache(self.up, path_and_query, read)
     }
 }
 

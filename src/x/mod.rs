@@ -23,5 +23,6 @@ pub mod side;
 pub mod status_lists;
 pub mod syndication;
 pub mod tools;
+pub mod typed_read;
 pub mod upstream;
 pub mod url;

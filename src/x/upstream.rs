@@ -65,6 +65,52 @@ pub trait Upstream: Send + Sync {
     fn get_fallback(&self, _path_and_query: &str) -> Option<Result<UpstreamResponse, FetchError>> {
         None
     }
+
+    /// [`Upstream::get`], the answer read by the caller's `read` (its
+    /// typed parse, which it does anyway), which says whether the answer
+    /// may be stored: the cache ([`super::cache::Fetcher`]) then stores it
+    /// on that word and scans nothing itself. `read` is called at most
+    /// once, on an HTTP answer (also one served from the cache, whose
+    /// word is then not needed). Without a cache: [`Upstream::get`], then
+    /// `read`.
+    fn get_read(
+        &self,
+        path_and_query: &str,
+        read: &mut dyn FnMut(&UpstreamResponse) -> bool,
+    ) -> Result<UpstreamResponse, FetchError> {
+        let answer = self.get(path_and_query);
+        if let Ok(r) = &answer {
+            read(r);
+        }
+        answer
+    }
+}
+
+/// `GET <path_and_query>` through `up` ([`Upstream::get_read`]), the
+/// answer read once by `read`, which returns what it made of it and
+/// whether the answer may be stored: the answer and that value.
+pub fn get_read<T>(
+    up: &dyn Upstream,
+    path_and_query: &str,
+    read: impl FnOnce(&UpstreamResponse) -> (T, bool),
+) -> Result<(UpstreamResponse, T), FetchError> {
+    let mut read = Some(read);
+    let mut value = None;
+    let resp = up.get_read(path_and_query, &mut |r| match read.take() {
+        Some(f) => {
+            let (v, store) = f(r);
+            value = Some(v);
+            store
+        }
+        None => false,
+    })?;
+    // An upstream that did not call `read` (it must not happen): read here.
+    let value = match (value, read) {
+        (Some(v), _) => v,
+        (None, Some(f)) => f(&resp).0,
+        (None, None) => unreachable!("read was taken, so it returned a value"),
+    };
+    Ok((resp, value))
 }
 
 use std::io::Read;
