@@ -124,8 +124,9 @@ struct FlightGuard<'a> {
     key: &'a str,
     flight: Arc<Flight>,
     answer: Option<Answer>,
-    /// Whether `answer` may be stored: the reader's word, given once.
-    storable: bool,
+    /// How long `answer` is kept, when its reader found it storable (its
+    /// [`ttl_for`], looked up once for storing and freshness).
+    keep: Option<Duration>,
 }
 
 impl Drop for FlightGuard<'_> {
@@ -140,8 +141,8 @@ impl Drop for FlightGuard<'_> {
             {
                 inner.map.remove(self.key);
             }
-            if let (Ok(resp), true) = (&answer, self.storable) {
-                self.cache.store(&mut inner, self.key, resp.clone());
+            if let (Ok(resp), Some(ttl)) = (&answer, self.keep) {
+                self.cache.store(&mut inner, self.key, resp.clone(), ttl);
             }
         }
         *lock(&self.flight.result) = Some(answer);
@@ -164,8 +165,8 @@ impl Cache {
         lock(&self.inner).bytes
     }
 
-    /// Stores `resp`, which its reader found storable.
-    fn store(&self, inner: &mut Inner, key: &str, resp: UpstreamResponse) {
+    /// Stores `resp`, which its reader found storable, for `ttl`.
+    fn store(&self, inner: &mut Inner, key: &str, resp: UpstreamResponse, ttl: Duration) {
         let size = key.len() + resp.body.len() + ENTRY_OVERHEAD_BYTES;
         if size > self.budget / MAX_ENTRY_FRACTION {
             return;
@@ -187,7 +188,7 @@ impl Cache {
             key.to_string(),
             Slot::Ready(Entry {
                 resp,
-                expires: Instant::now() + ttl_for(key),
+                expires: Instant::now() + ttl,
                 size,
                 tick,
             }),
@@ -279,12 +280,13 @@ impl Cache {
             key: path_and_query,
             flight,
             answer: None,
-            storable: false,
+            keep: None,
         };
         let answer = up.get(path_and_query);
         // Read once: its word decides both storing and freshness.
-        guard.storable = judge(read, &answer);
-        let fresh = life(guard.storable);
+        let storable = judge(read, &answer);
+        let fresh = life(storable);
+        guard.keep = storable.then_some(fresh);
         guard.answer = Some(answer.clone());
         drop(guard);
         (answer, Outcome::Miss, fresh)
