@@ -703,6 +703,74 @@ mod tests {
         assert_eq!(off.lookup(&up, "/2/thread/1").2, TTL_POST);
     }
 
+    /// The reader is called once on every answer (new, stored, shared,
+    /// bypassed); its word alone decides storing and freshness.
+    #[test]
+    fn the_reader_reads_every_answer_once_and_its_word_decides_storing() {
+        let reads = AtomicUsize::new(0);
+        let read = |store: bool| {
+            let reads = &reads;
+            move |r: &UpstreamResponse| {
+                assert_eq!(r.status, 200);
+                reads.fetch_add(1, Ordering::SeqCst);
+                store
+            }
+        };
+        let c = Cache::new(1 << 20);
+        let up = counting(200, 10, 0);
+        // Refused by the reader: not stored, not fresh, asked again.
+        let (_, o, life) = c.lookup_read(&up, "/2/status/1", &mut read(false));
+        assert_eq!((o, life, c.bytes()), (Outcome::Miss, Duration::ZERO, 0));
+        let (_, o, _) = c.lookup_read(&up, "/2/status/1", &mut read(true));
+        assert_eq!(o, Outcome::Miss);
+        assert_eq!(c.bytes(), 11 + 10 + ENTRY_OVERHEAD_BYTES);
+        // A hit is read (for the caller's value), its word not needed.
+        let (_, o, life) = c.lookup_read(&up, "/2/status/1", &mut read(false));
+        assert_eq!(o, Outcome::Hit);
+        assert!(life > Duration::ZERO && life <= TTL_POST, "{life:?}");
+        assert_eq!(
+            (
+                up.calls.load(Ordering::SeqCst),
+                reads.load(Ordering::SeqCst)
+            ),
+            (2, 3)
+        );
+        // Bypassed: read once, fresh on its word.
+        let off = Cache::new(0);
+        assert_eq!(
+            off.lookup_read(&up, "/2/status/1", &mut read(true)).2,
+            TTL_POST
+        );
+        assert_eq!(
+            off.lookup_read(&up, "/2/status/1", &mut read(false)).2,
+            Duration::ZERO
+        );
+        assert_eq!(reads.load(Ordering::SeqCst), 5);
+        // Coalesced: every caller reads the shared answer once; only the
+        // one that asked stores it.
+        let slow = counting(200, 10, 200);
+        let c = Cache::new(1 << 20);
+        let lives: Vec<(Outcome, Duration)> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let (_, o, life) = c.lookup_read(&slow, "/2/profile/a", &mut read(true));
+                        (o, life)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(slow.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(reads.load(Ordering::SeqCst), 9);
+        // (A thread that starts late finds the stored answer: a hit whose
+        // life has begun to run down.)
+        let near = |l: Duration| l <= TTL_PROFILE && l > TTL_PROFILE - Duration::from_secs(5);
+        assert!(lives.iter().all(|(_, l)| near(*l)), "{lives:?}");
+        assert_eq!(lives.iter().filter(|(o, _)| *o == Outcome::Miss).count(), 1);
+        assert_eq!(c.bytes(), 12 + 10 + ENTRY_OVERHEAD_BYTES);
+    }
+
     #[test]
     fn lru_eviction_within_budget() {
         // Budget for exactly 3 entries, each within the 1/8 share.
