@@ -3,7 +3,7 @@
 //! identical misses into one upstream request (std `Mutex` + `Condvar`).
 //!
 //! Only `200` answers are stored, and only those the caller's reader
-//! found storable ([`Upstream::get_read`]: the typed parse the caller does
+//! found storable ([`Upstream::get_keep`]: the typed parse the caller does
 //! anyway says so), or, for a caller without one, [`cacheable`]. Errors
 //! (404, 429, 5xx, transport failures) are never stored, but a request
 //! already in flight is shared: callers that ask for the same path while
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::cacheable::cacheable;
 use super::side::SidePool;
-use super::upstream::{FetchError, Upstream, UpstreamResponse};
+use super::upstream::{FetchError, Keep, Upstream, UpstreamResponse};
 
 /// Default byte budget of the cache: 32 MiB. When full, the least recently
 /// used answers are dropped; the agent then sees `cache: "miss"` for them.
@@ -118,6 +118,33 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A lookup's answer waiting for its reader's word ([`Cache::lookup_kept`]);
+/// dropped unfinished, the answer is not stored.
+pub struct Kept<'c> {
+    path_and_query: &'c str,
+    /// The time left of a stored answer (a hit).
+    left: Option<Duration>,
+    /// The request this lookup made (a miss), finished when dropped.
+    flight: Option<FlightGuard<'c>>,
+}
+
+impl Kept<'_> {
+    /// Takes the reader's word (`storable`): a new answer is stored on it.
+    /// Returns how long the answer stays fresh: a stored answer's time
+    /// left, else the full [`ttl_for`] of a storable answer, else zero.
+    pub fn finish(self, storable: bool) -> Duration {
+        let fresh = match self.left {
+            Some(left) => left,
+            None if storable => ttl_for(self.path_and_query),
+            None => Duration::ZERO,
+        };
+        if let Some(mut guard) = self.flight {
+            guard.keep = storable.then_some(fresh);
+        }
+        fresh
+    }
+}
+
 /// Finishes a flight when dropped (also on panic), so waiters never hang.
 struct FlightGuard<'a> {
     cache: &'a Cache,
@@ -211,7 +238,7 @@ impl Cache {
     }
 
     /// [`Cache::lookup`], the answer judged by the caller's `read` (see
-    /// [`Upstream::get_read`]) instead of [`cacheable`]: called exactly
+    /// [`Upstream::get_keep`]) instead of [`cacheable`]: called exactly
     /// once on every HTTP answer, new, shared or stored; its word decides
     /// whether a new answer is stored and whether it is fresh.
     pub fn lookup_read(
@@ -220,17 +247,28 @@ impl Cache {
         path_and_query: &str,
         read: &mut dyn FnMut(&UpstreamResponse) -> bool,
     ) -> (Answer, Outcome, Duration) {
-        let life = |storable: bool| {
-            if storable {
-                ttl_for(path_and_query)
-            } else {
-                Duration::ZERO
-            }
+        let (answer, outcome, kept) = self.lookup_kept(up, path_and_query);
+        let fresh = kept.finish(judge(read, &answer));
+        (answer, outcome, fresh)
+    }
+
+    /// [`Cache::lookup_read`] in two steps, so that the caller reads the
+    /// answer in its own frame: the answer (stored, shared from a request
+    /// in flight, or asked of `up`) now, and, once the caller has said
+    /// whether it may be stored ([`Kept::finish`]), how long it stays
+    /// fresh. Callers waiting for this request wait until then.
+    pub fn lookup_kept<'c>(
+        &'c self,
+        up: &dyn Upstream,
+        path_and_query: &'c str,
+    ) -> (Answer, Outcome, Kept<'c>) {
+        let kept = Kept {
+            path_and_query,
+            left: None,
+            flight: None,
         };
         if self.budget == 0 {
-            let answer = up.get(path_and_query);
-            let storable = judge(read, &answer);
-            return (answer, Outcome::Bypass, life(storable));
+            return (up.get(path_and_query), Outcome::Bypass, kept);
         }
         let flight = {
             let mut inner = lock(&self.inner);
@@ -248,18 +286,17 @@ impl Cache {
                         e.tick = tick;
                         left = e.expires.saturating_duration_since(now);
                     }
-                    drop(inner);
-                    // Read for the caller's value only: it is stored.
-                    read(&resp);
-                    return (Ok(resp), Outcome::Hit, left);
+                    let kept = Kept {
+                        left: Some(left),
+                        ..kept
+                    };
+                    return (Ok(resp), Outcome::Hit, kept);
                 }
                 Some(Slot::Ready(_)) => expired = true,
                 Some(Slot::Pending(f)) => {
                     let f = f.clone();
                     drop(inner);
-                    let answer = wait(&f);
-                    let storable = judge(read, &answer);
-                    return (answer, Outcome::Hit, life(storable));
+                    return (wait(&f), Outcome::Hit, kept);
                 }
                 None => {}
             }
@@ -275,6 +312,7 @@ impl Cache {
                 .insert(path_and_query.to_string(), Slot::Pending(f.clone()));
             f
         };
+        // The guard first: it finishes the flight even if `get` panics.
         let mut guard = FlightGuard {
             cache: self,
             key: path_and_query,
@@ -283,13 +321,12 @@ impl Cache {
             keep: None,
         };
         let answer = up.get(path_and_query);
-        // Read once: its word decides both storing and freshness.
-        let storable = judge(read, &answer);
-        let fresh = life(storable);
-        guard.keep = storable.then_some(fresh);
         guard.answer = Some(answer.clone());
-        drop(guard);
-        (answer, Outcome::Miss, fresh)
+        let kept = Kept {
+            flight: Some(guard),
+            ..kept
+        };
+        (answer, Outcome::Miss, kept)
     }
 }
 
@@ -503,27 +540,32 @@ impl Fetcher<'_> {
     /// One fetch through the cache, from the primary upstream or the
     /// fallback; refused before any request once the call's deadline has
     /// passed or its client has left.
-    fn through_cache(
-        &self,
-        up: &dyn Upstream,
-        path_and_query: &str,
-        read: &mut dyn FnMut(&UpstreamResponse) -> bool,
-    ) -> Answer {
-        if let Some(g) = self.guard {
-            let stop = if g.cancelled() {
-                Some(FetchError::Cancelled)
-            } else if g.expired() {
-                Some(FetchError::Deadline(g.timeout.as_secs()))
-            } else {
-                None
-            };
-            if let Some(e) = stop {
-                // A result cut short is never replayed from the cache.
-                self.fresh_ms.store(0, Ordering::SeqCst);
-                return Err(e);
-            }
+    fn through_cache(&self, up: &dyn Upstream, path_and_query: &str) -> Answer {
+        if let Some(e) = self.stopped() {
+            return Err(e);
         }
-        let (answer, outcome, fresh) = self.cache.lookup_read(up, path_and_query, read);
+        let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
+        self.count(outcome, fresh);
+        answer
+    }
+
+    /// The refusal of a call past its deadline or whose client has left,
+    /// if it is so (a result cut short is never replayed from the cache).
+    fn stopped(&self) -> Option<FetchError> {
+        let g = self.guard?;
+        let stop = if g.cancelled() {
+            FetchError::Cancelled
+        } else if g.expired() {
+            FetchError::Deadline(g.timeout.as_secs())
+        } else {
+            return None;
+        };
+        self.fresh_ms.store(0, Ordering::SeqCst);
+        Some(stop)
+    }
+
+    /// Counts one answer for the call's outcome and freshness.
+    fn count(&self, outcome: Outcome, fresh: Duration) {
         let ms = u64::try_from(fresh.as_millis()).unwrap_or(u64::MAX - 1);
         self.fresh_ms.fetch_min(ms, Ordering::SeqCst);
         let bit = match outcome {
@@ -532,26 +574,26 @@ impl Fetcher<'_> {
             Outcome::Bypass => SEEN_BYPASS,
         };
         self.seen.fetch_or(bit, Ordering::SeqCst);
-        answer
     }
 }
 
 impl Upstream for Fetcher<'_> {
     fn get(&self, path_and_query: &str) -> Answer {
-        self.through_cache(self.up, path_and_query, &mut |r| cacheable(r))
+        self.through_cache(self.up, path_and_query)
     }
 
     fn get_fallback(&self, path_and_query: &str) -> Option<Answer> {
         let fallback = self.fallback?;
-        Some(self.through_cache(fallback, path_and_query, &mut |r| cacheable(r)))
+        Some(self.through_cache(fallback, path_and_query))
     }
 
-    fn get_read(
-        &self,
-        path_and_query: &str,
-        read: &mut dyn FnMut(&UpstreamResponse) -> bool,
-    ) -> Answer {
-        self.through_cache(self.up, path_and_query, read)
+    fn get_keep<'s>(&'s self, path_and_query: &'s str) -> (Answer, Keep<'s>) {
+        if let Some(e) = self.stopped() {
+            return (Err(e), Keep::none());
+        }
+        let (answer, outcome, kept) = self.cache.lookup_kept(self.up, path_and_query);
+        let keep = Keep::new(move |storable| self.count(outcome, kept.finish(storable)));
+        (answer, keep)
     }
 }
 
@@ -769,6 +811,36 @@ mod tests {
         assert!(lives.iter().all(|(_, l)| near(*l)), "{lives:?}");
         assert_eq!(lives.iter().filter(|(o, _)| *o == Outcome::Miss).count(), 1);
         assert_eq!(c.bytes(), 12 + 10 + ENTRY_OVERHEAD_BYTES);
+    }
+
+    /// Through a fetcher: the caller's word stores the answer and sets the
+    /// call's freshness; a question dropped unanswered stores nothing and
+    /// counts as not fresh; waiters wait for the word.
+    #[test]
+    fn a_fetcher_stores_on_the_callers_word_only() {
+        let c = Cache::new(1 << 20);
+        let up = counting(200, 10, 0);
+        let f = Fetcher::new(&c, &up);
+        let (answer, keep) = f.get_keep("/2/profile/a");
+        assert_eq!(answer.unwrap().status, 200);
+        drop(keep);
+        assert_eq!(
+            (c.bytes(), f.fresh_for(), f.outcome()),
+            (0, Duration::ZERO, "miss")
+        );
+        let f = Fetcher::new(&c, &up);
+        let (_, keep) = f.get_keep("/2/profile/a");
+        // A second caller for the same path waits for the word, then shares.
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| c.get(&up, "/2/profile/a"));
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!waiter.is_finished());
+            keep.answer(true);
+            assert_eq!(waiter.join().unwrap().1, Outcome::Hit);
+        });
+        assert_eq!(f.fresh_for(), TTL_PROFILE);
+        assert_eq!(c.bytes(), 12 + 10 + ENTRY_OVERHEAD_BYTES);
+        assert_eq!(up.calls.load(Ordering::SeqCst), 2);
     }
 
     #[test]

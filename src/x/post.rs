@@ -18,8 +18,7 @@ use super::render::escape::escape_inline;
 use super::render::post::{join_posts, post_blocks, status_text};
 use super::render::RenderOptions;
 use super::syndication;
-use super::typed_read;
-use super::upstream::{get_read, FetchError, Upstream, UpstreamResponse};
+use super::upstream::{Keep, Upstream};
 
 /// Most direct replies appended. Default 10; further replies are not shown.
 pub const MAX_REPLIES: usize = 10;
@@ -41,31 +40,9 @@ fn fetch<T: DeserializeOwned>(
     what: &str,
     code_of: impl FnOnce(&T) -> Answer<'_>,
 ) -> Result<T, XError> {
-    read_post(up, path, what, code_of)
-        .map_err(|e| XError::from_fetch(&e))?
-        .1
-}
-
-/// `what` answer at `path`, read once, through the typed model
-/// ([`check_post_answer`]): the answer and its envelope `T` or error. The
-/// cache stores the answer when [`typed_read::storable`] says so from the
-/// envelope's `code`.
-fn read_post<T: DeserializeOwned>(
-    up: &dyn Upstream,
-    path: &str,
-    what: &str,
-    code_of: impl FnOnce(&T) -> Answer<'_>,
-) -> Result<(UpstreamResponse, Result<T, XError>), FetchError> {
-    get_read(up, path, |resp| {
-        let mut parsed = None;
-        let read = check_post_answer(resp, what, |env: &T| {
-            let answer = code_of(env);
-            parsed = Some(answer.0);
-            answer
-        });
-        let store = typed_read::storable(resp.status, parsed);
-        (read, store)
-    })
+    let (answer, keep) = up.get_keep(path);
+    let resp = answer.map_err(|e| XError::from_fetch(&e))?;
+    check_post_answer(&resp, keep, what, code_of)
 }
 
 /// An answer's `code`, `message` and `status` tombstone, for
@@ -77,34 +54,26 @@ type Answer<'a> = (
 );
 
 fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Status, XError> {
-    read_status(up, id).map_err(|e| XError::from_fetch(&e))?.1
+    let path = format!("/2/status/{id}");
+    let (answer, keep) = up.get_keep(&path);
+    let resp = answer.map_err(|e| XError::from_fetch(&e))?;
+    status_of(&resp, keep)
 }
 
-/// The `/2/status/{id}` answer and the status in it, or the matching
-/// error. The answer is read once, through the typed model: a status of
-/// the wrong shape is an `upstream_invalid_response` naming the field, and
-/// an id sent as a JSON number is read exactly.
-fn read_status(
-    up: &dyn Upstream,
-    id: &str,
-) -> Result<(UpstreamResponse, Result<Status, XError>), FetchError> {
-    let (resp, env) = read_post(
-        up,
-        &format!("/2/status/{id}"),
-        "a status answer",
-        |e: &StatusEnvelope| {
+/// The status in a `/2/status` answer, or the matching error. The answer
+/// is read once, through the typed model: a status of the wrong shape is
+/// an `upstream_invalid_response` naming the field, and an id sent as a
+/// JSON number is read exactly. `keep` is answered from the envelope
+/// (see [`check_post_answer`]).
+fn status_of(resp: &super::upstream::UpstreamResponse, keep: Keep) -> Result<Status, XError> {
+    let env: StatusEnvelope =
+        check_post_answer(resp, keep, "a status answer", |e: &StatusEnvelope| {
             (
                 e.code,
                 e.message.as_deref(),
                 e.status.as_ref().and_then(Status::tombstone),
             )
-        },
-    )?;
-    Ok((resp, env.and_then(status_in)))
-}
-
-/// The status in a `/2/status` envelope, or "Post not found".
-fn status_in(env: StatusEnvelope) -> Result<Status, XError> {
+        })?;
     match env.status.or(env.tweet) {
         Some(s) if s.is_status() => Ok(s),
         _ => Err(XError::new(
@@ -122,11 +91,13 @@ type Served = (Status, Option<XError>);
 /// The requested post alone: FxTwitter's `/2/status`, or, when FxTwitter
 /// is out ([`syndication::is_outage`]), X's syndication endpoint.
 fn fetch_focal(up: &dyn Upstream, id: &str) -> Result<Served, XError> {
-    let (answer, fx) = match read_status(up, id) {
-        Ok((resp, post)) => (Ok(resp), post),
+    let path = format!("/2/status/{id}");
+    let (answer, keep) = up.get_keep(&path);
+    let fx = match &answer {
+        Ok(r) => status_of(r, keep),
         Err(e) => {
-            let fx = XError::from_fetch(&e);
-            (Err(e), Err(fx))
+            keep.answer(false);
+            Err(XError::from_fetch(e))
         }
     };
     match fx {

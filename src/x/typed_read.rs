@@ -1,6 +1,6 @@
 //! An upstream answer read once, by the typed parse its caller needs
 //! anyway, which also decides whether the cache may store it
-//! ([`crate::x::upstream::Upstream::get_read`]): the cache scans no body
+//! ([`crate::x::upstream::Upstream::get_keep`]): the cache scans no body
 //! of its own for these callers.
 //!
 //! The rule is [`crate::x::cacheable`]'s, read off the typed envelope: a
@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 use super::error::{check_transport, XError};
 use super::model::parse::parse;
 use super::model::scalar::Count;
-use super::upstream::{get_read, Upstream, UpstreamResponse};
+use super::upstream::{Upstream, UpstreamResponse};
 
 /// Whether an answer read by a typed parse may be stored: `status` is 200
 /// and `parsed` (the envelope's `code`, `None` when the parse refused the
@@ -48,17 +48,9 @@ pub fn fetch_typed<T: DeserializeOwned>(
     what: &str,
     code_of: fn(&T) -> Count,
 ) -> Result<(UpstreamResponse, Result<T, XError>), XError> {
-    get_read(up, path, |resp| read_typed(resp, what, code_of)).map_err(|e| XError::from_fetch(&e))
-}
-
-/// The reader of [`fetch_typed`]: the envelope, and whether the answer may
-/// be stored.
-fn read_typed<T: DeserializeOwned>(
-    resp: &UpstreamResponse,
-    what: &str,
-    code_of: fn(&T) -> Count,
-) -> (Result<T, XError>, bool) {
-    let parsed = check_transport(resp).and_then(|()| parse::<T>(&resp.body, what));
-    let store = storable(resp.status, parsed.as_ref().ok().map(code_of));
-    (parsed, store)
+    let (answer, keep) = up.get_keep(path);
+    let resp = answer.map_err(|e| XError::from_fetch(&e))?;
+    let parsed = check_transport(&resp).and_then(|()| parse::<T>(&resp.body, what));
+    keep.answer(storable(resp.status, parsed.as_ref().ok().map(code_of)));
+    Ok((resp, parsed))
 }

@@ -66,51 +66,50 @@ pub trait Upstream: Send + Sync {
         None
     }
 
-    /// [`Upstream::get`], the answer read by the caller's `read` (its
-    /// typed parse, which it does anyway), which says whether the answer
-    /// may be stored: the cache ([`super::cache::Fetcher`]) then stores it
-    /// on that word and scans nothing itself. `read` is called at most
-    /// once, on an HTTP answer (also one served from the cache, whose
-    /// word is then not needed). Without a cache: [`Upstream::get`], then
-    /// `read`.
-    fn get_read(
-        &self,
-        path_and_query: &str,
-        read: &mut dyn FnMut(&UpstreamResponse) -> bool,
-    ) -> Result<UpstreamResponse, FetchError> {
-        let answer = self.get(path_and_query);
-        if let Ok(r) = &answer {
-            read(r);
-        }
-        answer
+    /// [`Upstream::get`], and the cache's question whether the answer may
+    /// be stored, for the caller to answer once it has read the answer
+    /// with the typed parse it needs anyway ([`Keep::answer`]): the cache
+    /// ([`super::cache::Fetcher`]) then stores it on that word and scans
+    /// nothing itself. The parse runs in the caller's own frame, not
+    /// under the cache's (worker stacks are small). Without a cache:
+    /// [`Upstream::get`], nothing to store.
+    fn get_keep<'s>(
+        &'s self,
+        path_and_query: &'s str,
+    ) -> (Result<UpstreamResponse, FetchError>, Keep<'s>) {
+        (self.get(path_and_query), Keep::none())
     }
 }
 
-/// `GET <path_and_query>` through `up` ([`Upstream::get_read`]), the
-/// answer read once by `read`, which returns what it made of it and
-/// whether the answer may be stored: the answer and that value.
-pub fn get_read<T>(
-    up: &dyn Upstream,
-    path_and_query: &str,
-    read: impl FnOnce(&UpstreamResponse) -> (T, bool),
-) -> Result<(UpstreamResponse, T), FetchError> {
-    let mut read = Some(read);
-    let mut value = None;
-    let resp = up.get_read(path_and_query, &mut |r| match read.take() {
-        Some(f) => {
-            let (v, store) = f(r);
-            value = Some(v);
-            store
+/// Whether an answer from [`Upstream::get_keep`] may be stored: answered
+/// once by its reader; dropped unanswered, it is not stored.
+pub struct Keep<'s>(Option<Box<dyn FnOnce(bool) + 's>>);
+
+impl<'s> Keep<'s> {
+    /// A question answered by calling `on_answer` with the word.
+    pub fn new(on_answer: impl FnOnce(bool) + 's) -> Keep<'s> {
+        Keep(Some(Box::new(on_answer)))
+    }
+
+    /// Nobody asks (no cache).
+    pub fn none() -> Keep<'s> {
+        Keep(None)
+    }
+
+    /// Answers: `storable` is the reader's word.
+    pub fn answer(mut self, storable: bool) {
+        if let Some(f) = self.0.take() {
+            f(storable);
         }
-        None => false,
-    })?;
-    // An upstream that did not call `read` (it must not happen): read here.
-    let value = match (value, read) {
-        (Some(v), _) => v,
-        (None, Some(f)) => f(&resp).0,
-        (None, None) => unreachable!("read was taken, so it returned a value"),
-    };
-    Ok((resp, value))
+    }
+}
+
+impl Drop for Keep<'_> {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f(false);
+        }
+    }
 }
 
 use std::io::Read;
