@@ -11,7 +11,8 @@
 //! `"code": 404` is (the truth about the resource), as before.
 //!
 //! Where it differs from [`crate::x::cacheable::cacheable`] on the same
-//! body (both proven by `tests::typed_rule_is_the_old_rule_and_the_parse`):
+//! body (proven for generated bodies in `tests/x_cache_typed.rs`,
+//! `stored_exactly_when_the_old_rule_and_the_typed_parse_agree`):
 //! - a body the typed parse refuses (wrong shape, invalid UTF-8 anywhere,
 //!   nesting past serde's limit inside a read field) is an error answer
 //!   and is not stored, though the old scan would have stored it;
