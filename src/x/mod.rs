@@ -11,6 +11,7 @@ pub mod cache;
 pub mod cacheable;
 pub mod cursor;
 pub mod error;
+pub mod fetcher;
 pub mod model;
 pub mod post;
 pub mod profile;
