@@ -10,14 +10,15 @@ use super::budget::fit_rows;
 use super::budget::Run;
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind, Position, MAX_CURSOR_OFFSET};
-use super::error::{check_transport, clip_message, code, XError};
-use super::model::parse::{parse, shape_error};
+use super::error::{clip_message, code, XError};
+use super::model::parse::shape_error;
 use super::model::scalar::Id;
 use super::model::status::{Page, Status};
 use super::model::user::User;
 use super::profile::fetch_profile;
 use super::render::browse::{connections_markdown, Continuation};
 use super::structured::Structured;
+use super::typed_read::fetch_typed;
 use super::upstream::Upstream;
 use serde::de::DeserializeOwned;
 
@@ -357,12 +358,12 @@ pub fn check_account_list<T: Row + DeserializeOwned>(
     path: &str,
     handle: &str,
 ) -> Result<ListPage<T>, XError> {
-    let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
-    check_transport(&resp)?;
+    let (resp, page) = fetch_typed(up, path, "a list page", |p: &Page<T>| p.code)?;
+    // (The transport checks, in `page`, and these refuse disjoint statuses.)
     if resp.status == 401 || resp.status == 403 {
         return Err(protected_error(handle));
     }
-    let page: Page<T> = parse(&resp.body, "a list page")?;
+    let page = page?;
     if resp.status == 404 || page.code == Some(404) {
         return Err(XError::new(
             404,

@@ -2,19 +2,20 @@
 //! budget with least-recently-used eviction, and coalescing of concurrent
 //! identical misses into one upstream request (std `Mutex` + `Condvar`).
 //!
-//! Only `200` answers are stored. Errors (404, 429, 5xx, transport
-//! failures) are never stored, but a request already in flight is shared:
-//! callers that ask for the same path while it runs wait for it and get
-//! its answer, whatever it is.
+//! Only `200` answers are stored, and only those the caller's reader
+//! found storable ([`Upstream::get_keep`]: the typed parse the caller does
+//! anyway says so), or, for a caller without one, [`cacheable`]. Errors
+//! (404, 429, 5xx, transport failures) are never stored, but a request
+//! already in flight is shared: callers that ask for the same path while
+//! it runs wait for it and get its answer, whatever it is.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+pub use super::fetcher::{Beside, CacheStatus, Fetcher};
+
 use super::cacheable::cacheable;
-use super::side::SidePool;
 use super::upstream::{FetchError, Upstream, UpstreamResponse};
 
 /// Default byte budget of the cache: 32 MiB. When full, the least recently
@@ -75,7 +76,8 @@ struct Flight {
 }
 
 struct Entry {
-    resp: Arc<UpstreamResponse>,
+    /// The answer (its body shared, never copied).
+    resp: UpstreamResponse,
     expires: Instant,
     size: usize,
     tick: u64,
@@ -115,14 +117,42 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A lookup's answer waiting for its reader's word ([`Cache::lookup_kept`]);
+/// dropped unfinished, the answer is not stored.
+pub struct Kept<'c> {
+    path_and_query: &'c str,
+    /// The time left of a stored answer (a hit).
+    left: Option<Duration>,
+    /// The request this lookup made (a miss), finished when dropped.
+    flight: Option<FlightGuard<'c>>,
+}
+
+impl Kept<'_> {
+    /// Takes the reader's word (`storable`): a new answer is stored on it.
+    /// Returns how long the answer stays fresh: a stored answer's time
+    /// left, else the full [`ttl_for`] of a storable answer, else zero.
+    pub fn finish(self, storable: bool) -> Duration {
+        let fresh = match self.left {
+            Some(left) => left,
+            None if storable => ttl_for(self.path_and_query),
+            None => Duration::ZERO,
+        };
+        if let Some(mut guard) = self.flight {
+            guard.keep = storable.then_some(fresh);
+        }
+        fresh
+    }
+}
+
 /// Finishes a flight when dropped (also on panic), so waiters never hang.
 struct FlightGuard<'a> {
     cache: &'a Cache,
     key: &'a str,
     flight: Arc<Flight>,
     answer: Option<Answer>,
-    /// Whether `answer` is [`cacheable`], checked once by the caller.
-    storable: bool,
+    /// How long `answer` is kept, when its reader found it storable (its
+    /// [`ttl_for`], looked up once for storing and freshness).
+    keep: Option<Duration>,
 }
 
 impl Drop for FlightGuard<'_> {
@@ -137,8 +167,8 @@ impl Drop for FlightGuard<'_> {
             {
                 inner.map.remove(self.key);
             }
-            if let (Ok(resp), true) = (&answer, self.storable) {
-                self.cache.store(&mut inner, self.key, resp);
+            if let (Ok(resp), Some(ttl)) = (&answer, self.keep) {
+                self.cache.store(&mut inner, self.key, resp.clone(), ttl);
             }
         }
         *lock(&self.flight.result) = Some(answer);
@@ -161,8 +191,8 @@ impl Cache {
         lock(&self.inner).bytes
     }
 
-    /// Stores `resp`, which the caller found [`cacheable`].
-    fn store(&self, inner: &mut Inner, key: &str, resp: &UpstreamResponse) {
+    /// Stores `resp`, which its reader found storable, for `ttl`.
+    fn store(&self, inner: &mut Inner, key: &str, resp: UpstreamResponse, ttl: Duration) {
         let size = key.len() + resp.body.len() + ENTRY_OVERHEAD_BYTES;
         if size > self.budget / MAX_ENTRY_FRACTION {
             return;
@@ -183,8 +213,8 @@ impl Cache {
         inner.map.insert(
             key.to_string(),
             Slot::Ready(Entry {
-                resp: Arc::new(resp.clone()),
-                expires: Instant::now() + ttl_for(key),
+                resp,
+                expires: Instant::now() + ttl,
                 size,
                 tick,
             }),
@@ -203,14 +233,41 @@ impl Cache {
     /// `200` answer, and zero for anything that is never stored (other
     /// statuses, transport failures).
     pub fn lookup(&self, up: &dyn Upstream, path_and_query: &str) -> (Answer, Outcome, Duration) {
-        let fresh = |a: &Answer| match a {
-            Ok(r) if cacheable(r) => ttl_for(path_and_query),
-            _ => Duration::ZERO,
+        self.lookup_read(up, path_and_query, &mut |r| cacheable(r))
+    }
+
+    /// [`Cache::lookup`], the answer judged by the caller's `read` (see
+    /// [`Upstream::get_keep`]) instead of [`cacheable`]: called exactly
+    /// once on every HTTP answer, new, shared or stored; its word decides
+    /// whether a new answer is stored and whether it is fresh.
+    pub fn lookup_read(
+        &self,
+        up: &dyn Upstream,
+        path_and_query: &str,
+        read: &mut dyn FnMut(&UpstreamResponse) -> bool,
+    ) -> (Answer, Outcome, Duration) {
+        let (answer, outcome, kept) = self.lookup_kept(up, path_and_query);
+        let fresh = kept.finish(judge(read, &answer));
+        (answer, outcome, fresh)
+    }
+
+    /// [`Cache::lookup_read`] in two steps, so that the caller reads the
+    /// answer in its own frame: the answer (stored, shared from a request
+    /// in flight, or asked of `up`) now, and, once the caller has said
+    /// whether it may be stored ([`Kept::finish`]), how long it stays
+    /// fresh. Callers waiting for this request wait until then.
+    pub fn lookup_kept<'c>(
+        &'c self,
+        up: &dyn Upstream,
+        path_and_query: &'c str,
+    ) -> (Answer, Outcome, Kept<'c>) {
+        let kept = Kept {
+            path_and_query,
+            left: None,
+            flight: None,
         };
         if self.budget == 0 {
-            let answer = up.get(path_and_query);
-            let life = fresh(&answer);
-            return (answer, Outcome::Bypass, life);
+            return (up.get(path_and_query), Outcome::Bypass, kept);
         }
         let flight = {
             let mut inner = lock(&self.inner);
@@ -228,15 +285,17 @@ impl Cache {
                         e.tick = tick;
                         left = e.expires.saturating_duration_since(now);
                     }
-                    return (Ok((*resp).clone()), Outcome::Hit, left);
+                    let kept = Kept {
+                        left: Some(left),
+                        ..kept
+                    };
+                    return (Ok(resp), Outcome::Hit, kept);
                 }
                 Some(Slot::Ready(_)) => expired = true,
                 Some(Slot::Pending(f)) => {
                     let f = f.clone();
                     drop(inner);
-                    let answer = wait(&f);
-                    let life = fresh(&answer);
-                    return (answer, Outcome::Hit, life);
+                    return (wait(&f), Outcome::Hit, kept);
                 }
                 None => {}
             }
@@ -252,25 +311,28 @@ impl Cache {
                 .insert(path_and_query.to_string(), Slot::Pending(f.clone()));
             f
         };
+        // The guard first: it finishes the flight even if `get` panics.
         let mut guard = FlightGuard {
             cache: self,
             key: path_and_query,
             flight,
             answer: None,
-            storable: false,
+            keep: None,
         };
         let answer = up.get(path_and_query);
-        // Checked once: it decides both storing and freshness.
-        guard.storable = matches!(&answer, Ok(r) if cacheable(r));
-        let life = if guard.storable {
-            ttl_for(path_and_query)
-        } else {
-            Duration::ZERO
-        };
         guard.answer = Some(answer.clone());
-        drop(guard);
-        (answer, Outcome::Miss, life)
+        let kept = Kept {
+            flight: Some(guard),
+            ..kept
+        };
+        (answer, Outcome::Miss, kept)
     }
+}
+
+/// Whether `answer` is an HTTP answer its reader found storable (the
+/// reader is called on every HTTP answer, for the caller's value).
+fn judge(read: &mut dyn FnMut(&UpstreamResponse) -> bool, answer: &Answer) -> bool {
+    matches!(answer, Ok(r) if read(r))
 }
 
 fn wait(f: &Flight) -> Answer {
@@ -282,244 +344,11 @@ fn wait(f: &Flight) -> Answer {
         .unwrap_or_else(|| Err(FetchError::Other("upstream request abandoned".into())))
 }
 
-/// The upstream as one tool call sees it: every request goes through the
-/// cache, and the call remembers whether anything missed.
-pub struct Fetcher<'a> {
-    cache: &'a Cache,
-    up: &'a dyn Upstream,
-    /// Where [`Fetcher::beside`] runs its job, and the shared handles of
-    /// `cache` and `up` it takes along; `None` runs it in the caller.
-    side: Option<(&'a SidePool, &'a Arc<Cache>, &'a Arc<dyn Upstream>)>,
-    /// The second provider of single posts (X's syndication endpoint),
-    /// asked through the same cache; `None` when there is none. Jobs run
-    /// [`Fetcher::beside`] have none.
-    fallback: Option<&'a dyn Upstream>,
-    seen: AtomicU8,
-    /// Shortest freshness (milliseconds) of any answer used so far;
-    /// `u64::MAX` before the first request.
-    fresh_ms: AtomicU64,
-    /// The call's deadline and cancel flag, checked before every request.
-    guard: Option<&'a super::budget::Guard>,
-}
-
-const SEEN_HIT: u8 = 1;
-const SEEN_MISS: u8 = 2;
-const SEEN_BYPASS: u8 = 4;
-
-impl<'a> Fetcher<'a> {
-    /// A fetcher for one tool call.
-    pub fn new(cache: &'a Cache, up: &'a dyn Upstream) -> Fetcher<'a> {
-        Fetcher {
-            cache,
-            up,
-            side: None,
-            fallback: None,
-            seen: AtomicU8::new(0),
-            fresh_ms: AtomicU64::new(u64::MAX),
-            guard: None,
-        }
-    }
-
-    /// This fetcher, stopping before any request once the call is
-    /// cancelled ([`FetchError::Cancelled`]) or past its deadline
-    /// ([`FetchError::Deadline`]): a call whose client has gone makes no
-    /// further upstream request.
-    pub fn guarded(mut self, guard: &'a super::budget::Guard) -> Fetcher<'a> {
-        self.guard = Some(guard);
-        self
-    }
-
-    /// A fetcher for one tool call whose [`Fetcher::beside`] jobs run on
-    /// `pool`.
-    pub fn with_side(
-        cache: &'a Arc<Cache>,
-        up: &'a Arc<dyn Upstream>,
-        pool: &'a SidePool,
-    ) -> Fetcher<'a> {
-        Fetcher {
-            side: Some((pool, cache, up)),
-            ..Fetcher::new(cache, up.as_ref())
-        }
-    }
-
-    /// This fetcher with a second provider of single posts (see
-    /// [`Upstream::get_fallback`]).
-    pub fn with_fallback(mut self, fallback: Option<&'a dyn Upstream>) -> Fetcher<'a> {
-        self.fallback = fallback;
-        self
-    }
-
-    /// Starts `job` on a side thread, through this call's cache, while the
-    /// caller goes on; [`Beside::join`] waits for it. Without a side pool,
-    /// or when every side thread is busy, the job runs at `join`, in the
-    /// caller.
-    pub fn beside<T, F>(&self, job: F) -> Beside<'_, 'a, T, F>
-    where
-        T: Send + 'static,
-        F: FnOnce(&dyn Upstream) -> T + Send + 'static,
-    {
-        let Some((pool, cache, up)) = &self.side else {
-            return Beside {
-                fetcher: self,
-                run: Run::Later(job),
-            };
-        };
-        let (cache, up) = (Arc::clone(*cache), Arc::clone(*up));
-        let started = pool.try_run(move || {
-            let f = Fetcher::new(&cache, up.as_ref());
-            let value = job(&f);
-            (
-                value,
-                f.seen.load(Ordering::SeqCst),
-                f.fresh_ms.load(Ordering::SeqCst),
-            )
-        });
-        match started {
-            Ok(rx) => Beside {
-                fetcher: self,
-                run: Run::Started(rx),
-            },
-            Err(back) => Beside {
-                fetcher: self,
-                run: Run::Inline(Box::new(back)),
-            },
-        }
-    }
-
-    /// How long everything this call used stays fresh: the shortest
-    /// freshness of its upstream answers (see [`Cache::lookup`]); zero
-    /// when it made no request or any answer was not cacheable.
-    pub fn fresh_for(&self) -> Duration {
-        match self.fresh_ms.load(Ordering::SeqCst) {
-            u64::MAX => Duration::ZERO,
-            ms => Duration::from_millis(ms),
-        }
-    }
-
-    /// How the run's upstream answers were served: `Miss` when any
-    /// request reached the upstream, `Bypass` when the cache is disabled
-    /// (or nothing was asked), else `Hit`.
-    pub fn status(&self) -> CacheStatus {
-        let s = self.seen.load(Ordering::SeqCst);
-        if s & SEEN_MISS != 0 {
-            CacheStatus::Miss
-        } else if s & SEEN_BYPASS != 0 || s == 0 {
-            CacheStatus::Bypass
-        } else {
-            CacheStatus::Hit
-        }
-    }
-
-    /// [`Fetcher::status`] as its label.
-    pub fn outcome(&self) -> &'static str {
-        self.status().as_str()
-    }
-}
-
-/// How a result was served, reported as `structuredContent.cache` (added
-/// when the result is serialized, never part of what a tool builds), in
-/// the access log and in `xmd_cache_total`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheStatus {
-    /// Every upstream answer came from the cache (or the whole result
-    /// from the result cache).
-    Hit = 0,
-    /// At least one request reached the upstream.
-    Miss = 1,
-    /// The cache is disabled.
-    Bypass = 2,
-}
-
-impl CacheStatus {
-    /// The labels, indexed by the discriminant.
-    pub const LABELS: [&'static str; 3] = ["hit", "miss", "bypass"];
-
-    /// The label: `hit`, `miss` or `bypass`.
-    pub fn as_str(self) -> &'static str {
-        CacheStatus::LABELS[self as usize]
-    }
-}
-
-/// A job started by [`Fetcher::beside`].
-pub struct Beside<'f, 'a, T, F> {
-    fetcher: &'f Fetcher<'a>,
-    run: Run<T, F>,
-}
-
-type Sided<T> = (T, u8, u64);
-
-enum Run<T, F> {
-    Started(Receiver<Sided<T>>),
-    /// The pool was full: the pool's wrapper, run in the caller.
-    Inline(Box<dyn FnOnce() -> Sided<T> + Send>),
-    Later(F),
-}
-
-impl<T, F> Beside<'_, '_, T, F>
-where
-    F: FnOnce(&dyn Upstream) -> T,
-{
-    /// The job's value, once it is done; `None` when it panicked. What it
-    /// fetched counts for this call's `cache` outcome and freshness.
-    pub fn join(self) -> Option<T> {
-        let (value, seen, fresh) = match self.run {
-            Run::Later(job) => return Some(job(self.fetcher)),
-            Run::Inline(job) => job(),
-            Run::Started(rx) => rx.recv().ok()?,
-        };
-        self.fetcher.seen.fetch_or(seen, Ordering::SeqCst);
-        self.fetcher.fresh_ms.fetch_min(fresh, Ordering::SeqCst);
-        Some(value)
-    }
-}
-
-impl Fetcher<'_> {
-    /// One fetch through the cache, from the primary upstream or the
-    /// fallback; refused before any request once the call's deadline has
-    /// passed or its client has left.
-    fn through_cache(&self, up: &dyn Upstream, path_and_query: &str) -> Answer {
-        if let Some(g) = self.guard {
-            let stop = if g.cancelled() {
-                Some(FetchError::Cancelled)
-            } else if g.expired() {
-                Some(FetchError::Deadline(g.timeout.as_secs()))
-            } else {
-                None
-            };
-            if let Some(e) = stop {
-                // A result cut short is never replayed from the cache.
-                self.fresh_ms.store(0, Ordering::SeqCst);
-                return Err(e);
-            }
-        }
-        let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
-        let ms = u64::try_from(fresh.as_millis()).unwrap_or(u64::MAX - 1);
-        self.fresh_ms.fetch_min(ms, Ordering::SeqCst);
-        let bit = match outcome {
-            Outcome::Hit => SEEN_HIT,
-            Outcome::Miss => SEEN_MISS,
-            Outcome::Bypass => SEEN_BYPASS,
-        };
-        self.seen.fetch_or(bit, Ordering::SeqCst);
-        answer
-    }
-}
-
-impl Upstream for Fetcher<'_> {
-    fn get(&self, path_and_query: &str) -> Answer {
-        self.through_cache(self.up, path_and_query)
-    }
-
-    fn get_fallback(&self, path_and_query: &str) -> Option<Answer> {
-        let fallback = self.fallback?;
-        Some(self.through_cache(fallback, path_and_query))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
+    use crate::x::side::SidePool;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     struct Counting {
         calls: AtomicUsize,
@@ -662,6 +491,104 @@ mod tests {
         );
         let off = Cache::new(0);
         assert_eq!(off.lookup(&up, "/2/thread/1").2, TTL_POST);
+    }
+
+    /// The reader is called once on every answer (new, stored, shared,
+    /// bypassed); its word alone decides storing and freshness.
+    #[test]
+    fn the_reader_reads_every_answer_once_and_its_word_decides_storing() {
+        let reads = AtomicUsize::new(0);
+        let read = |store: bool| {
+            let reads = &reads;
+            move |r: &UpstreamResponse| {
+                assert_eq!(r.status, 200);
+                reads.fetch_add(1, Ordering::SeqCst);
+                store
+            }
+        };
+        let c = Cache::new(1 << 20);
+        let up = counting(200, 10, 0);
+        // Refused by the reader: not stored, not fresh, asked again.
+        let (_, o, life) = c.lookup_read(&up, "/2/status/1", &mut read(false));
+        assert_eq!((o, life, c.bytes()), (Outcome::Miss, Duration::ZERO, 0));
+        let (_, o, _) = c.lookup_read(&up, "/2/status/1", &mut read(true));
+        assert_eq!(o, Outcome::Miss);
+        assert_eq!(c.bytes(), 11 + 10 + ENTRY_OVERHEAD_BYTES);
+        // A hit is read (for the caller's value), its word not needed.
+        let (_, o, life) = c.lookup_read(&up, "/2/status/1", &mut read(false));
+        assert_eq!(o, Outcome::Hit);
+        assert!(life > Duration::ZERO && life <= TTL_POST, "{life:?}");
+        assert_eq!(
+            (
+                up.calls.load(Ordering::SeqCst),
+                reads.load(Ordering::SeqCst)
+            ),
+            (2, 3)
+        );
+        // Bypassed: read once, fresh on its word.
+        let off = Cache::new(0);
+        assert_eq!(
+            off.lookup_read(&up, "/2/status/1", &mut read(true)).2,
+            TTL_POST
+        );
+        assert_eq!(
+            off.lookup_read(&up, "/2/status/1", &mut read(false)).2,
+            Duration::ZERO
+        );
+        assert_eq!(reads.load(Ordering::SeqCst), 5);
+        // Coalesced: every caller reads the shared answer once; only the
+        // one that asked stores it.
+        let slow = counting(200, 10, 200);
+        let c = Cache::new(1 << 20);
+        let lives: Vec<(Outcome, Duration)> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let (_, o, life) = c.lookup_read(&slow, "/2/profile/a", &mut read(true));
+                        (o, life)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(slow.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(reads.load(Ordering::SeqCst), 9);
+        // (A thread that starts late finds the stored answer: a hit whose
+        // life has begun to run down.)
+        let near = |l: Duration| l <= TTL_PROFILE && l > TTL_PROFILE - Duration::from_secs(5);
+        assert!(lives.iter().all(|(_, l)| near(*l)), "{lives:?}");
+        assert_eq!(lives.iter().filter(|(o, _)| *o == Outcome::Miss).count(), 1);
+        assert_eq!(c.bytes(), 12 + 10 + ENTRY_OVERHEAD_BYTES);
+    }
+
+    /// Through a fetcher: the caller's word stores the answer and sets the
+    /// call's freshness; a question dropped unanswered stores nothing and
+    /// counts as not fresh; waiters wait for the word.
+    #[test]
+    fn a_fetcher_stores_on_the_callers_word_only() {
+        let c = Cache::new(1 << 20);
+        let up = counting(200, 10, 0);
+        let f = Fetcher::new(&c, &up);
+        let (answer, keep) = f.get_keep("/2/profile/a");
+        assert_eq!(answer.unwrap().status, 200);
+        drop(keep);
+        assert_eq!(
+            (c.bytes(), f.fresh_for(), f.outcome()),
+            (0, Duration::ZERO, "miss")
+        );
+        let f = Fetcher::new(&c, &up);
+        let (_, keep) = f.get_keep("/2/profile/a");
+        // A second caller for the same path waits for the word, then shares.
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| c.get(&up, "/2/profile/a"));
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!waiter.is_finished());
+            keep.answer(true);
+            assert_eq!(waiter.join().unwrap().1, Outcome::Hit);
+        });
+        assert_eq!(f.fresh_for(), TTL_PROFILE);
+        assert_eq!(c.bytes(), 12 + 10 + ENTRY_OVERHEAD_BYTES);
+        assert_eq!(up.calls.load(Ordering::SeqCst), 2);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::upstream::{FetchError, UpstreamResponse};
+use super::upstream::{FetchError, Keep, UpstreamResponse};
 
 /// Retry hint used when a 429 carries no usable `Retry-After`.
 /// Default 5 s; the agent sees `retry after 5s`.
@@ -180,9 +180,13 @@ impl fmt::Display for XError {
 /// read into the typed envelope `T`: the transport checks, 401/403 as
 /// private, a body of the wrong shape as `upstream_invalid_response`
 /// naming the field (`what` names the answer), then the answer's own
-/// `code` and `message` (see [`check_post_code`]).
+/// `code` and `message` (see [`check_post_code`]). `keep` (the cache's
+/// question) is answered from the envelope as it is read
+/// ([`super::typed_read::storable`]); an answer refused before that is not
+/// stored.
 pub fn check_post_answer<T: serde::de::DeserializeOwned>(
     resp: &UpstreamResponse,
+    keep: Keep,
     what: &str,
     code_of: impl FnOnce(
         &T,
@@ -198,6 +202,7 @@ pub fn check_post_answer<T: serde::de::DeserializeOwned>(
     }
     let body: T = super::model::parse::parse(&resp.body, what)?;
     let (body_code, message, tomb) = code_of(&body);
+    keep.answer(super::typed_read::storable(resp.status, Some(body_code)));
     check_post_code(resp, body_code, message, tomb)?;
     Ok(body)
 }
@@ -368,13 +373,18 @@ mod tests {
 
     /// A `/2/status` answer checked the way the post tool reads it.
     fn check_post_response(resp: &UpstreamResponse) -> Result<StatusEnvelope, XError> {
-        check_post_answer(resp, "a status answer", |e: &StatusEnvelope| {
-            (
-                e.code,
-                e.message.as_deref(),
-                e.status.as_ref().and_then(Status::tombstone),
-            )
-        })
+        check_post_answer(
+            resp,
+            Keep::none(),
+            "a status answer",
+            |e: &StatusEnvelope| {
+                (
+                    e.code,
+                    e.message.as_deref(),
+                    e.status.as_ref().and_then(Status::tombstone),
+                )
+            },
+        )
     }
 
     fn resp(status: u16, body: &str) -> UpstreamResponse {

@@ -19,7 +19,7 @@ use super::render::post::{join_posts, post_blocks, status_text};
 use super::render::RenderOptions;
 use super::structured::Structured;
 use super::syndication;
-use super::upstream::Upstream;
+use super::upstream::{Keep, Upstream};
 
 /// Most direct replies appended. Default 10; further replies are not shown.
 pub const MAX_REPLIES: usize = 10;
@@ -41,8 +41,9 @@ fn fetch<T: DeserializeOwned>(
     what: &str,
     code_of: impl FnOnce(&T) -> Answer<'_>,
 ) -> Result<T, XError> {
-    let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
-    check_post_answer(&resp, what, code_of)
+    let (answer, keep) = up.get_keep(path);
+    let resp = answer.map_err(|e| XError::from_fetch(&e))?;
+    check_post_answer(&resp, keep, what, code_of)
 }
 
 /// An answer's `code`, `message` and `status` tombstone, for
@@ -54,24 +55,26 @@ type Answer<'a> = (
 );
 
 fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Status, XError> {
-    let resp = up
-        .get(&format!("/2/status/{id}"))
-        .map_err(|e| XError::from_fetch(&e))?;
-    status_of(&resp)
+    let path = format!("/2/status/{id}");
+    let (answer, keep) = up.get_keep(&path);
+    let resp = answer.map_err(|e| XError::from_fetch(&e))?;
+    status_of(&resp, keep)
 }
 
 /// The status in a `/2/status` answer, or the matching error. The answer
 /// is read once, through the typed model: a status of the wrong shape is
 /// an `upstream_invalid_response` naming the field, and an id sent as a
-/// JSON number is read exactly.
-fn status_of(resp: &super::upstream::UpstreamResponse) -> Result<Status, XError> {
-    let env: StatusEnvelope = check_post_answer(resp, "a status answer", |e: &StatusEnvelope| {
-        (
-            e.code,
-            e.message.as_deref(),
-            e.status.as_ref().and_then(Status::tombstone),
-        )
-    })?;
+/// JSON number is read exactly. `keep` is answered from the envelope
+/// (see [`check_post_answer`]).
+fn status_of(resp: &super::upstream::UpstreamResponse, keep: Keep) -> Result<Status, XError> {
+    let env: StatusEnvelope =
+        check_post_answer(resp, keep, "a status answer", |e: &StatusEnvelope| {
+            (
+                e.code,
+                e.message.as_deref(),
+                e.status.as_ref().and_then(Status::tombstone),
+            )
+        })?;
     match env.status.or(env.tweet) {
         Some(s) if s.is_status() => Ok(s),
         _ => Err(XError::new(
@@ -89,10 +92,14 @@ type Served = (Status, Option<XError>);
 /// The requested post alone: FxTwitter's `/2/status`, or, when FxTwitter
 /// is out ([`syndication::is_outage`]), X's syndication endpoint.
 fn fetch_focal(up: &dyn Upstream, id: &str) -> Result<Served, XError> {
-    let answer = up.get(&format!("/2/status/{id}"));
+    let path = format!("/2/status/{id}");
+    let (answer, keep) = up.get_keep(&path);
     let fx = match &answer {
-        Ok(r) => status_of(r),
-        Err(e) => Err(XError::from_fetch(e)),
+        Ok(r) => status_of(r, keep),
+        Err(e) => {
+            keep.answer(false);
+            Err(XError::from_fetch(e))
+        }
     };
     match fx {
         Ok(post) => Ok((post, None)),

@@ -14,11 +14,11 @@ use super::browse::{
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
-use super::error::{check_transport, code, XError};
-use super::model::parse::parse;
+use super::error::{code, XError};
 use super::model::status::{ProfileEnvelope, Status};
 use super::model::user::User;
 use super::render::browse::profile_markdown;
+use super::typed_read::fetch_typed;
 use super::upstream::Upstream;
 
 /// Upstream timeline pages one profile block may read. Default 8; when
@@ -29,11 +29,13 @@ pub const PROFILE_PAGE_BUDGET: usize = 8;
 /// Fetches `/2/profile/{handle}` and returns the `user` object (also when
 /// protected), or the error: suspended, not found, or an upstream failure.
 pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<User, XError> {
-    let resp = up
-        .get(&format!("/2/profile/{handle}"))
-        .map_err(|e| XError::from_fetch(&e))?;
-    check_transport(&resp)?;
-    let body: ProfileEnvelope = parse(&resp.body, "a profile")?;
+    let (resp, body) = fetch_typed(
+        up,
+        &format!("/2/profile/{handle}"),
+        "a profile",
+        |b: &ProfileEnvelope| b.code,
+    )?;
+    let body = body?;
     if resp.status == 404 || body.code == Some(404) {
         let suspended = body.reason.as_deref() == Some("suspended")
             || body

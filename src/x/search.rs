@@ -12,12 +12,12 @@ use super::browse::{
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, form_encode, CursorKind};
-use super::error::{check_transport, code, XError};
+use super::error::{code, XError};
 use super::model::media::MediaItem;
-use super::model::parse::parse;
 use super::model::status::{Page, Status};
 use super::model::user::User;
 use super::render::browse::search_markdown;
+use super::typed_read::fetch_typed;
 use super::upstream::Upstream;
 
 /// The note on every `feed=users` result.
@@ -82,9 +82,8 @@ pub fn unavailable(what: &str) -> XError {
 /// Maps a `/2/search` answer: its `code: 404` is an outage (FxEmbed#2303),
 /// not "no results" (that is a 200 with `[]`).
 fn check_search(up: &dyn Upstream, path: &str) -> Result<ListPage<Status>, XError> {
-    let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
-    check_transport(&resp)?;
-    let page: Page<Status> = parse(&resp.body, "a search page")?;
+    let (resp, page) = fetch_typed(up, path, "a search page", |p: &Page<Status>| p.code)?;
+    let page = page?;
     if resp.status == 404 || page.code == Some(404) {
         return Err(unavailable("search"));
     }
@@ -104,9 +103,8 @@ struct Typeahead {
 
 fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<User>, XError> {
     let path = format!("/2/typeahead?q={}&result_type=users", form_encode(query));
-    let resp = up.get(&path).map_err(|e| XError::from_fetch(&e))?;
-    check_transport(&resp)?;
-    let body: Typeahead = parse(&resp.body, "a typeahead answer")?;
+    let (resp, body) = fetch_typed(up, &path, "a typeahead answer", |b: &Typeahead| b.code)?;
+    let body = body?;
     let failed = !(200..300).contains(&resp.status) || body.code.is_some_and(|c| c >= 400);
     if failed {
         return Err(unavailable("user search"));

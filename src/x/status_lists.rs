@@ -20,14 +20,14 @@ use super::browse::{
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
-use super::error::{check_transport, code, XError};
-use super::model::parse::parse;
+use super::error::{code, XError};
 use super::model::status::{Page, Status};
 use super::model::user::User;
 use super::registry::Tool;
 use super::render::browse::{finish, post_line, push_tail, user_line};
 use super::render::escape::escape_handle;
 use super::search::{list_row, unavailable};
+use super::typed_read::fetch_typed;
 use super::upstream::Upstream;
 
 /// Which list of a post.
@@ -66,9 +66,8 @@ fn check_page<T: Row + DeserializeOwned>(
     list: StatusList,
     id: &str,
 ) -> Result<ListPage<T>, XError> {
-    let resp = up.get(path).map_err(|e| XError::from_fetch(&e))?;
-    check_transport(&resp)?;
-    let page: Page<T> = parse(&resp.body, "a list page")?;
+    let (resp, page) = fetch_typed(up, path, "a list page", |p: &Page<T>| p.code)?;
+    let page = page?;
     if resp.status == 404 || page.code == Some(404) {
         return Err(match list {
             StatusList::Quotes => unavailable("quote search"),

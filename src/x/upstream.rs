@@ -65,6 +65,51 @@ pub trait Upstream: Send + Sync {
     fn get_fallback(&self, _path_and_query: &str) -> Option<Result<UpstreamResponse, FetchError>> {
         None
     }
+
+    /// [`Upstream::get`], and the cache's question whether the answer may
+    /// be stored, for the caller to answer once it has read the answer
+    /// with the typed parse it needs anyway ([`Keep::answer`]): the cache
+    /// ([`super::cache::Fetcher`]) then stores it on that word and scans
+    /// nothing itself. The parse runs in the caller's own frame, not
+    /// under the cache's (worker stacks are small). Without a cache:
+    /// [`Upstream::get`], nothing to store.
+    fn get_keep<'s>(
+        &'s self,
+        path_and_query: &'s str,
+    ) -> (Result<UpstreamResponse, FetchError>, Keep<'s>) {
+        (self.get(path_and_query), Keep::none())
+    }
+}
+
+/// Whether an answer from [`Upstream::get_keep`] may be stored: answered
+/// once by its reader; dropped unanswered, it is not stored.
+pub struct Keep<'s>(Option<Box<dyn FnOnce(bool) + 's>>);
+
+impl<'s> Keep<'s> {
+    /// A question answered by calling `on_answer` with the word.
+    pub fn new(on_answer: impl FnOnce(bool) + 's) -> Keep<'s> {
+        Keep(Some(Box::new(on_answer)))
+    }
+
+    /// Nobody asks (no cache).
+    pub fn none() -> Keep<'s> {
+        Keep(None)
+    }
+
+    /// Answers: `storable` is the reader's word.
+    pub fn answer(mut self, storable: bool) {
+        if let Some(f) = self.0.take() {
+            f(storable);
+        }
+    }
+}
+
+impl Drop for Keep<'_> {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f(false);
+        }
+    }
 }
 
 use std::io::Read;
