@@ -17,7 +17,7 @@ use serde_json::Value;
 use xmd::x::cache::{Cache, CacheStatus, Fetcher, TTL_PROFILE};
 use xmd::x::cacheable::cacheable;
 use xmd::x::error::check_transport;
-use xmd::x::model::parse::{parse, repair_surrogates};
+use xmd::x::model::parse::{parse, repair_surrogates, Authors};
 use xmd::x::model::scalar::Count;
 use xmd::x::model::status::{Page, ProfileEnvelope, Status, StatusEnvelope};
 use xmd::x::typed_read::fetch_typed;
@@ -70,11 +70,11 @@ struct Seen {
 fn run_as<T: DeserializeOwned>(up: &Fixed, code_of: fn(&T) -> Count) -> Seen {
     let cache = Cache::new(64 << 20);
     let f = Fetcher::new(&cache, up);
-    let _ = fetch_typed(&f, "/2/profile/a", "an answer", code_of);
+    let _ = fetch_typed(&f, "/2/profile/a", "an answer", code_of, Authors::Whole);
     let stored = cache.bytes() > 0;
     let fresh = f.fresh_for();
     let g = Fetcher::new(&cache, up);
-    let _ = fetch_typed(&g, "/2/profile/a", "an answer", code_of);
+    let _ = fetch_typed(&g, "/2/profile/a", "an answer", code_of, Authors::Whole);
     Seen {
         stored,
         fresh,

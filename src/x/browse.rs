@@ -11,7 +11,7 @@ use super::budget::Run;
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind, Position, MAX_CURSOR_OFFSET};
 use super::error::{clip_message, code, XError};
-use super::model::parse::shape_error;
+use super::model::parse::{shape_error, Authors};
 use super::model::scalar::Id;
 use super::model::status::{Page, Status};
 use super::model::user::User;
@@ -357,8 +357,9 @@ pub fn check_account_list<T: Row + DeserializeOwned>(
     up: &dyn Upstream,
     path: &str,
     handle: &str,
+    authors: Authors,
 ) -> Result<ListPage<T>, XError> {
-    let (resp, page) = fetch_typed(up, path, "a list page", |p: &Page<T>| p.code)?;
+    let (resp, page) = fetch_typed(up, path, "a list page", |p: &Page<T>| p.code, authors)?;
     // (The transport checks, in `page`, and these refuse disjoint statuses.)
     if resp.status == 401 || resp.status == 403 {
         return Err(protected_error(handle));
@@ -492,7 +493,8 @@ pub fn connections(
         None => None,
     };
     let base = format!("/2/profile/{handle}/{which}");
-    let mut fetch = |c: &str| check_account_list::<User>(f, &page_path(&base, c, ""), handle);
+    let mut fetch =
+        |c: &str| check_account_list::<User>(f, &page_path(&base, c, ""), handle, Authors::Whole);
     let mut walk = walk_list(
         &mut fetch,
         &User::is_account_row,

@@ -233,8 +233,11 @@ pub struct Wire {
 impl Wire {
     /// `text` and `structured` serialized.
     pub fn of(text: &str, structured: &Structured) -> Wire {
+        // Sized for the text with a few escapes: written without regrowth.
+        let mut quoted = Vec::with_capacity(text.len() + text.len() / 16 + 16);
+        crate::json::write(&mut quoted, text);
         Wire {
-            text: crate::json::to_vec(text),
+            text: quoted,
             structured: structured.to_vec(),
         }
     }

@@ -15,6 +15,7 @@ use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{code, XError};
+use super::model::parse::Authors;
 use super::model::status::{ProfileEnvelope, Status};
 use super::model::user::User;
 use super::render::browse::profile_markdown;
@@ -34,6 +35,7 @@ pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<User, XError> {
         &format!("/2/profile/{handle}"),
         "a profile",
         |b: &ProfileEnvelope| b.code,
+        Authors::Whole,
     )?;
     let body = body?;
     if resp.status == 404 || body.code == Some(404) {
@@ -219,7 +221,8 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     // on a side thread, the page here.
     let owned = handle.to_string();
     let side = f.beside(move |up: &dyn Upstream| fetch_profile(up, &owned));
-    let first_page = check_account_list(f, &first_path, handle);
+    let authors = Authors::for_rows(args.full);
+    let first_page = check_account_list(f, &first_path, handle, authors);
     let user = side.join().unwrap_or_else(|| {
         Err(XError::new(
             500,
@@ -243,7 +246,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
                 return p;
             }
         }
-        check_account_list(f, &page_path(&base, c, extra), handle)
+        check_account_list(f, &page_path(&base, c, extra), handle, authors)
     };
     let blocks = if start.is_some() { 1 } else { args.page };
     let total_budget = PROFILE_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
@@ -358,7 +361,8 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     };
     let path = format!("/{handle}");
     // Written once; each build below copies the bytes.
-    let profile_json = crate::json::to_vec(&user.lean(args.full));
+    let mut profile_json = Vec::with_capacity(2048);
+    crate::json::write(&mut profile_json, &user.lean(args.full));
     let (text, structured) = fit_rows(
         run,
         posts.len(),

@@ -14,6 +14,7 @@ use super::cache::Fetcher;
 use super::cursor::{self, form_encode, CursorKind};
 use super::error::{code, XError};
 use super::model::media::MediaItem;
+use super::model::parse::Authors;
 use super::model::status::{Page, Status};
 use super::model::user::User;
 use super::render::browse::search_markdown;
@@ -81,8 +82,18 @@ pub fn unavailable(what: &str) -> XError {
 
 /// Maps a `/2/search` answer: its `code: 404` is an outage (FxEmbed#2303),
 /// not "no results" (that is a 200 with `[]`).
-fn check_search(up: &dyn Upstream, path: &str) -> Result<ListPage<Status>, XError> {
-    let (resp, page) = fetch_typed(up, path, "a search page", |p: &Page<Status>| p.code)?;
+fn check_search(
+    up: &dyn Upstream,
+    path: &str,
+    authors: Authors,
+) -> Result<ListPage<Status>, XError> {
+    let (resp, page) = fetch_typed(
+        up,
+        path,
+        "a search page",
+        |p: &Page<Status>| p.code,
+        authors,
+    )?;
     let page = page?;
     if resp.status == 404 || page.code == Some(404) {
         return Err(unavailable("search"));
@@ -103,7 +114,13 @@ struct Typeahead {
 
 fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<User>, XError> {
     let path = format!("/2/typeahead?q={}&result_type=users", form_encode(query));
-    let (resp, body) = fetch_typed(up, &path, "a typeahead answer", |b: &Typeahead| b.code)?;
+    let (resp, body) = fetch_typed(
+        up,
+        &path,
+        "a typeahead answer",
+        |b: &Typeahead| b.code,
+        Authors::Whole,
+    )?;
     let body = body?;
     let failed = !(200..300).contains(&resp.status) || body.code.is_some_and(|c| c >= 400);
     if failed {
@@ -181,7 +198,8 @@ pub fn search(
             "videos" => &|p: &Status| p.is_post_row() && has_video(p),
             _ => &|p: &Status| p.is_post_row(),
         };
-        let mut fetch = |c: &str| check_search(f, &page_path(&base, c, ""));
+        let authors = Authors::for_rows(args.full);
+        let mut fetch = |c: &str| check_search(f, &page_path(&base, c, ""), authors);
         walk = walk_list(&mut fetch, keep, start, args.page, args.limit)?;
     }
     let posts: Vec<Status> = std::mem::take(&mut walk.items)

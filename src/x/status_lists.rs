@@ -21,6 +21,7 @@ use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{code, XError};
+use super::model::parse::Authors;
 use super::model::status::{Page, Status};
 use super::model::user::User;
 use super::registry::Tool;
@@ -65,8 +66,9 @@ fn check_page<T: Row + DeserializeOwned>(
     path: &str,
     list: StatusList,
     id: &str,
+    authors: Authors,
 ) -> Result<ListPage<T>, XError> {
-    let (resp, page) = fetch_typed(up, path, "a list page", |p: &Page<T>| p.code)?;
+    let (resp, page) = fetch_typed(up, path, "a list page", |p: &Page<T>| p.code, authors)?;
     let page = page?;
     if resp.status == 404 || page.code == Some(404) {
         return Err(match list {
@@ -137,7 +139,8 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
         None => None,
     };
     let base = format!("/2/status/{id}/{}", kind.tag());
-    let mut fetch = |c: &str| check_page::<T>(f, &page_path(&base, c, ""), list, id);
+    let authors = Authors::for_rows(args.full);
+    let mut fetch = |c: &str| check_page::<T>(f, &page_path(&base, c, ""), list, id, authors);
     let mut walk = walk_list(&mut fetch, keep, start, args.page, args.limit)?;
     walk.items = std::mem::take(&mut walk.items)
         .into_iter()

@@ -14,6 +14,11 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+/// Bytes first reserved for a bulky member: 4 KiB, a few rows (a
+/// profile page of 3 posts writes about 4 KiB), so a member grows by
+/// doubling a few times at most rather than from a few hundred bytes.
+const WRITTEN_CAPACITY: usize = 4096;
+
 /// A `structuredContent` object being built (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Structured {
@@ -41,7 +46,7 @@ impl Structured {
 
     /// Sets the bulky member `key` to `value`, written now.
     pub fn insert_written<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) {
-        let mut bytes = Vec::with_capacity(256);
+        let mut bytes = Vec::with_capacity(WRITTEN_CAPACITY);
         crate::json::write(&mut bytes, value);
         self.insert_bytes(key, bytes);
     }

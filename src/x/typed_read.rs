@@ -28,7 +28,7 @@
 use serde::de::DeserializeOwned;
 
 use super::error::{check_transport, XError};
-use super::model::parse::parse;
+use super::model::parse::{parse_with, Authors};
 use super::model::scalar::Count;
 use super::upstream::{Upstream, UpstreamResponse};
 
@@ -48,10 +48,11 @@ pub fn fetch_typed<T: DeserializeOwned>(
     path: &str,
     what: &str,
     code_of: fn(&T) -> Count,
+    authors: Authors,
 ) -> Result<(UpstreamResponse, Result<T, XError>), XError> {
     let (answer, keep) = up.get_keep(path);
     let resp = answer.map_err(|e| XError::from_fetch(&e))?;
-    let parsed = check_transport(&resp).and_then(|()| parse::<T>(&resp.body, what));
+    let parsed = check_transport(&resp).and_then(|()| parse_with::<T>(&resp.body, what, authors));
     keep.answer(storable(resp.status, parsed.as_ref().ok().map(code_of)));
     Ok((resp, parsed))
 }

@@ -19,6 +19,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, SeqAccess, Vis
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::user::User;
 use crate::x::error::{code, XError};
 
 /// Rewrites every lone surrogate escape (`\uD800`–`\uDFFF` not forming a
@@ -104,6 +105,56 @@ fn has_surrogate_escape(text: &str) -> bool {
 /// that reaches the model without being decoded (inside a value kept as
 /// sent) is repaired by [`raw`].
 pub fn parse<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, XError> {
+    parse_with(body, what, Authors::Whole)
+}
+
+/// How a parse reads the `author` of a post that is not itself a quote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Authors {
+    /// Every field, as any object is read.
+    Whole,
+    /// Only what identifies the account (`id`, `screen_name`, `name`);
+    /// the rest of the object is skipped unread. For the rows of a list
+    /// served lean (`full` off): a lean row's author shows no more
+    /// ([`crate::x::post::lean_status_row`]), and the author's profile,
+    /// most of a row's bytes, then costs no allocation. A quote's author
+    /// is read whole (a row's quote keeps it).
+    Identity,
+}
+
+impl Authors {
+    /// The authors a list read with `full` needs.
+    pub fn for_rows(full: bool) -> Authors {
+        if full {
+            Authors::Whole
+        } else {
+            Authors::Identity
+        }
+    }
+}
+
+thread_local! {
+    /// How the parse running on this thread reads authors ([`parse_with`]).
+    static AUTHORS: std::cell::Cell<Authors> = const { std::cell::Cell::new(Authors::Whole) };
+}
+
+/// [`parse`], reading the authors of posts as `authors` says.
+pub fn parse_with<T: DeserializeOwned>(
+    body: &[u8],
+    what: &str,
+    authors: Authors,
+) -> Result<T, XError> {
+    struct Restore(Authors);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            AUTHORS.with(|a| a.set(self.0));
+        }
+    }
+    let _restore = Restore(AUTHORS.with(|a| a.replace(authors)));
+    parse_body(body, what)
+}
+
+fn parse_body<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, XError> {
     let Ok(text) = std::str::from_utf8(body) else {
         return Err(XError::unexpected_response());
     };
@@ -207,7 +258,6 @@ macro_rules! object_fields {
 }
 
 object_fields!(
-    author => "a user object",
     media => "a media object",
     raw_text => "a raw text object",
     raw_description => "a raw text object",
@@ -236,6 +286,42 @@ pub const MAX_QUOTE_NESTING: usize = 16;
 thread_local! {
     /// Quotes being read on this thread, outermost first.
     static QUOTE_NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A post's author when read as [`Authors::Identity`]: the fields read as
+/// [`User`] reads them, the rest skipped.
+#[derive(Deserialize, Default)]
+#[serde(default, expecting = "a user object")]
+struct Identity {
+    #[serde(deserialize_with = "id")]
+    id: Option<crate::x::model::scalar::Id>,
+    #[serde(deserialize_with = "crate::x::model::scalar::opt_text")]
+    screen_name: Option<String>,
+    #[serde(deserialize_with = "crate::x::model::scalar::opt_text")]
+    name: Option<String>,
+}
+
+/// Deserializes the optional object `author` (a user object or `null`),
+/// naming it in errors; read as [`Authors`] says outside quotes.
+pub fn author<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<User>>, D::Error> {
+    let outside_quotes = QUOTE_NESTING.with(std::cell::Cell::get) == 0;
+    if outside_quotes && AUTHORS.with(std::cell::Cell::get) == Authors::Identity {
+        let who = d.deserialize_any(ObjectOrNull::<Identity>("a user object", PhantomData));
+        return in_field("author", who).map(|who| {
+            who.map(|i| {
+                Box::new(User {
+                    id: i.id,
+                    screen_name: i.screen_name,
+                    name: i.name,
+                    ..User::default()
+                })
+            })
+        });
+    }
+    in_field(
+        "author",
+        d.deserialize_any(ObjectOrNull::<Box<User>>("a user object", PhantomData)),
+    )
 }
 
 /// Deserializes the optional object `quote` (a status object or `null`),
