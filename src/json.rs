@@ -61,9 +61,13 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
 
     /// A `RawValue` holds an upstream's bytes as they came: any
     /// whitespace (line breaks of a pretty-printed body) and raw
-    /// [`RAW_LINE_BREAKS`]. It is written as this writer writes any value:
-    /// read, then written compactly and escaped. Plain ASCII without
-    /// whitespace (an id list such as `[64,87]`) is already that.
+    /// [`RAW_LINE_BREAKS`] inside its strings. It is written as this writer
+    /// writes any value: the whitespace between tokens dropped, those
+    /// characters escaped, every other byte as sent (numbers keep their
+    /// spelling, whatever their range or nesting: nothing is re-read, so
+    /// nothing can fail). A `RawValue` is valid JSON, so outside strings
+    /// only whitespace is dropped; inside them no raw control character
+    /// can occur.
     fn write_raw_fragment<W: ?Sized + io::Write>(
         &mut self,
         writer: &mut W,
@@ -75,10 +79,27 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
         if as_written {
             return writer.write_all(fragment.as_bytes());
         }
-        let value: Value = serde_json::from_str(fragment).map_err(io::Error::other)?;
-        let mut ser =
-            serde_json::Serializer::with_formatter(writer, SafeFormatter(CompactFormatter));
-        value.serialize(&mut ser).map_err(io::Error::other)
+        let mut out = String::with_capacity(fragment.len());
+        let (mut in_string, mut escaped) = (false, false);
+        for c in fragment.chars() {
+            if in_string {
+                match c {
+                    _ if escaped => escaped = false,
+                    '\\' => escaped = true,
+                    '"' => in_string = false,
+                    c if RAW_LINE_BREAKS.contains(&c) => {
+                        out.push_str(&format!("\\u{:04x}", c as u32));
+                        continue;
+                    }
+                    _ => {}
+                }
+                out.push(c);
+            } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+                in_string = c == '"';
+                out.push(c);
+            }
+        }
+        writer.write_all(out.as_bytes())
     }
 
     // Everything else as the wrapped formatter writes it.
@@ -119,12 +140,17 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
     }
 }
 
-/// Appends `value` as compact JSON to `out`.
+/// Appends `value` as compact JSON to `out`. A value whose `Serialize`
+/// fails part way (serde_json refuses a map with non-string keys; xmd
+/// builds none) is written as `null`, never as the cut JSON written so far.
 pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
-    let mut ser = serde_json::Serializer::with_formatter(out, SafeFormatter(CompactFormatter));
-    // Serializing into a Vec fails only for maps with non-string keys,
-    // which xmd never builds.
-    let _ = value.serialize(&mut ser);
+    let start = out.len();
+    let mut ser =
+        serde_json::Serializer::with_formatter(&mut *out, SafeFormatter(CompactFormatter));
+    if value.serialize(&mut ser).is_err() {
+        out.truncate(start);
+        out.extend_from_slice(b"null");
+    }
 }
 
 /// `value` as compact JSON.
@@ -153,8 +179,11 @@ pub fn len<T: Serialize + ?Sized>(value: &T) -> usize {
     let mut count = Counter(0);
     let mut ser =
         serde_json::Serializer::with_formatter(&mut count, SafeFormatter(CompactFormatter));
-    let _ = value.serialize(&mut ser);
-    count.0
+    match value.serialize(&mut ser) {
+        Ok(()) => count.0,
+        // [`write`] writes `null` then.
+        Err(_) => 4,
+    }
 }
 
 /// Most bytes one JSON number takes as [`write`] writes it: 24 (an `f64`
@@ -226,6 +255,15 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_value_that_fails_to_serialize_is_null_not_cut_json() {
+        let bad: std::collections::BTreeMap<(u8, u8), u8> = [((1, 2), 3)].into();
+        let mut out = b"[".to_vec();
+        write(&mut out, &bad);
+        assert_eq!(out, b"[null");
+        assert_eq!(to_vec(&vec![json!("a")]), br#"["a"]"#);
+    }
+
+    #[test]
     fn a_raw_value_is_written_as_any_value() {
         let raw = serde_json::value::RawValue::from_string(
             "{ \"t\" :\n [ 64,\r\n\t87 ], \"u\": \"a\u{2028}b \u{85}\" }".into(),
@@ -237,6 +275,15 @@ mod tests {
         );
         let plain = serde_json::value::RawValue::from_string("[64,87]".into()).unwrap();
         assert_eq!(to_vec(&plain), b"[64,87]");
+        // What no `Value` holds is written too, as sent: nothing is re-read.
+        let huge = serde_json::value::RawValue::from_string("[1e400, 2]".into()).unwrap();
+        assert_eq!(to_vec(&huge), b"[1e400,2]");
+        let deep = format!("{} 1 {}", "[ ".repeat(100), " ]".repeat(100));
+        let deep = serde_json::value::RawValue::from_string(deep).unwrap();
+        assert_eq!(
+            String::from_utf8(to_vec(&deep)).unwrap(),
+            format!("{}1{}", "[".repeat(100), "]".repeat(100))
+        );
     }
 
     #[test]

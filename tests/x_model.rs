@@ -281,6 +281,29 @@ fn a_lone_surrogate_does_not_fail_the_post() {
     assert!(out.text.contains("a\u{fffd}b"), "{}", out.text);
 }
 
+/// A value kept as sent that no JSON reader's number or nesting limits
+/// admit (`1e400`, a 400-digit number), pretty-printed by the upstream:
+/// the post is still served whole, and its reply is valid JSON (it was
+/// cut JSON, and the post read "Unknown … no text").
+#[test]
+fn a_kept_value_past_a_readers_limits_does_not_break_the_post() {
+    let nines = "9".repeat(400);
+    for kept in ["[1e400,\n 2]", "{ \"n\" : -1E+999 }", nines.as_str()] {
+        let fake = FakeUpstream::start();
+        let body = status_body(ID, json!({"text": "hi there", "replying_to": "KEPT"}))
+            .replace("\"KEPT\"", kept);
+        fake.on(&format!("/2/status/{ID}"), Answer::json(200, &body));
+        let out = ok(
+            &tools_for(&fake),
+            json!({"handle": "example_user", "id": ID, "thread": "off"}),
+        );
+        assert!(out.text.contains("hi there"), "{kept}: {}", out.text);
+        let s = out.structured.unwrap();
+        assert_eq!(s["posts"][0]["text"], "hi there", "{kept}");
+        assert_eq!(s["posts"][0].get("replying_to"), None, "{kept}");
+    }
+}
+
 #[test]
 fn a_status_of_the_wrong_shape_is_not_not_found() {
     let fake = FakeUpstream::start();

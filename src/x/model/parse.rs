@@ -192,16 +192,63 @@ fn parse_error(what: &str, text: &str, e: &serde_json::Error) -> XError {
 /// Deserializes a value kept as sent (`replying_to`, `indices`, …), `null`
 /// as absent, with any lone surrogate escape in it made `\ufffd` (serde_json
 /// does not decode it, so [`parse`] would not see it fail).
+///
+/// A value no `serde_json::Value` can hold (a number past `f64`'s range
+/// such as `1e400`, nesting past serde_json's limit) is absent as well:
+/// the post renderer reads a post through `Value`, and such a value would
+/// have failed the whole post.
 pub fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
     let Some(r) = Option::<Box<RawValue>>::deserialize(d)? else {
         return Ok(None);
     };
-    match repair_surrogates(r.get()) {
-        Cow::Borrowed(_) => Ok(Some(r)),
-        Cow::Owned(repaired) => RawValue::from_string(repaired)
-            .map(Some)
-            .map_err(de::Error::custom),
+    let r = match repair_surrogates(r.get()) {
+        Cow::Borrowed(_) => r,
+        Cow::Owned(repaired) => RawValue::from_string(repaired).map_err(de::Error::custom)?,
+    };
+    let holds =
+        !may_not_fit_a_value(r.get()) || serde_json::from_str::<serde_json::Value>(r.get()).is_ok();
+    Ok(holds.then_some(r))
+}
+
+/// Most nesting of a kept value read without the check of [`raw`]: 32.
+const PLAIN_RAW_DEPTH: usize = 32;
+
+/// Most digits of a number read without the check of [`raw`]: 300
+/// (`f64` reaches about 1.8e308).
+const PLAIN_RAW_DIGITS: usize = 300;
+
+/// Whether the JSON text `t` may hold what a `Value` cannot: a number with
+/// an exponent or more than [`PLAIN_RAW_DIGITS`] digits, or nesting past
+/// [`PLAIN_RAW_DEPTH`]. One pass over the bytes; strings are skipped.
+fn may_not_fit_a_value(t: &str) -> bool {
+    let (mut in_string, mut escaped) = (false, false);
+    let (mut depth, mut digits) = (0usize, 0usize);
+    for b in t.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        // An exponent follows a digit (`true` and `false` hold an `e` too).
+        if matches!(b, b'e' | b'E') && digits > 0 {
+            return true;
+        }
+        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > PLAIN_RAW_DEPTH || digits > PLAIN_RAW_DIGITS {
+            return true;
+        }
     }
+    false
 }
 
 /// The error for a body of the wrong shape.
@@ -491,8 +538,36 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOrSkip<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::has_surrogate_escape;
+    use super::{has_surrogate_escape, may_not_fit_a_value};
+    use crate::x::model::status::Status;
     use proptest::prelude::*;
+
+    /// A value kept as sent that no `Value` holds is absent; the post
+    /// stays readable through `Value`, as the post renderer reads it.
+    #[test]
+    fn a_kept_value_no_value_holds_is_absent() {
+        let post = |replying_to: &str| {
+            let body =
+                format!(r#"{{"type":"status","id":"20","text":"hi","replying_to":{replying_to}}}"#);
+            serde_json::from_str::<Status>(&body).unwrap()
+        };
+        for unreadable in [
+            "[1e400, 2]",
+            "{\"n\": -1E+999}",
+            &format!("[{}]", "9".repeat(400)),
+        ] {
+            let p = post(unreadable);
+            assert!(p.replying_to.is_none(), "{unreadable}");
+            assert_eq!(serde_json::to_value(&p).unwrap()["text"], "hi");
+        }
+        for readable in [
+            "[1e300, 2]",
+            "{\"status\": \"5\", \"ok\": true}",
+            "[[[[1]]]]",
+        ] {
+            assert!(post(readable).replying_to.is_some(), "{readable}");
+        }
+    }
 
     proptest! {
         /// The oracle: the two substring searches it replaces.
@@ -509,6 +584,26 @@ mod tests {
                 s.contains("\\ud") || s.contains("\\uD"),
                 "{:?}", s
             );
+        }
+
+        /// The oracle: serde_json reading the text into a `Value`. The
+        /// cheap scan never calls a value that a `Value` cannot hold safe.
+        #[test]
+        fn the_scan_flags_every_value_a_value_cannot_hold(
+            parts in prop::collection::vec(
+                prop::sample::select(vec![
+                    "1", "9".repeat(120).leak(), "e", "E", "400", "-", ".", "[", "]", "{", "}",
+                    ",", ":", "\"e9\"", "\"k\"", "true", "false", "null", " ",
+                ]),
+                0..60,
+            )
+        ) {
+            let s = parts.concat();
+            if let Ok(raw) = serde_json::value::RawValue::from_string(s.clone()) {
+                if serde_json::from_str::<serde_json::Value>(raw.get()).is_err() {
+                    prop_assert!(may_not_fit_a_value(raw.get()), "{:?}", s);
+                }
+            }
         }
     }
 }
