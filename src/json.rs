@@ -63,11 +63,10 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
     /// whitespace (line breaks of a pretty-printed body) and raw
     /// [`RAW_LINE_BREAKS`] inside its strings. It is written as this writer
     /// writes any value: the whitespace between tokens dropped, those
-    /// characters escaped, every other byte as sent (numbers keep their
-    /// spelling, whatever their range or nesting: nothing is re-read, so
-    /// nothing can fail). A `RawValue` is valid JSON, so outside strings
-    /// only whitespace is dropped; inside them no raw control character
-    /// can occur.
+    /// characters escaped (by [`Formatter::write_string_fragment`]: valid
+    /// JSON holds them only inside strings), every other byte as sent
+    /// (numbers keep their spelling, whatever their range or nesting:
+    /// nothing is re-read, so nothing can fail).
     fn write_raw_fragment<W: ?Sized + io::Write>(
         &mut self,
         writer: &mut W,
@@ -79,27 +78,13 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
         if as_written {
             return writer.write_all(fragment.as_bytes());
         }
-        let mut out = String::with_capacity(fragment.len());
-        let (mut in_string, mut escaped) = (false, false);
-        for c in fragment.chars() {
-            if in_string {
-                match c {
-                    _ if escaped => escaped = false,
-                    '\\' => escaped = true,
-                    '"' => in_string = false,
-                    c if RAW_LINE_BREAKS.contains(&c) => {
-                        out.push_str(&format!("\\u{:04x}", c as u32));
-                        continue;
-                    }
-                    _ => {}
-                }
-                out.push(c);
-            } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
-                in_string = c == '"';
-                out.push(c);
-            }
-        }
-        writer.write_all(out.as_bytes())
+        let compact: Vec<u8> = bytes_in_strings(fragment)
+            .filter(|&(b, inside)| inside || !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .map(|(b, _)| b)
+            .collect();
+        // Only ASCII bytes were dropped: still UTF-8.
+        let compact = String::from_utf8(compact).map_err(io::Error::other)?;
+        self.write_string_fragment(writer, &compact)
     }
 
     // Everything else as the wrapped formatter writes it.
@@ -138,6 +123,25 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
     fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.0.end_object_value(w)
     }
+}
+
+/// The bytes of the JSON text `t`, each with whether it lies inside a
+/// string (its quotes included): the one walk over JSON text kept as sent.
+pub fn bytes_in_strings(t: &str) -> impl Iterator<Item = (u8, bool)> + '_ {
+    let (mut in_string, mut escaped) = (false, false);
+    t.bytes().map(move |b| {
+        if !in_string {
+            in_string = b == b'"';
+            return (b, in_string);
+        }
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'"' => in_string = false,
+            _ => {}
+        }
+        (b, true)
+    })
 }
 
 /// Appends `value` as compact JSON to `out`. A value whose `Serialize`

@@ -19,6 +19,7 @@ use super::model::parse::Authors;
 use super::model::status::{ProfileEnvelope, Status};
 use super::model::user::User;
 use super::render::browse::profile_markdown;
+use super::structured::Structured;
 use super::typed_read::fetch_typed;
 use super::upstream::Upstream;
 
@@ -361,8 +362,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     };
     let path = format!("/{handle}");
     // Written once; each build below copies the bytes.
-    let mut profile_json = Vec::with_capacity(2048);
-    crate::json::write(&mut profile_json, &user.lean(args.full));
+    let profile_json = Structured::written(&user.lean(args.full));
     let (text, structured) = fit_rows(
         run,
         posts.len(),

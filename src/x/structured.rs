@@ -46,9 +46,15 @@ impl Structured {
 
     /// Sets the bulky member `key` to `value`, written now.
     pub fn insert_written<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) {
+        self.insert_bytes(key, Structured::written(value));
+    }
+
+    /// `value` written as a bulky member is, for [`Structured::insert_bytes`]
+    /// (a member added to many builds is written once).
+    pub fn written<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(WRITTEN_CAPACITY);
         crate::json::write(&mut bytes, value);
-        self.insert_bytes(key, bytes);
+        bytes
     }
 
     /// Sets the bulky member `key` to `json`, a value [`crate::json::write`]

@@ -221,16 +221,10 @@ const PLAIN_RAW_DIGITS: usize = 300;
 /// an exponent or more than [`PLAIN_RAW_DIGITS`] digits, or nesting past
 /// [`PLAIN_RAW_DEPTH`]. One pass over the bytes; strings are skipped.
 fn may_not_fit_a_value(t: &str) -> bool {
-    let (mut in_string, mut escaped) = (false, false);
     let (mut depth, mut digits) = (0usize, 0usize);
-    for b in t.bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
+    for (b, inside) in crate::json::bytes_in_strings(t) {
+        if inside {
+            digits = 0;
             continue;
         }
         // An exponent follows a digit (`true` and `false` hold an `e` too).
@@ -239,7 +233,6 @@ fn may_not_fit_a_value(t: &str) -> bool {
         }
         digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
         match b {
-            b'"' => in_string = true,
             b'[' | b'{' => depth += 1,
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
