@@ -38,6 +38,21 @@ pub fn trim_ows(bytes: &[u8]) -> &[u8] {
     &bytes[start..end]
 }
 
+/// Appends the decimal digits of `n` (no sign, no separators).
+pub fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

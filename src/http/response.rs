@@ -181,7 +181,7 @@ impl Response {
         let body_len = self.body.len();
         let mut out = Vec::with_capacity(160 + self.headers.len() * 48);
         out.extend_from_slice(b"HTTP/1.1 ");
-        push_u64(&mut out, u64::from(self.status));
+        crate::text::push_u64(&mut out, u64::from(self.status));
         out.push(b' ');
         out.extend_from_slice(reason_phrase(self.status).as_bytes());
         out.extend_from_slice(b"\r\nDate: ");
@@ -196,7 +196,7 @@ impl Response {
         let no_content = self.status < 200 || self.status == 204 || self.status == 304;
         if !no_content {
             out.extend_from_slice(b"Content-Length: ");
-            push_u64(&mut out, body_len as u64);
+            crate::text::push_u64(&mut out, body_len as u64);
             out.extend_from_slice(b"\r\n");
         }
         if !keep_alive || self.close {
@@ -210,20 +210,6 @@ impl Response {
             self.body.push_into(queue);
         }
     }
-}
-
-fn push_u64(out: &mut Vec<u8>, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
 }
 
 /// The reason phrase for a status code (RFC 9110 §15).

@@ -12,32 +12,169 @@
 
 use std::io;
 
+mod compact;
+
 use serde::Serialize;
-use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
+use serde_json::ser::{Formatter, PrettyFormatter};
 use serde_json::Value;
 
 /// Characters serde_json leaves raw that some line splitters break at.
 pub const RAW_LINE_BREAKS: [char; 3] = ['\u{85}', '\u{2028}', '\u{2029}'];
 
-/// Where the first of [`RAW_LINE_BREAKS`] starts in `s`. Found by bytes:
-/// an ASCII string has none (checked a word at a time), and in UTF-8 they
-/// are `C2 85`, `E2 80 A8` and `E2 80 A9`.
-fn find_raw_line_break(s: &str) -> Option<usize> {
-    if s.is_ascii() {
-        return None;
-    }
-    let b = s.as_bytes();
+/// Where the first of [`RAW_LINE_BREAKS`] starts in `b` (UTF-8). Found by bytes:
+/// in UTF-8 they are `C2 85`, `E2 80 A8` and `E2 80 A9`, so a run of
+/// ASCII holds none; such runs are skipped a word (8 bytes) at a time.
+fn find_raw_line_break(b: &[u8]) -> Option<usize> {
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            0xC2 if b.get(i + 1) == Some(&0x85) => return Some(i),
-            0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
-                return Some(i)
-            }
-            _ => i += 1,
+        let end = (i + WORD).min(b.len());
+        if end - i == WORD && word(&b[i..end]) & HIGH_BITS == 0 {
+            i = end;
+            continue;
         }
+        for j in i..end {
+            match b[j] {
+                0xC2 if b.get(j + 1) == Some(&0x85) => return Some(j),
+                0xE2 if b.get(j + 1) == Some(&0x80)
+                    && matches!(b.get(j + 2), Some(0xA8 | 0xA9)) =>
+                {
+                    return Some(j)
+                }
+                _ => {}
+            }
+        }
+        i = end;
     }
     None
+}
+
+/// Bytes examined at once by the word-at-a-time scans here.
+const WORD: usize = 8;
+/// Each byte's high bit, in a word.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+/// Each byte set to 1, in a word.
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+
+/// The first [`WORD`] bytes of `b` as one little-endian word.
+fn word(b: &[u8]) -> u64 {
+    let mut w = [0u8; WORD];
+    w.copy_from_slice(&b[..WORD]);
+    u64::from_le_bytes(w)
+}
+
+/// The (at most [`WORD`]) bytes of `b` as one little-endian word, the
+/// missing ones spaces (a byte [`needs_care`] passes).
+fn padded_word(b: &[u8]) -> u64 {
+    if b.len() >= WORD {
+        return word(b);
+    }
+    let mut w = [b' '; WORD];
+    w[..b.len()].copy_from_slice(b);
+    u64::from_le_bytes(w)
+}
+
+/// Whether the word `w` holds a byte a JSON string cannot carry as it is
+/// (`"`, `\`, a C0 control) or a byte of a multi-byte character (which
+/// may be one of [`RAW_LINE_BREAKS`]). The classic zero-byte test, per
+/// byte: a high bit that is set in `x - 0x01..` but not in `x` flags a
+/// byte of `x` that is zero (`x = w ^ '"'`, `w ^ '\'`) or below 0x20
+/// (`x = w`, subtracting `0x20..`); it can also flag a byte above a
+/// flagged one, which only sends the word to the byte-wise path.
+fn needs_care(w: u64) -> bool {
+    let zero = |x: u64| x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS;
+    let control = w.wrapping_sub(0x20 * LOW_BITS) & !w & HIGH_BITS;
+    (zero(w ^ (u64::from(b'"') * LOW_BITS))
+        | zero(w ^ (u64::from(b'\\') * LOW_BITS))
+        | control
+        | (w & HIGH_BITS))
+        != 0
+}
+
+/// Appends `s` as a JSON string to `out`: exactly the bytes [`write`]
+/// appends for a `&str` (the proptest `write_str_writes_what_write_writes`
+/// holds it to that), found without serde, since a reply's text is most
+/// of its bytes. Runs that need no escape are copied as they are, checked
+/// a word at a time.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push(b'"');
+    let (mut copied, mut i) = (0, 0);
+    while i < b.len() {
+        let end = (i + WORD).min(b.len());
+        if !needs_care(padded_word(&b[i..end])) {
+            i = end;
+            continue;
+        }
+        // A word with something to look at: byte by byte (an escape of a
+        // line break may end past the word).
+        while i < end {
+            match escape_at(b, i) {
+                None => i += 1,
+                Some((taken, escape)) => {
+                    out.extend_from_slice(&b[copied..i]);
+                    out.extend_from_slice(escape.as_bytes());
+                    i += taken;
+                    copied = i;
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&b[copied..]);
+    out.push(b'"');
+}
+
+/// An escape as [`write`] spells it: at most six bytes (`\u2028`).
+struct Escape {
+    bytes: [u8; 6],
+    len: usize,
+}
+
+impl Escape {
+    fn new(s: &[u8]) -> Escape {
+        let mut bytes = [0; 6];
+        bytes[..s.len()].copy_from_slice(s);
+        Escape {
+            bytes,
+            len: s.len(),
+        }
+    }
+
+    /// `\u` and the four lowercase hex digits of `c` (a character below
+    /// U+10000), as serde_json and [`SafeFormatter`] write them.
+    fn unicode(c: u32) -> Escape {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let digit = |shift: u32| HEX[((c >> shift) & 0xF) as usize];
+        Escape::new(&[b'\\', b'u', digit(12), digit(8), digit(4), digit(0)])
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+/// The escape [`write`] writes for the character starting at `b[i]`, with
+/// the number of bytes it stands for; `None` when that character is
+/// written as it is. serde_json escapes `"`, `\\` and the C0 controls
+/// (the short forms `\b \t \n \f \r`, else `\u00XX`); [`SafeFormatter`]
+/// adds [`RAW_LINE_BREAKS`].
+fn escape_at(b: &[u8], i: usize) -> Option<(usize, Escape)> {
+    let one = |e: &[u8]| Some((1, Escape::new(e)));
+    match b[i] {
+        b'"' => one(b"\\\""),
+        b'\\' => one(b"\\\\"),
+        0x08 => one(b"\\b"),
+        b'\t' => one(b"\\t"),
+        b'\n' => one(b"\\n"),
+        0x0C => one(b"\\f"),
+        b'\r' => one(b"\\r"),
+        c @ 0x00..=0x1F => Some((1, Escape::unicode(u32::from(c)))),
+        0xC2 if b.get(i + 1) == Some(&0x85) => Some((2, Escape::unicode(0x85))),
+        0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
+            Some((3, Escape::unicode(0x2000 | u32::from(b[i + 2] & 0x3F))))
+        }
+        _ => None,
+    }
 }
 
 /// A serde_json formatter that also escapes [`RAW_LINE_BREAKS`].
@@ -49,42 +186,16 @@ impl<F: Formatter> Formatter for SafeFormatter<F> {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        let mut rest = fragment;
-        while let Some(at) = find_raw_line_break(rest) {
-            writer.write_all(&rest.as_bytes()[..at])?;
-            let c = rest[at..].chars().next().unwrap_or('\u{2028}');
-            write!(writer, "\\u{:04x}", c as u32)?;
-            rest = &rest[at + c.len_utf8()..];
-        }
-        writer.write_all(rest.as_bytes())
+        write_escaping_line_breaks(writer, fragment.as_bytes())
     }
 
-    /// A `RawValue` holds an upstream's bytes as they came: any
-    /// whitespace (line breaks of a pretty-printed body) and raw
-    /// [`RAW_LINE_BREAKS`] inside its strings. It is written as this writer
-    /// writes any value: the whitespace between tokens dropped, those
-    /// characters escaped (by [`Formatter::write_string_fragment`]: valid
-    /// JSON holds them only inside strings), every other byte as sent
-    /// (numbers keep their spelling, whatever their range or nesting:
-    /// nothing is re-read, so nothing can fail).
+    /// A `RawValue`, as [`write_raw`] writes it.
     fn write_raw_fragment<W: ?Sized + io::Write>(
         &mut self,
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        let as_written = fragment
-            .bytes()
-            .all(|b| b.is_ascii() && !b.is_ascii_whitespace());
-        if as_written {
-            return writer.write_all(fragment.as_bytes());
-        }
-        let compact: Vec<u8> = bytes_in_strings(fragment)
-            .filter(|&(b, inside)| inside || !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-            .map(|(b, _)| b)
-            .collect();
-        // Only ASCII bytes were dropped: still UTF-8.
-        let compact = String::from_utf8(compact).map_err(io::Error::other)?;
-        self.write_string_fragment(writer, &compact)
+        write_escaping_line_breaks(writer, &compact_raw(fragment))
     }
 
     // Everything else as the wrapped formatter writes it.
@@ -144,14 +255,56 @@ pub fn bytes_in_strings(t: &str) -> impl Iterator<Item = (u8, bool)> + '_ {
     })
 }
 
-/// Appends `value` as compact JSON to `out`. A value whose `Serialize`
-/// fails part way (serde_json refuses a map with non-string keys; xmd
-/// builds none) is written as `null`, never as the cut JSON written so far.
+/// Writes `b` (UTF-8), each of [`RAW_LINE_BREAKS`] in it escaped.
+fn write_escaping_line_breaks<W: ?Sized + io::Write>(w: &mut W, b: &[u8]) -> io::Result<()> {
+    let mut rest = b;
+    while let Some(at) = find_raw_line_break(rest) {
+        w.write_all(&rest[..at])?;
+        let (taken, escape) = escape_at(rest, at).expect("a line break is escaped");
+        w.write_all(escape.as_bytes())?;
+        rest = &rest[at + taken..];
+    }
+    w.write_all(rest)
+}
+
+/// The JSON text `fragment` with the whitespace between its tokens
+/// dropped (only ASCII bytes are dropped, so it stays UTF-8).
+fn compact_raw(fragment: &str) -> std::borrow::Cow<'_, [u8]> {
+    if fragment
+        .bytes()
+        .all(|b| b.is_ascii() && !b.is_ascii_whitespace())
+    {
+        return fragment.as_bytes().into();
+    }
+    bytes_in_strings(fragment)
+        .filter(|&(b, inside)| inside || !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .map(|(b, _)| b)
+        .collect::<Vec<u8>>()
+        .into()
+}
+
+/// Appends a `RawValue`'s JSON text: an upstream's bytes as they came, with
+/// any whitespace (line breaks of a pretty-printed body) and raw
+/// [`RAW_LINE_BREAKS`] inside its strings. It is written as this writer
+/// writes any value: the whitespace between tokens dropped, those
+/// characters escaped (valid JSON holds them only inside strings), every
+/// other byte as sent (numbers keep their spelling, whatever their range
+/// or nesting: nothing is re-read, so nothing can fail).
+fn write_raw(out: &mut Vec<u8>, fragment: &str) {
+    // Writing into a Vec cannot fail.
+    let _ = write_escaping_line_breaks(out, &compact_raw(fragment));
+}
+
+/// Appends `value` as compact JSON to `out` (see [`compact`]). A value
+/// whose `Serialize` fails part way (a map with keys that are not strings
+/// or numbers; xmd builds none) is written as `null`, never as the cut
+/// JSON written so far.
 pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let start = out.len();
-    let mut ser =
-        serde_json::Serializer::with_formatter(&mut *out, SafeFormatter(CompactFormatter));
-    if value.serialize(&mut ser).is_err() {
+    if value
+        .serialize(&mut compact::Writer { out: &mut *out })
+        .is_err()
+    {
         out.truncate(start);
         out.extend_from_slice(b"null");
     }
@@ -164,30 +317,26 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
-/// An `io::Write` that keeps only the count of bytes written to it.
-struct Counter(usize);
-
-impl io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+/// `value` as serde_json's own compact serializer writes it with this
+/// module's escapes (`\u2028` and the rest of [`RAW_LINE_BREAKS`], a
+/// `RawValue` compacted): the oracle the tests hold [`write`] to, byte for
+/// byte. Nothing else writes with it.
+#[cfg(feature = "fuzzing")]
+pub fn write_by_serde_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let start = out.len();
+    let mut ser = serde_json::Serializer::with_formatter(
+        &mut *out,
+        SafeFormatter(serde_json::ser::CompactFormatter),
+    );
+    if value.serialize(&mut ser).is_err() {
+        out.truncate(start);
+        out.extend_from_slice(b"null");
     }
 }
 
-/// The number of bytes [`write`] appends for `value`, counted as they are
-/// written, with nothing stored.
+/// The number of bytes [`write`] appends for `value`.
 pub fn len<T: Serialize + ?Sized>(value: &T) -> usize {
-    let mut count = Counter(0);
-    let mut ser =
-        serde_json::Serializer::with_formatter(&mut count, SafeFormatter(CompactFormatter));
-    match value.serialize(&mut ser) {
-        Ok(()) => count.0,
-        // [`write`] writes `null` then.
-        Err(_) => 4,
-    }
+    to_vec(value).len()
 }
 
 /// Most bytes one JSON number takes as [`write`] writes it: 24 (an `f64`
@@ -329,7 +478,81 @@ mod tests {
         /// The byte search finds what a search by characters finds.
         #[test]
         fn raw_breaks_are_found_by_bytes_as_by_chars(s in hostile()) {
-            prop_assert_eq!(find_raw_line_break(&s), s.find(RAW_LINE_BREAKS));
+            prop_assert_eq!(find_raw_line_break(s.as_bytes()), s.find(RAW_LINE_BREAKS));
+        }
+
+        /// The oracle is serde_json's own serializer: `write_str` appends
+        /// the bytes it appends for the same string, for hostile strings with
+        /// long plain runs (the word-at-a-time path) and any string.
+        #[test]
+        fn write_str_writes_what_serde_json_writes(
+            pieces in prop::collection::vec(
+                prop_oneof![hostile(), "[ -~]{0,40}", "[\\x00-\\x1f\\x7f]{1,3}", any::<String>()],
+                0..8,
+            ),
+            before in "[ -~]{0,3}",
+        ) {
+            let s = pieces.concat();
+            let mut out = before.clone().into_bytes();
+            write_str(&mut out, &s);
+            let mut expected = before.into_bytes();
+            write_by_serde_json(&mut expected, s.as_str());
+            prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(expected).unwrap());
+        }
+
+        /// The oracle is serde_json's own serializer: any value, and any
+        /// value as a `RawValue` (compact or pretty), is written byte for
+        /// byte as serde_json writes it with the same escapes.
+        #[test]
+        fn write_writes_what_serde_json_writes(v in any_value(), pretty in any::<bool>()) {
+            let by_serde = |x: &dyn erased::Ser| x.by_serde();
+            prop_assert_eq!(to_vec(&v), by_serde(&v));
+            let text = if pretty {
+                serde_json::to_string_pretty(&v).unwrap()
+            } else {
+                serde_json::to_string(&v).unwrap()
+            };
+            let raw = serde_json::value::RawValue::from_string(text).unwrap();
+            prop_assert_eq!(to_vec(&raw), by_serde(&raw));
+            let nested = (vec![Some(&raw)], None::<u8>, [&v]);
+            prop_assert_eq!(to_vec(&nested), by_serde(&nested));
+        }
+
+        /// Keys of every kind serde_json takes (or refuses), enums of every
+        /// shape, and numbers of every width.
+        #[test]
+        fn keys_enums_and_numbers_as_serde_json_writes_them(
+            ints in prop::collection::btree_map(any::<i64>(), any::<u8>(), 0..3),
+            wide in prop::collection::btree_map(any::<u128>(), any::<i128>(), 0..3),
+            bools in prop::collection::btree_map(any::<bool>(), any::<f32>(), 0..3),
+            chars in prop::collection::btree_map(any::<char>(), any::<char>(), 0..3),
+            floats in prop::collection::vec(any::<f64>(), 0..3),
+            bytes in prop::collection::vec(any::<u8>(), 0..3),
+            small in (any::<i8>(), any::<i16>(), any::<i32>(), any::<u16>(), any::<u32>()),
+        ) {
+            use serde::Serialize as S;
+            #[derive(S)]
+            enum E { Unit, New(u8), Tuple(u8, String), Struct { a: Option<bool>, #[serde(skip_serializing_if = "Option::is_none")] b: Option<u8> } }
+            #[derive(S)]
+            struct Unit;
+            #[derive(S)]
+            struct New(Vec<u8>);
+            #[derive(S)]
+            struct Tuple(u8, ());
+            #[derive(S, PartialEq, Eq, PartialOrd, Ord)]
+            enum K { A }
+            let unit_keys: std::collections::BTreeMap<K, u8> = [(K::A, 1)].into();
+            let seq_keys: std::collections::BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into();
+            let cases: Vec<Box<dyn erased::Ser>> = vec![
+                Box::new(ints), Box::new(wide), Box::new(bools), Box::new(chars),
+                Box::new(floats), Box::new(serde_bytes_like(bytes)), Box::new(small),
+                Box::new(vec![E::Unit, E::New(1), E::Tuple(2, "t".into()), E::Struct { a: None, b: None }, E::Struct { a: Some(true), b: Some(3) }]),
+                Box::new((Unit, New(vec![]), Tuple(1, ()), ())),
+                Box::new(unit_keys), Box::new(seq_keys),
+            ];
+            for c in &cases {
+                prop_assert_eq!(c.by_xmd(), c.by_serde());
+            }
         }
 
         /// The oracle is the writer itself: `len` is the length of what
@@ -355,6 +578,35 @@ mod tests {
             prop_assert_eq!(to_vec(&raw), to_vec(&v));
             prop_assert_eq!(len(&raw), to_vec(&v).len());
         }
+    }
+
+    /// `Serialize` behind a pointer, written both ways.
+    mod erased {
+        pub trait Ser {
+            fn by_xmd(&self) -> Vec<u8>;
+            fn by_serde(&self) -> Vec<u8>;
+        }
+        impl<T: serde::Serialize> Ser for T {
+            fn by_xmd(&self) -> Vec<u8> {
+                super::to_vec(self)
+            }
+            fn by_serde(&self) -> Vec<u8> {
+                let mut out = Vec::new();
+                super::write_by_serde_json(&mut out, self);
+                out
+            }
+        }
+    }
+
+    /// Bytes serialized as bytes (`serialize_bytes`), not as a sequence.
+    fn serde_bytes_like(b: Vec<u8>) -> impl Serialize {
+        struct B(Vec<u8>);
+        impl Serialize for B {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(&self.0)
+            }
+        }
+        B(b)
     }
 
     /// Any JSON value: hostile strings and keys, every kind of number

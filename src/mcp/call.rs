@@ -81,7 +81,8 @@ impl SerializedOutput {
     /// Serializes `out` as it is.
     pub(crate) fn new(out: &ToolOutput) -> SerializedOutput {
         // Writing strings and Values into a Vec cannot fail.
-        let text = crate::json::to_vec(&out.text);
+        let mut text = Vec::with_capacity(out.text.len() + 2);
+        crate::json::write_str(&mut text, &out.text);
         let structured = out.structured.as_ref().map(|sc| {
             let bytes = crate::json::to_vec(sc);
             (bytes.into_boxed_slice(), sc.is_object())

@@ -235,7 +235,7 @@ impl Wire {
     pub fn of(text: &str, structured: &Structured) -> Wire {
         // Sized for the text with a few escapes: written without regrowth.
         let mut quoted = Vec::with_capacity(text.len() + text.len() / 16 + 16);
-        crate::json::write(&mut quoted, text);
+        crate::json::write_str(&mut quoted, text);
         Wire {
             text: quoted,
             structured: structured.to_vec(),
@@ -451,7 +451,8 @@ pub fn enforce(text: &mut String, structured: &mut Structured, max_chars: usize)
         let keep = max_chars.saturating_sub(HARD_CUT_MARK.chars().count());
         let head = cut_text(text, keep).to_string();
         *text = head + HARD_CUT_MARK;
-        wire.text = crate::json::to_vec(text.as_str());
+        wire.text.clear();
+        crate::json::write_str(&mut wire.text, text);
     }
     if !within(wire.len()) {
         // The last resort reads the object back as one tree to empty it.

@@ -93,12 +93,12 @@ impl Structured {
             first = false;
             if take_small {
                 let (k, v) = small.next().expect("peeked");
-                crate::json::write(out, k.as_str());
+                crate::json::write_str(out, k);
                 out.push(b':');
                 crate::json::write(out, v);
             } else {
                 let (k, v) = written.next().expect("peeked");
-                crate::json::write(out, *k);
+                crate::json::write_str(out, k);
                 out.push(b':');
                 out.extend_from_slice(v);
             }
