@@ -100,6 +100,9 @@ pub struct UpstreamPath {
     pub template: &'static str,
     /// Time to live of its answers in the upstream cache.
     pub ttl: Duration,
+    /// The number of `/` in `template`: a path with another number cannot
+    /// match it (counted once, at compile time).
+    pub slashes: usize,
 }
 
 /// The static description of one tool.
@@ -163,7 +166,23 @@ const fn route(template: &'static str, params: &'static [&'static str]) -> Route
 }
 
 const fn upstream(template: &'static str, ttl: Duration) -> UpstreamPath {
-    UpstreamPath { template, ttl }
+    UpstreamPath {
+        template,
+        ttl,
+        slashes: slashes(template),
+    }
+}
+
+/// The number of `/` in `s`.
+const fn slashes(s: &str) -> usize {
+    let (b, mut i, mut n) = (s.as_bytes(), 0, 0);
+    while i < b.len() {
+        if b[i] == b'/' {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
 }
 
 /// The tools' descriptions, indexed by `Tool as usize`, in `tools/list`
@@ -448,6 +467,37 @@ pub struct Captures<'p> {
     pub id: Option<&'p str>,
 }
 
+/// The `/`-separated segments of a path (`str::split('/')`, found by a
+/// plain byte loop: the segments are short, and this runs on every
+/// upstream answer stored).
+struct Segments<'s> {
+    rest: Option<&'s str>,
+}
+
+impl<'s> Segments<'s> {
+    fn of(s: &'s str) -> Segments<'s> {
+        Segments { rest: Some(s) }
+    }
+}
+
+impl<'s> Iterator for Segments<'s> {
+    type Item = &'s str;
+
+    fn next(&mut self) -> Option<&'s str> {
+        let rest = self.rest?;
+        match rest.bytes().position(|b| b == b'/') {
+            Some(at) => {
+                self.rest = Some(&rest[at + 1..]);
+                Some(&rest[..at])
+            }
+            None => {
+                self.rest = None;
+                Some(rest)
+            }
+        }
+    }
+}
+
 /// Matches `path` (starting with `/`, no query) against `template`
 /// segment by segment; a placeholder segment must pass `ok(name, segment)`.
 pub fn match_template<'p>(
@@ -455,8 +505,8 @@ pub fn match_template<'p>(
     path: &'p str,
     ok: impl Fn(&str, &str) -> bool,
 ) -> Option<Captures<'p>> {
-    let mut t = template.strip_prefix('/')?.split('/');
-    let mut p = path.strip_prefix('/')?.split('/');
+    let mut t = Segments::of(template.strip_prefix('/')?);
+    let mut p = Segments::of(path.strip_prefix('/')?);
     let mut caps = Captures::default();
     loop {
         match (t.next(), p.next()) {
@@ -484,10 +534,13 @@ pub fn match_template<'p>(
 /// lifetime of the first tool upstream path it matches, `None` when no
 /// tool reads it.
 pub fn upstream_ttl(path_and_query: &str) -> Option<Duration> {
-    let path = path_and_query.split('?').next().unwrap_or("");
+    let end = path_and_query.bytes().position(|b| b == b'?');
+    let path = &path_and_query[..end.unwrap_or(path_and_query.len())];
+    let n = slashes(path);
     SPECS
         .iter()
         .flat_map(|s| s.upstream.iter())
+        .filter(|u| u.slashes == n)
         .find(|u| match_template(u.template, path, |_, seg| !seg.is_empty()).is_some())
         .map(|u| u.ttl)
 }
@@ -608,6 +661,18 @@ impl Call {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The oracle is `str::split('/')`.
+        #[test]
+        fn segments_split_as_str_split(s in "[a-z/{}é]{0,12}") {
+            let ours: Vec<&str> = Segments::of(&s).collect();
+            let std: Vec<&str> = s.split('/').collect();
+            prop_assert_eq!(ours, std);
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -279,13 +279,25 @@ impl Status {
     }
 }
 
-/// True for a present, non-empty object, array or string (as sent).
+/// True for a present, non-empty object, array or string (as sent). Read
+/// from the text, which is valid JSON: a string is empty only as `""`, an
+/// object or array only with nothing but whitespace inside its brackets.
 fn non_empty(raw: Option<&RawValue>) -> bool {
     let Some(r) = raw else { return false };
-    match serde_json::from_str::<serde_json::Value>(r.get()) {
-        Ok(serde_json::Value::Object(o)) => !o.is_empty(),
-        Ok(serde_json::Value::Array(a)) => !a.is_empty(),
-        Ok(serde_json::Value::String(s)) => !s.is_empty(),
+    let t = r
+        .get()
+        .trim_matches(|c: char| c.is_ascii_whitespace())
+        .as_bytes();
+    let inside_is_blank = |close: u8| {
+        t[1..]
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|&b| b == close)
+    };
+    match t.first() {
+        Some(b'{') => !inside_is_blank(b'}'),
+        Some(b'[') => !inside_is_blank(b']'),
+        Some(b'"') => t.len() > 2,
         _ => false,
     }
 }
@@ -427,4 +439,80 @@ pub struct StatusEnvelope {
     /// The answer's `message`.
     #[serde(deserialize_with = "opt_text")]
     pub message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// The oracle: the value read whole, as `non_empty` used to.
+    fn read_whole(r: &RawValue) -> bool {
+        match serde_json::from_str::<Value>(r.get()) {
+            Ok(Value::Object(o)) => !o.is_empty(),
+            Ok(Value::Array(a)) => !a.is_empty(),
+            Ok(Value::String(s)) => !s.is_empty(),
+            _ => false,
+        }
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            prop_oneof![".{0,3}", "[\"\\\\{}\\[\\] ]{0,3}"].prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::vec((".{0,2}", inner), 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    #[test]
+    fn non_empty_at_the_edges() {
+        let raw = |t: &str| RawValue::from_string(t.to_string()).unwrap();
+        for (t, expected) in [
+            (r#""a""#, true),
+            (r#""""#, false),
+            (r#""\u0000""#, true),
+            ("{ \n }", false),
+            (r#"{"":0}"#, true),
+            ("[\t]", false),
+            ("[[]]", true),
+            ("null", false),
+            ("0", false),
+            ("false", false),
+        ] {
+            assert_eq!(non_empty(Some(&raw(t))), expected, "{t}");
+        }
+        assert!(!non_empty(None));
+    }
+
+    proptest! {
+        /// Any value, compact or pretty, with blank space inside empty
+        /// brackets: the text says what the whole read says.
+        #[test]
+        fn non_empty_reads_the_text_as_the_value_says(
+            v in value(),
+            pretty in any::<bool>(),
+            pad in "[ \t\r\n]{0,3}",
+        ) {
+            let text = if pretty {
+                serde_json::to_string_pretty(&v).unwrap()
+            } else {
+                serde_json::to_string(&v).unwrap()
+            };
+            let text = text.replace("{}", &format!("{{{pad}}}")).replace("[]", &format!("[{pad}]"));
+            // (Brackets inside a string may have taken a line break: not JSON.)
+            let raw = RawValue::from_string(text);
+            prop_assume!(raw.is_ok());
+            let raw = raw.unwrap();
+            prop_assert_eq!(non_empty(Some(&raw)), read_whole(&raw));
+        }
+    }
 }
