@@ -38,23 +38,62 @@ pub fn trim_ows(bytes: &[u8]) -> &[u8] {
     &bytes[start..end]
 }
 
-/// Appends the decimal digits of `n` (no sign, no separators).
+/// Appends the decimal digits of `n` (no sign, no separators), two at a
+/// time.
 pub fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
         i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[i] = b'0' + n as u8;
     }
     out.extend_from_slice(&digits[i..]);
 }
 
+/// `00` to `99`, two bytes each.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut k = 0;
+    while k < 100 {
+        t[2 * k] = b'0' + (k / 10) as u8;
+        t[2 * k + 1] = b'0' + (k % 10) as u8;
+        k += 1;
+    }
+    t
+};
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn push_u64_writes_what_display_writes() {
+        let mut ns = vec![0, 9, 10, 99, 100, 101, 999, 1000, u64::MAX, u64::MAX - 1];
+        ns.extend((0..64).map(|p| 1u64 << p));
+        ns.extend((0..20).map(|p| 10u64.pow(p)));
+        ns.extend((1..20).map(|p| 10u64.pow(p) - 1));
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ns.push(x >> (x % 64));
+        }
+        for n in ns {
+            let mut out = b"x".to_vec();
+            push_u64(&mut out, n);
+            assert_eq!(out, format!("x{n}").into_bytes());
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -68,9 +68,26 @@ fn padded_word(b: &[u8]) -> u64 {
     if b.len() >= WORD {
         return word(b);
     }
-    let mut w = [b' '; WORD];
-    w[..b.len()].copy_from_slice(b);
-    u64::from_le_bytes(w)
+    let mut w = u64::from_le_bytes([b' '; WORD]);
+    for (k, &x) in b.iter().enumerate() {
+        let shift = 8 * k;
+        w = (w & !(0xFF << shift)) | (u64::from(x) << shift);
+    }
+    w
+}
+
+/// Whether any byte of `b` [`needs_care`], a word at a time: the last,
+/// partial word is read as the last [`WORD`] bytes (overlapping bytes
+/// already passed), or padded when `b` is shorter than a word.
+fn any_care(b: &[u8]) -> bool {
+    if b.len() < WORD {
+        return needs_care(padded_word(b));
+    }
+    let mut words = b.chunks_exact(WORD);
+    if words.by_ref().any(|w| needs_care(word(w))) {
+        return true;
+    }
+    !words.remainder().is_empty() && needs_care(word(&b[b.len() - WORD..]))
 }
 
 /// Whether the word `w` holds a byte a JSON string cannot carry as it is
@@ -99,6 +116,20 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
     out.reserve(b.len() + 2);
     out.push(b'"');
+    if any_care(b) {
+        push_escaped(out, b);
+    } else {
+        // Most strings (keys, ids, URLs, plain text): copied whole.
+        out.extend_from_slice(b);
+    }
+    out.push(b'"');
+}
+
+/// The body of [`write_str`] for a string with something to escape (or
+/// a multi-byte character): plain words copied as they are, the rest
+/// byte by byte. Kept out of line so that the common case stays small.
+#[inline(never)]
+fn push_escaped(out: &mut Vec<u8>, b: &[u8]) {
     let (mut copied, mut i) = (0, 0);
     while i < b.len() {
         let end = (i + WORD).min(b.len());
@@ -121,7 +152,6 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
         }
     }
     out.extend_from_slice(&b[copied..]);
-    out.push(b'"');
 }
 
 /// An escape as [`write`] spells it: at most six bytes (`\u2028`).
@@ -473,6 +503,21 @@ mod tests {
             let out = String::from_utf8(to_vec(&v)).unwrap();
             prop_assert!(!out.chars().any(is_python_line_break), "{:?}", out);
             prop_assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), v);
+        }
+
+        /// The word test says what a byte-by-byte test says, for any bytes
+        /// and any length (short, whole words, a partial last word).
+        #[test]
+        fn any_care_is_the_byte_by_byte_test(
+            b in prop::collection::vec(prop_oneof![
+                0x20u8..0x7f, Just(b'"'), Just(b'\\'), 0u8..0x20, 0x7fu8..=0xff
+            ], 0..40),
+            plain in 0usize..30,
+        ) {
+            let mut b = b;
+            b.splice(0..0, std::iter::repeat_n(b'a', plain));
+            let bytewise = b.iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\' || c >= 0x80);
+            prop_assert_eq!(any_care(&b), bytewise);
         }
 
         /// The byte search finds what a search by characters finds.

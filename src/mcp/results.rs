@@ -81,7 +81,12 @@ impl Inner {
 /// (`Call::canonical`: one spelling, defaults left out, object keys
 /// sorted), so equal calls give equal keys.
 pub fn key(call: &ToolCall) -> String {
-    format!("{}\u{0}{}", call.name(), call.arguments())
+    let mut key = Vec::with_capacity(64);
+    key.extend_from_slice(call.name().as_bytes());
+    key.push(0);
+    crate::json::write(&mut key, &call.arguments());
+    // The writer writes UTF-8 only.
+    String::from_utf8(key).unwrap_or_default()
 }
 
 impl ResultCache {

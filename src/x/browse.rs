@@ -4,6 +4,7 @@
 //! `x_md_get_followers` / `x_md_get_following`.
 
 use serde_json::{json, Value};
+use std::fmt::Write as _;
 
 use super::args::{MAX_LIMIT, MAX_PAGE};
 use super::budget::fit_rows;
@@ -343,12 +344,16 @@ pub fn walk_list<T: Row>(
 /// The upstream path of a list page: `base` plus `cursor` (when set) and
 /// `count`, and any `extra` parameters after them.
 pub fn page_path(base: &str, upstream_cursor: &str, extra: &str) -> String {
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let mut p = format!("{base}{sep}");
+    let mut p = String::with_capacity(base.len() + upstream_cursor.len() + extra.len() + 32);
+    p.push_str(base);
+    p.push(if base.contains('?') { '&' } else { '?' });
     if !upstream_cursor.is_empty() {
-        p.push_str(&format!("cursor={}&", cursor::form_encode(upstream_cursor)));
+        p.push_str("cursor=");
+        p.push_str(&cursor::form_encode(upstream_cursor));
+        p.push('&');
     }
-    p.push_str(&format!("count={UPSTREAM_PAGE_COUNT}{extra}"));
+    let _ = write!(p, "count={UPSTREAM_PAGE_COUNT}");
+    p.push_str(extra);
     p
 }
 

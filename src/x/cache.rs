@@ -163,12 +163,14 @@ impl Drop for FlightGuard<'_> {
             .unwrap_or_else(|| Err(FetchError::Other("upstream request abandoned".into())));
         {
             let mut inner = lock(&self.cache.inner);
-            if matches!(inner.map.get(self.key), Some(Slot::Pending(f)) if Arc::ptr_eq(f, &self.flight))
-            {
+            let ours = matches!(inner.map.get(self.key), Some(Slot::Pending(f)) if Arc::ptr_eq(f, &self.flight));
+            // A stored answer takes the flight's slot; otherwise the slot goes.
+            let stored = match (&answer, self.keep) {
+                (Ok(resp), Some(ttl)) => self.cache.store(&mut inner, self.key, resp.clone(), ttl),
+                _ => false,
+            };
+            if ours && !stored {
                 inner.map.remove(self.key);
-            }
-            if let (Ok(resp), Some(ttl)) = (&answer, self.keep) {
-                self.cache.store(&mut inner, self.key, resp.clone(), ttl);
             }
         }
         *lock(&self.flight.result) = Some(answer);
@@ -191,11 +193,13 @@ impl Cache {
         lock(&self.inner).bytes
     }
 
-    /// Stores `resp`, which its reader found storable, for `ttl`.
-    fn store(&self, inner: &mut Inner, key: &str, resp: UpstreamResponse, ttl: Duration) {
+    /// Stores `resp`, which its reader found storable, for `ttl`, in place
+    /// of whatever `key` held; false (and nothing changed) when it is too
+    /// large to store.
+    fn store(&self, inner: &mut Inner, key: &str, resp: UpstreamResponse, ttl: Duration) -> bool {
         let size = key.len() + resp.body.len() + ENTRY_OVERHEAD_BYTES;
         if size > self.budget / MAX_ENTRY_FRACTION {
-            return;
+            return false;
         }
         inner.remove_ready(key);
         while inner.bytes + size > self.budget {
@@ -219,6 +223,7 @@ impl Cache {
                 tick,
             }),
         );
+        true
     }
 
     /// Answers `GET <path_and_query>` from the cache, from a request in

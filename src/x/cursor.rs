@@ -127,7 +127,10 @@ pub fn can_carry(s: &str) -> bool {
 
 /// Writes an xmd cursor.
 pub fn encode(kind: CursorKind, scope: &str, pos: &Position) -> String {
-    let mut body = format!("{}:{}:{}", kind.tag(), scope, pos.upstream);
+    let mut body = String::with_capacity(scope.len() + pos.upstream.len() + 160);
+    for part in [kind.tag(), ":", scope, ":", pos.upstream.as_str()] {
+        body.push_str(part);
+    }
     if pos.offset > 0 {
         let _ = write!(body, "@{}", pos.offset);
     }
@@ -138,7 +141,8 @@ pub fn encode(kind: CursorKind, scope: &str, pos: &Position) -> String {
         let _ = write!(body, "{}{m:06x}", if i == 0 { '!' } else { '.' });
     }
     let check = fnv1a(&body);
-    format!("{body}:{check:08x}")
+    let _ = write!(body, ":{check:08x}");
+    body
 }
 
 /// Reads an xmd cursor for `kind` and `scope`, or explains (for the

@@ -295,9 +295,11 @@ impl HttpUpstream {
         let content_type = header("content-type");
         let status = resp.status().as_u16();
         // Sized once from `Content-Length` (when sent, up to the cap), not
-        // grown by doubling from empty with small probe reads.
+        // grown by doubling from empty with small probe reads; one byte
+        // more, so that the read that finds the end needs no probe buffer
+        // of its own (`read_to_end` probes when a buffer is exactly full).
         let announced = resp.body().content_length().unwrap_or(0);
-        let mut body = Vec::with_capacity(announced.min(MAX_UPSTREAM_BODY_BYTES) as usize);
+        let mut body = Vec::with_capacity(announced.min(MAX_UPSTREAM_BODY_BYTES) as usize + 1);
         resp.body_mut()
             .with_config()
             .limit(MAX_UPSTREAM_BODY_BYTES)

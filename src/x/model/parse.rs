@@ -221,6 +221,18 @@ const PLAIN_RAW_DIGITS: usize = 300;
 /// an exponent or more than [`PLAIN_RAW_DIGITS`] digits, or nesting past
 /// [`PLAIN_RAW_DEPTH`]. One pass over the bytes; strings are skipped.
 fn may_not_fit_a_value(t: &str) -> bool {
+    // Most kept values (index pairs, short objects) are settled without
+    // the walk: no digit followed by `e` (an exponent follows a digit),
+    // too short for too many digits, too few brackets to nest too deep.
+    let b = t.as_bytes();
+    if b.len() <= PLAIN_RAW_DIGITS
+        && !b
+            .windows(2)
+            .any(|w| w[0].is_ascii_digit() && matches!(w[1], b'e' | b'E'))
+        && b.iter().filter(|&&c| c == b'[' || c == b'{').count() <= PLAIN_RAW_DEPTH
+    {
+        return false;
+    }
     let (mut depth, mut digits) = (0usize, 0usize);
     for (b, inside) in crate::json::bytes_in_strings(t) {
         if inside {
