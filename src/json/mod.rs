@@ -1,5 +1,8 @@
 //! The one JSON writer for everything xmd sends: serde_json's output with
-//! the line terminators it leaves raw escaped as well.
+//! the line terminators it leaves raw escaped as well. Compact JSON (every
+//! reply) is written by `compact.rs`, a serde `Serializer` of ours that
+//! writes those bytes exactly, faster; pretty JSON (served documents) by
+//! serde_json through `SafeFormatter`.
 //!
 //! serde_json escapes `"`, `\` and the C0 controls (so CR and LF never
 //! appear raw), but writes U+0085 (NEL), U+2028 (LINE SEPARATOR) and
@@ -108,7 +111,7 @@ fn needs_care(w: u64) -> bool {
 }
 
 /// Appends `s` as a JSON string to `out`: exactly the bytes [`write`]
-/// appends for a `&str` (the proptest `write_str_writes_what_write_writes`
+/// appends for a `&str` (the proptest `write_str_writes_what_serde_json_writes`
 /// holds it to that), found without serde, since a reply's text is most
 /// of its bytes. Runs that need no escape are copied as they are, checked
 /// a word at a time.
@@ -325,7 +328,7 @@ fn write_raw(out: &mut Vec<u8>, fragment: &str) {
     let _ = write_escaping_line_breaks(out, &compact_raw(fragment));
 }
 
-/// Appends `value` as compact JSON to `out` (see [`compact`]). A value
+/// Appends `value` as compact JSON to `out` (see `compact.rs`). A value
 /// whose `Serialize` fails part way (a map with keys that are not strings
 /// or numbers; xmd builds none) is written as `null`, never as the cut
 /// JSON written so far.
