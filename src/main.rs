@@ -14,6 +14,7 @@ use xmd::x::upstream::HttpUpstream;
 /// mimalloc in every build: musl's malloc serialises threads, and glibc's
 /// cost a tenth of a profile cache miss (see Cargo.toml and
 /// deploy/README.md).
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
