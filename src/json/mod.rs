@@ -35,20 +35,24 @@ fn find_raw_line_break(b: &[u8]) -> Option<usize> {
             i = end;
             continue;
         }
-        for j in i..end {
-            match b[j] {
-                0xC2 if b.get(j + 1) == Some(&0x85) => return Some(j),
-                0xE2 if b.get(j + 1) == Some(&0x80)
-                    && matches!(b.get(j + 2), Some(0xA8 | 0xA9)) =>
-                {
-                    return Some(j)
-                }
-                _ => {}
-            }
+        if let Some(j) = (i..end).find(|&j| line_break_at(b, j).is_some()) {
+            return Some(j);
         }
         i = end;
     }
     None
+}
+
+/// The one of [`RAW_LINE_BREAKS`] starting at `b[i]`, if any: how many
+/// bytes it takes (`C2 85`, `E2 80 A8`, `E2 80 A9`) and its code point.
+fn line_break_at(b: &[u8], i: usize) -> Option<(usize, u32)> {
+    match (b[i], b.get(i + 1), b.get(i + 2)) {
+        (0xC2, Some(0x85), _) => Some((2, 0x85)),
+        (0xE2, Some(0x80), Some(&last @ (0xA8 | 0xA9))) => {
+            Some((3, 0x2000 | u32::from(last & 0x3F)))
+        }
+        _ => None,
+    }
 }
 
 /// Bytes examined at once by the word-at-a-time scans here.
@@ -202,11 +206,7 @@ fn escape_at(b: &[u8], i: usize) -> Option<(usize, Escape)> {
         0x0C => one(b"\\f"),
         b'\r' => one(b"\\r"),
         c @ 0x00..=0x1F => Some((1, Escape::unicode(u32::from(c)))),
-        0xC2 if b.get(i + 1) == Some(&0x85) => Some((2, Escape::unicode(0x85))),
-        0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
-            Some((3, Escape::unicode(0x2000 | u32::from(b[i + 2] & 0x3F))))
-        }
-        _ => None,
+        _ => line_break_at(b, i).map(|(taken, c)| (taken, Escape::unicode(c))),
     }
 }
 
@@ -293,8 +293,8 @@ fn write_escaping_line_breaks<W: ?Sized + io::Write>(w: &mut W, b: &[u8]) -> io:
     let mut rest = b;
     while let Some(at) = find_raw_line_break(rest) {
         w.write_all(&rest[..at])?;
-        let (taken, escape) = escape_at(rest, at).expect("a line break is escaped");
-        w.write_all(escape.as_bytes())?;
+        let (taken, c) = line_break_at(rest, at).expect("found where one starts");
+        w.write_all(Escape::unicode(c).as_bytes())?;
         rest = &rest[at + taken..];
     }
     w.write_all(rest)
