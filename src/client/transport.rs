@@ -76,7 +76,9 @@ pub(crate) fn map_ureq(e: ureq::Error) -> Error {
     let kind = match &e {
         ureq::Error::Timeout(_) => Timeout,
         ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => Connect,
-        ureq::Error::Tls(_) | ureq::Error::Rustls(_) | ureq::Error::Pem(_) => Tls,
+        ureq::Error::Tls(_) => Tls,
+        #[cfg(feature = "tls")]
+        ureq::Error::Rustls(_) | ureq::Error::Pem(_) => Tls,
         ureq::Error::BadUri(_) | ureq::Error::Http(_) => Request,
         ureq::Error::BodyExceedsLimit(n) => {
             return Error::protocol(format!("response body larger than {n} bytes"))
