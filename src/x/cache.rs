@@ -71,8 +71,16 @@ type Answer = Result<UpstreamResponse, FetchError>;
 
 /// One upstream request in flight, awaited by coalesced callers.
 struct Flight {
-    result: Mutex<Option<Answer>>,
+    result: Mutex<Landing>,
     done: Condvar,
+}
+
+/// A flight's answer once it lands, and how many callers wait for it: the
+/// lander wakes them only when there are any (a wake is a system call).
+#[derive(Default)]
+struct Landing {
+    answer: Option<Answer>,
+    waiters: usize,
 }
 
 struct Entry {
@@ -173,8 +181,14 @@ impl Drop for FlightGuard<'_> {
                 inner.map.remove(self.key);
             }
         }
-        *lock(&self.flight.result) = Some(answer);
-        self.flight.done.notify_all();
+        let waiters = {
+            let mut landing = lock(&self.flight.result);
+            landing.answer = Some(answer);
+            landing.waiters
+        };
+        if waiters > 0 {
+            self.flight.done.notify_all();
+        }
     }
 }
 
@@ -308,7 +322,7 @@ impl Cache {
                 inner.remove_ready(path_and_query);
             }
             let f = Arc::new(Flight {
-                result: Mutex::new(None),
+                result: Mutex::new(Landing::default()),
                 done: Condvar::new(),
             });
             inner
@@ -342,10 +356,14 @@ fn judge(read: &mut dyn FnMut(&UpstreamResponse) -> bool, answer: &Answer) -> bo
 
 fn wait(f: &Flight) -> Answer {
     let mut g = lock(&f.result);
-    while g.is_none() {
-        g = f.done.wait(g).unwrap_or_else(|p| p.into_inner());
+    if g.answer.is_none() {
+        g.waiters += 1;
+        while g.answer.is_none() {
+            g = f.done.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
     }
-    g.clone()
+    g.answer
+        .clone()
         .unwrap_or_else(|| Err(FetchError::Other("upstream request abandoned".into())))
 }
 

@@ -146,8 +146,22 @@ pub const MAX_COOLDOWN: Duration = Duration::from_secs(3600);
 /// Default 128: two per worker thread at the default 64 workers, since
 /// `x_md_get_profile` fetches two pages at once. Past it a finished
 /// connection is closed and the next request opens a new one (a TCP
-/// handshake more; the agent sees nothing else).
+/// handshake more; the agent sees nothing else). They are split evenly
+/// over the [`UPSTREAM_POOL_SHARDS`] pools.
 pub const MAX_IDLE_UPSTREAM_CONNECTIONS: usize = 128;
+
+/// Connection pools (one `ureq` agent each) the idle connections are
+/// split over; a thread always uses the same one. Default 16, so 8 idle
+/// connections per pool at the default [`MAX_IDLE_UPSTREAM_CONNECTIONS`].
+///
+/// `ureq` keeps a pool as one list under one lock: every request scans it
+/// to find a connection and again to trim it when the connection comes
+/// back. With one pool of up to 128, that scan was about a tenth of the
+/// server's CPU on a burst of profile misses (issue #15, `perf`). A thread
+/// runs one upstream request at a time, and worker and side threads are
+/// dealt to the pools in turn, so a pool of 8 serves the 8 threads that
+/// share it. Nothing the agent sees changes.
+pub const UPSTREAM_POOL_SHARDS: usize = 16;
 
 /// Read buffer of one upstream connection, in bytes. Default 16 KiB: the
 /// response head must fit in it (a larger head fails the request as an
@@ -161,6 +175,34 @@ pub const UPSTREAM_OUTPUT_BUFFER_BYTES: usize = 4 * 1024;
 /// Most upstream base URLs in one pool. Default 16; more are refused by
 /// [`HttpUpstream::from_list`].
 pub const MAX_UPSTREAM_BASES: usize = 16;
+
+/// Idle connections each pool keeps: [`MAX_IDLE_UPSTREAM_CONNECTIONS`]
+/// split over [`UPSTREAM_POOL_SHARDS`], at least one.
+const IDLE_PER_SHARD: usize = {
+    let n = MAX_IDLE_UPSTREAM_CONNECTIONS / UPSTREAM_POOL_SHARDS;
+    if n == 0 {
+        1
+    } else {
+        n
+    }
+};
+
+/// This thread's pool: dealt in turn on a thread's first request, then
+/// fixed for the thread's life.
+fn shard() -> usize {
+    use std::cell::Cell;
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+    SHARD.with(|s| {
+        s.get().unwrap_or_else(|| {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed) % UPSTREAM_POOL_SHARDS;
+            s.set(Some(n));
+            n
+        })
+    })
+}
 
 struct Base {
     url: String,
@@ -188,15 +230,18 @@ impl Base {
     }
 }
 
-/// The real upstream: one shared `ureq` agent (connection reuse) talking to
-/// a pool of FxTwitter-compatible base URLs, used in turn. A base that
+/// The real upstream: `ureq` agents (connection reuse, one pool each, see
+/// [`UPSTREAM_POOL_SHARDS`]) talking to a pool of FxTwitter-compatible
+/// base URLs, used in turn. A base that
 /// answers 429 cools for its `Retry-After` (default
 /// [`DEFAULT_RETRY_AFTER_SECS`]); with several bases, one that answers 5xx
 /// or cannot be reached cools for [`FAILOVER_COOLDOWN`] and the request
 /// moves on to the next base. While every base cools, requests fail with
 /// [`FetchError::CoolingDown`] without touching the network.
 pub struct HttpUpstream {
-    agent: ureq::Agent,
+    /// [`UPSTREAM_POOL_SHARDS`] agents over one configuration and one
+    /// name cache, each with its own connection pool.
+    agents: Box<[ureq::Agent]>,
     bases: Vec<Base>,
     next: AtomicUsize,
 }
@@ -212,8 +257,8 @@ impl HttpUpstream {
             .http_status_as_error(false)
             .user_agent(USER_AGENT)
             .max_redirects(0)
-            .max_idle_connections(MAX_IDLE_UPSTREAM_CONNECTIONS)
-            .max_idle_connections_per_host(MAX_IDLE_UPSTREAM_CONNECTIONS)
+            .max_idle_connections(IDLE_PER_SHARD)
+            .max_idle_connections_per_host(IDLE_PER_SHARD)
             .input_buffer_size(UPSTREAM_INPUT_BUFFER_BYTES)
             .output_buffer_size(UPSTREAM_OUTPUT_BUFFER_BYTES)
             .build();
@@ -230,12 +275,18 @@ impl HttpUpstream {
                 cool_until: Mutex::new(None),
             });
         }
+        let resolver = super::resolve::CachingResolver::new();
+        let agents = (0..UPSTREAM_POOL_SHARDS)
+            .map(|_| {
+                ureq::Agent::with_parts(
+                    config.clone(),
+                    ureq::unversioned::transport::DefaultConnector::new(),
+                    resolver.clone(),
+                )
+            })
+            .collect();
         HttpUpstream {
-            agent: ureq::Agent::with_parts(
-                config,
-                ureq::unversioned::transport::DefaultConnector::new(),
-                super::resolve::CachingResolver::new(),
-            ),
+            agents,
             bases,
             next: AtomicUsize::new(0),
         }
@@ -279,8 +330,7 @@ impl HttpUpstream {
 
     fn get_from(&self, base: &str, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
         let url = format!("{base}{path_and_query}");
-        let mut resp = self
-            .agent
+        let mut resp = self.agents[shard()]
             .get(&url)
             .header("Accept", "application/json")
             .call()
@@ -398,6 +448,7 @@ impl Upstream for HttpUpstream {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::sync::Arc;
 
     /// A loopback upstream that answers one request with `head` (status
     /// line and headers, without the blank line) and `body`, then closes.
@@ -418,6 +469,77 @@ mod tests {
             let _ = s.write_all(&body);
         });
         format!("http://{addr}")
+    }
+
+    /// A keep-alive loopback upstream answering every request `{}`; the
+    /// returned counter counts the connections it accepted.
+    fn keep_alive_upstream() -> (String, Arc<AtomicUsize>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                let Ok(mut s) = s else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    let mut got = Vec::new();
+                    loop {
+                        while let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                            got.drain(..end + 4);
+                            let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+                            if s.write_all(reply).is_err() {
+                                return;
+                            }
+                        }
+                        match s.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => got.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                });
+            }
+        });
+        (format!("http://{addr}"), accepted)
+    }
+
+    /// A thread keeps to one pool: its requests reuse one connection, and
+    /// threads that share a pool at most share connections. 4 threads of 6
+    /// requests each open at most 4 connections (24 without reuse).
+    #[test]
+    fn each_thread_reuses_its_pools_connection() {
+        let (base, accepted) = keep_alive_upstream();
+        let up = Arc::new(HttpUpstream::new(&base, Duration::from_secs(5)));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let up = Arc::clone(&up);
+                std::thread::spawn(move || {
+                    let first = shard();
+                    for _ in 0..6 {
+                        let r = up.get("/2/status/1").unwrap();
+                        assert_eq!((r.status, &r.body[..]), (200, &b"{}"[..]));
+                        assert_eq!(shard(), first, "a thread keeps its pool");
+                    }
+                    first
+                })
+            })
+            .collect();
+        for t in threads {
+            assert!(t.join().unwrap() < UPSTREAM_POOL_SHARDS);
+        }
+        let n = accepted.load(Ordering::SeqCst);
+        assert!((1..=4).contains(&n), "{n} connections for 24 requests");
+    }
+
+    /// The idle connections are split evenly over the pools, none empty.
+    #[test]
+    fn idle_connections_split_over_the_pools() {
+        assert_eq!(IDLE_PER_SHARD, 8);
+        assert_eq!(
+            IDLE_PER_SHARD * UPSTREAM_POOL_SHARDS,
+            MAX_IDLE_UPSTREAM_CONNECTIONS
+        );
     }
 
     /// The body is read whole however it is framed (a length, chunks, or
