@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use ureq::config::Config;
@@ -29,11 +29,10 @@ pub const RESOLVE_TTL: Duration = Duration::from_secs(60);
 pub const MAX_RESOLVED_NAMES: usize = 64;
 
 /// A [`Resolver`] with a per-name cache in front of ureq's default one.
-/// Clones share the cache (the upstream's agent shards use one).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub struct CachingResolver {
-    inner: Arc<DefaultResolver>,
-    names: Arc<Mutex<HashMap<String, (Instant, ResolvedSocketAddrs)>>>,
+    inner: DefaultResolver,
+    names: Mutex<HashMap<String, (Instant, ResolvedSocketAddrs)>>,
 }
 
 impl CachingResolver {

@@ -146,22 +146,8 @@ pub const MAX_COOLDOWN: Duration = Duration::from_secs(3600);
 /// Default 128: two per worker thread at the default 64 workers, since
 /// `x_md_get_profile` fetches two pages at once. Past it a finished
 /// connection is closed and the next request opens a new one (a TCP
-/// handshake more; the agent sees nothing else). They are split evenly
-/// over the [`UPSTREAM_POOL_SHARDS`] pools.
+/// handshake more; the agent sees nothing else).
 pub const MAX_IDLE_UPSTREAM_CONNECTIONS: usize = 128;
-
-/// Connection pools (one `ureq` agent each) the idle connections are
-/// split over; a thread always uses the same one. Default 16, so 8 idle
-/// connections per pool at the default [`MAX_IDLE_UPSTREAM_CONNECTIONS`].
-///
-/// `ureq` keeps a pool as one list under one lock: every request scans it
-/// to find a connection and again to trim it when the connection comes
-/// back. With one pool of up to 128, that scan was about a tenth of the
-/// server's CPU on a burst of profile misses (issue #15, `perf`). A thread
-/// runs one upstream request at a time, and worker and side threads are
-/// dealt to the pools in turn, so a pool of 8 serves the 8 threads that
-/// share it. Nothing the agent sees changes.
-pub const UPSTREAM_POOL_SHARDS: usize = 16;
 
 /// Read buffer of one upstream connection, in bytes. Default 16 KiB: the
 /// response head must fit in it (a larger head fails the request as an
@@ -175,34 +161,6 @@ pub const UPSTREAM_OUTPUT_BUFFER_BYTES: usize = 4 * 1024;
 /// Most upstream base URLs in one pool. Default 16; more are refused by
 /// [`HttpUpstream::from_list`].
 pub const MAX_UPSTREAM_BASES: usize = 16;
-
-/// Idle connections each pool keeps: [`MAX_IDLE_UPSTREAM_CONNECTIONS`]
-/// split over [`UPSTREAM_POOL_SHARDS`], at least one.
-const IDLE_PER_SHARD: usize = {
-    let n = MAX_IDLE_UPSTREAM_CONNECTIONS / UPSTREAM_POOL_SHARDS;
-    if n == 0 {
-        1
-    } else {
-        n
-    }
-};
-
-/// This thread's pool: dealt in turn on a thread's first request, then
-/// fixed for the thread's life.
-fn shard() -> usize {
-    use std::cell::Cell;
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static SHARD: Cell<Option<usize>> = const { Cell::new(None) };
-    }
-    SHARD.with(|s| {
-        s.get().unwrap_or_else(|| {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed) % UPSTREAM_POOL_SHARDS;
-            s.set(Some(n));
-            n
-        })
-    })
-}
 
 struct Base {
     url: String,
@@ -230,18 +188,15 @@ impl Base {
     }
 }
 
-/// The real upstream: `ureq` agents (connection reuse, one pool each, see
-/// [`UPSTREAM_POOL_SHARDS`]) talking to a pool of FxTwitter-compatible
-/// base URLs, used in turn. A base that
+/// The real upstream: one shared `ureq` agent (connection reuse) talking to
+/// a pool of FxTwitter-compatible base URLs, used in turn. A base that
 /// answers 429 cools for its `Retry-After` (default
 /// [`DEFAULT_RETRY_AFTER_SECS`]); with several bases, one that answers 5xx
 /// or cannot be reached cools for [`FAILOVER_COOLDOWN`] and the request
 /// moves on to the next base. While every base cools, requests fail with
 /// [`FetchError::CoolingDown`] without touching the network.
 pub struct HttpUpstream {
-    /// [`UPSTREAM_POOL_SHARDS`] agents over one configuration and one
-    /// name cache, each with its own connection pool.
-    agents: Box<[ureq::Agent]>,
+    agent: ureq::Agent,
     bases: Vec<Base>,
     next: AtomicUsize,
 }
@@ -257,8 +212,8 @@ impl HttpUpstream {
             .http_status_as_error(false)
             .user_agent(USER_AGENT)
             .max_redirects(0)
-            .max_idle_connections(IDLE_PER_SHARD)
-            .max_idle_connections_per_host(IDLE_PER_SHARD)
+            .max_idle_connections(MAX_IDLE_UPSTREAM_CONNECTIONS)
+            .max_idle_connections_per_host(MAX_IDLE_UPSTREAM_CONNECTIONS)
             .input_buffer_size(UPSTREAM_INPUT_BUFFER_BYTES)
             .output_buffer_size(UPSTREAM_OUTPUT_BUFFER_BYTES)
             .build();
@@ -275,18 +230,12 @@ impl HttpUpstream {
                 cool_until: Mutex::new(None),
             });
         }
-        let resolver = super::resolve::CachingResolver::new();
-        let agents = (0..UPSTREAM_POOL_SHARDS)
-            .map(|_| {
-                ureq::Agent::with_parts(
-                    config.clone(),
-                    ureq::unversioned::transport::DefaultConnector::new(),
-                    resolver.clone(),
-                )
-            })
-            .collect();
         HttpUpstream {
-            agents,
+            agent: ureq::Agent::with_parts(
+                config,
+                ureq::unversioned::transport::DefaultConnector::new(),
+                super::resolve::CachingResolver::new(),
+            ),
             bases,
             next: AtomicUsize::new(0),
         }
@@ -330,7 +279,8 @@ impl HttpUpstream {
 
     fn get_from(&self, base: &str, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
         let url = format!("{base}{path_and_query}");
-        let mut resp = self.agents[shard()]
+        let mut resp = self
+            .agent
             .get(&url)
             .header("Accept", "application/json")
             .call()
@@ -504,42 +454,29 @@ mod tests {
         (format!("http://{addr}"), accepted)
     }
 
-    /// A thread keeps to one pool: its requests reuse one connection, and
-    /// threads that share a pool at most share connections. 4 threads of 6
-    /// requests each open at most 4 connections (24 without reuse).
+    /// Finished requests leave their connection in the pool for the next
+    /// one: 4 threads of 6 requests each open at most 4 connections, one
+    /// per request in flight (24 without reuse).
     #[test]
-    fn each_thread_reuses_its_pools_connection() {
+    fn requests_reuse_pooled_connections() {
         let (base, accepted) = keep_alive_upstream();
         let up = Arc::new(HttpUpstream::new(&base, Duration::from_secs(5)));
         let threads: Vec<_> = (0..4)
             .map(|_| {
                 let up = Arc::clone(&up);
                 std::thread::spawn(move || {
-                    let first = shard();
                     for _ in 0..6 {
                         let r = up.get("/2/status/1").unwrap();
                         assert_eq!((r.status, &r.body[..]), (200, &b"{}"[..]));
-                        assert_eq!(shard(), first, "a thread keeps its pool");
                     }
-                    first
                 })
             })
             .collect();
         for t in threads {
-            assert!(t.join().unwrap() < UPSTREAM_POOL_SHARDS);
+            t.join().unwrap();
         }
         let n = accepted.load(Ordering::SeqCst);
         assert!((1..=4).contains(&n), "{n} connections for 24 requests");
-    }
-
-    /// The idle connections are split evenly over the pools, none empty.
-    #[test]
-    fn idle_connections_split_over_the_pools() {
-        assert_eq!(IDLE_PER_SHARD, 8);
-        assert_eq!(
-            IDLE_PER_SHARD * UPSTREAM_POOL_SHARDS,
-            MAX_IDLE_UPSTREAM_CONNECTIONS
-        );
     }
 
     /// The body is read whole however it is framed (a length, chunks, or
