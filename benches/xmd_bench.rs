@@ -283,21 +283,21 @@ fn main() {
     // 86 % of (b0) in one session, so one run does not judge the row.
     let misses = |name: &str, body: &str| {
         let (alone, doubled) = b0.unwrap_or((f64::NAN, f64::NAN));
+        let bound = conns as f64 / 0.020;
         let mut shares = Vec::with_capacity(repeat);
         for _ in 0..repeat {
             let served0 = upstream.served.load(Ordering::Relaxed);
             let (r, cpu) = measured(&server, || wrk(server.addr, &lua(body, true), secs, conns));
             let up = (upstream.served.load(Ordering::Relaxed) - served0) as f64 / secs as f64;
-            let bound = conns as f64 / 0.020;
-            shares.push(100.0 * r.rps / alone);
+            let share = 100.0 * r.rps / alone;
+            shares.push(share);
             row(
                 name,
                 &r,
                 cpu,
                 server.status_kib("VmHWM:"),
                 &format!(
-                    "{:.1} % of (b0), {:.1} % of (b0×2); bound {bound:.0} calls/s; upstream served {up:.0}/s",
-                    100.0 * r.rps / alone,
+                    "{share:.1} % of (b0), {:.1} % of (b0×2); bound {bound:.0} calls/s; upstream served {up:.0}/s",
                     100.0 * r.rps / doubled
                 ),
             );
