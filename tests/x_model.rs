@@ -133,6 +133,37 @@ proptest! {
         prop_assert_eq!(v["replying_to"]["screen_name"].as_str().unwrap(), oracle(&units));
         prop_assert_eq!(v["raw_text"]["facets"][0]["indices"][0].as_str().unwrap(), oracle(&units));
     }
+
+    /// Any finite float the upstream sends where the model keeps a JSON
+    /// number (`created_timestamp`), in any spelling (shortest, exponent,
+    /// 17 significant digits, 25 digits that need correct rounding), is
+    /// the same number once the post is serialized. The oracle is Rust's
+    /// own float parser, which rounds correctly (IEEE 754 nearest-even).
+    /// It holds because serde_json is built with `float_roundtrip`; the
+    /// shipped binary has the same features as this test
+    /// (.ci/features-check.sh), and .ci/run's `cli float` check reads one
+    /// such float through the release binary.
+    #[test]
+    fn any_float_number_is_kept_exactly(bits in any::<u64>(), spelling in 0..4u8) {
+        let f = f64::from_bits(bits);
+        prop_assume!(f.is_finite());
+        let text = match spelling {
+            0 => format!("{f:?}"),
+            1 => format!("{f:e}"),
+            2 => format!("{f:.16e}"),
+            _ => format!("{f:.24e}"),
+        };
+        let want: f64 = text.parse().unwrap();
+        let body = format!(r#"{{"status":{{"type":"status","id":"1","created_timestamp":{text}}}}}"#);
+        let env: StatusEnvelope = parse(body.as_bytes(), "a status answer").unwrap();
+        let out = serde_json::to_string(&env.status.unwrap()).unwrap();
+        // The number as written, not as serde_json would read it back.
+        let fields: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(&out).unwrap();
+        let kept = fields["created_timestamp"].get();
+        let got: f64 = kept.parse().unwrap();
+        prop_assert_eq!(got.to_bits(), want.to_bits(), "{} came back as {}", text, kept);
+    }
 }
 
 #[test]

@@ -8,6 +8,9 @@ upstream and is only range-checked (1-100, else 400 like FxTwitter).
 
   GET /2/status/2087208847298015232        200 status-plain.json
   GET /2/status/2086794960023072769        200 status-media-quote.json
+  GET /2/status/2087208847298015234        200 status-float-timestamp.json (a
+        created_timestamp of 17 significant digits, which a reader must round
+        correctly: .ci/run's float check)
   GET /2/thread/2086014813833539585        200 thread-self.json
   GET /2/thread/2085826244871471104        200 built from conversation-reply.json
   GET /2/conversation/2085826244871471104  200 conversation-reply.json
@@ -92,6 +95,7 @@ class Fixtures:
         self.status = {
             "2087208847298015232": load("status-plain.json"),
             "2086794960023072769": load("status-media-quote.json"),
+            "2087208847298015234": load("status-float-timestamp.json"),
         }
         conversation = load("conversation-reply.json")
         self.conversation = {"2085826244871471104": conversation}
