@@ -61,15 +61,9 @@ impl Server {
         Server { child, addr }
     }
 
-    /// (utime, stime) of the server in clock ticks (fields 14 and 15 of
-    /// `/proc/<pid>/stat`, 12 and 13 after the command name's `)`).
+    /// (utime, stime) of the server in clock ticks.
     fn cpu_ticks(&self) -> (u64, u64) {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
-        let after = stat.rsplit(')').next().unwrap_or("");
-        let f: Vec<&str> = after.split_whitespace().collect();
-        let field = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        (field(11), field(12))
+        cpu_ticks(&self.child.id().to_string())
     }
 
     fn status_kib(&self, key: &str) -> u64 {
@@ -91,6 +85,30 @@ impl Drop for Server {
 }
 
 const TICKS_PER_SEC: f64 = 100.0;
+
+/// (utime, stime) of process `pid` (or `self`) in clock ticks (fields 14
+/// and 15 of `/proc/<pid>/stat`, 12 and 13 after the command name's `)`).
+fn cpu_ticks(pid: &str) -> (u64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    (field(11), field(12))
+}
+
+/// CPU the fake upstream spent per request it served during `f`, in µs:
+/// this process's CPU (the upstream's threads; the main thread only waits
+/// on wrk) over the upstream's answers. It shares the machine's cores with
+/// the server in rows (b) and (b1), so what it spends the server lacks.
+fn upstream_cpu<T>(upstream: &Upstream, f: impl FnOnce() -> T) -> (T, f64) {
+    let (u0, s0) = cpu_ticks("self");
+    let served0 = upstream.served.load(Ordering::Relaxed);
+    let out = f();
+    let (u1, s1) = cpu_ticks("self");
+    let served = upstream.served.load(Ordering::Relaxed) - served0;
+    let ticks = (u1 - u0 + s1 - s0) as f64;
+    (out, ticks / TICKS_PER_SEC * 1e6 / served.max(1) as f64)
+}
 
 struct WrkResult {
     requests: u64,
@@ -253,27 +271,31 @@ fn main() {
         upstream.delay_ms.store(20, Ordering::Relaxed);
         // The yardstick: the fake upstream's own throughput at this
         // concurrency, driven directly (one timeline page per request).
-        let alone = wrk_url(
-            &format!("http://{}/2/profile/bench/statuses", upstream.addr),
-            "wrk.method = \"GET\"\n",
-            secs,
-            conns,
-        );
+        let (alone, up_cpu) = upstream_cpu(&upstream, || {
+            wrk_url(
+                &format!("http://{}/2/profile/bench/statuses", upstream.addr),
+                "wrk.method = \"GET\"\n",
+                secs,
+                conns,
+            )
+        });
         println!(
-            "| (b0) the fake upstream alone, 20 ms delay | {:.0} | {:.2} | {:.2} | | | | {} | timeline page fetched directly |",
+            "| (b0) the fake upstream alone, 20 ms delay | {:.0} | {:.2} | {:.2} | | | | {} | timeline page fetched directly; upstream CPU {up_cpu:.0} µs/req |",
             alone.rps, alone.p50_ms, alone.p99_ms, alone.non2xx
         );
         // A call fetches the profile and the page at once, so (b) puts
         // twice the connections' requests on the upstream: its throughput
         // there, in calls (two requests each), is the second yardstick.
-        let doubled = wrk_url(
-            &format!("http://{}/2/profile/bench/statuses", upstream.addr),
-            "wrk.method = \"GET\"\n",
-            secs,
-            conns * 2,
-        );
+        let (doubled, up_cpu) = upstream_cpu(&upstream, || {
+            wrk_url(
+                &format!("http://{}/2/profile/bench/statuses", upstream.addr),
+                "wrk.method = \"GET\"\n",
+                secs,
+                conns * 2,
+            )
+        });
         println!(
-            "| (b0×2) the fake upstream alone, {} connections | {:.0} | {:.2} | {:.2} | | | | {} | = {:.0} calls/s at two requests per call |",
+            "| (b0×2) the fake upstream alone, {} connections | {:.0} | {:.2} | {:.2} | | | | {} | = {:.0} calls/s at two requests per call; upstream CPU {up_cpu:.0} µs/req |",
             conns * 2, doubled.rps, doubled.p50_ms, doubled.p99_ms, doubled.non2xx, doubled.rps / 2.0
         );
         b0 = Some((alone.rps, doubled.rps / 2.0));
@@ -287,7 +309,9 @@ fn main() {
         let mut shares = Vec::with_capacity(repeat);
         for _ in 0..repeat {
             let served0 = upstream.served.load(Ordering::Relaxed);
-            let (r, cpu) = measured(&server, || wrk(server.addr, &lua(body, true), secs, conns));
+            let ((r, cpu), up_cpu) = upstream_cpu(&upstream, || {
+                measured(&server, || wrk(server.addr, &lua(body, true), secs, conns))
+            });
             let up = (upstream.served.load(Ordering::Relaxed) - served0) as f64 / secs as f64;
             let share = 100.0 * r.rps / alone;
             shares.push(share);
@@ -297,7 +321,7 @@ fn main() {
                 cpu,
                 server.status_kib("VmHWM:"),
                 &format!(
-                    "{share:.1} % of (b0), {:.1} % of (b0×2); bound {bound:.0} calls/s; upstream served {up:.0}/s",
+                    "{share:.1} % of (b0), {:.1} % of (b0×2); bound {bound:.0} calls/s; upstream served {up:.0}/s at {up_cpu:.0} µs CPU each",
                     100.0 * r.rps / doubled
                 ),
             );
