@@ -140,6 +140,47 @@ fn c15b_long_bio_validates() {
     );
 }
 
+/// Without `full` the profile's `structuredContent` leaves the bio's
+/// facets out (`raw_description`), and its Markdown still links the bio
+/// with them: the lean account is written first, then the facets are put
+/// back for the text.
+#[test]
+fn a_lean_profile_still_links_its_bio() {
+    let body = json!({"code":200,"message":"OK","user":{"type":"profile","id":"4201","name":"Lean","screen_name":"lean_bio",
+        "description":"Reading list: https://t.co/AAAAAAAAAA more","raw_description":{"text":"Reading list: https://t.co/AAAAAAAAAA more",
+        "facets":[{"type":"url","indices":[14,37],"original":"https://t.co/AAAAAAAAAA","replacement":"https://example.org/list"}]},
+        "followers":5,"following":7,"statuses":9,"protected":false}});
+    let fake = FakeUpstream::start();
+    fake.on("/2/profile/lean_bio", Answer::json(200, &body.to_string()));
+    fake.on(
+        "/2/profile/lean_bio/statuses?count=20&with_replies=false",
+        Answer::json(200, EMPTY_LIST),
+    );
+    for full in [false, true] {
+        let out = ok(
+            &tools_for(&fake),
+            "x_md_get_profile",
+            json!({"handle": "lean_bio", "full": full}),
+        );
+        let counts = if full {
+            "Followers: 5 · Following: 7 · Posts: 9\n\n"
+        } else {
+            ""
+        };
+        assert_eq!(
+            out.text,
+            format!("# [Lean (@lean_bio)](https://x.com/lean_bio)\n\nReading list: https://example.org/list more\n\n\
+                     {counts}## Latest posts\nNo original posts on this page.\n")
+        );
+        let profile = &out.structured.as_ref().unwrap()["profile"];
+        assert_eq!(profile["raw_description"].is_object(), full, "full {full}");
+        assert_eq!(
+            profile["description"],
+            json!("Reading list: https://t.co/AAAAAAAAAA more")
+        );
+    }
+}
+
 #[test]
 fn timeline_failure_fails_the_whole_profile() {
     let fake = FakeUpstream::start();

@@ -233,7 +233,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     });
     // Both fetches failed: when the profile was refused by the cool-down
     // that the page's own 429 started, the page's error names the cause.
-    let user = match (user, &first_page) {
+    let mut user = match (user, &first_page) {
         (Err(u), Err(p)) if u.is_cooling_down() && !p.is_cooling_down() => Err(p.clone()),
         (user, _) => user,
     }?;
@@ -340,17 +340,27 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     let next_cursor = block.next.map(|n| encode(n, posts.len()));
     // A bio longer than a quarter of the budget is cut in the text (the
     // posts and the continuation still fit); `structuredContent` keeps it.
-    let mut shown_user = user.clone();
+    // Written once, lean; each build below copies the bytes. The Markdown
+    // still links the bio with what lean leaves out.
+    let full_only = user.take_full_only(args.full);
+    let profile_json = Structured::written(&user);
+    user.put_back(full_only);
+    // Copied only then: the usual bio is shown as it is.
     let bio_cap = run.max_chars() / 4;
-    if let Some(d) = &mut shown_user.description {
-        let whole = d.chars().count();
-        if whole > bio_cap {
-            *d = format!(
+    let cut_user;
+    let shown_user = match user.description.as_deref() {
+        Some(d) if d.chars().count() > bio_cap => {
+            let whole = d.chars().count();
+            let mut u = user.clone();
+            u.description = Some(format!(
                 "{} … (bio cut: {bio_cap} of its {whole} characters are shown; it alone exceeds the result budget)",
                 super::budget::cut_text(d, bio_cap)
-            );
+            ));
+            cut_user = u;
+            &cut_user
         }
-    }
+        _ => &user,
+    };
     // A result cut before post k continues just below post k - 1.
     let cursor_at = |k: usize| {
         let last = k
@@ -361,8 +371,6 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         encode(cursor::forge_profile_cursor(None, last, now_ms()), k)
     };
     let path = format!("/{handle}");
-    // Written once; each build below copies the bytes.
-    let profile_json = Structured::written(&user.lean(args.full));
     let (text, structured) = fit_rows(
         run,
         posts.len(),
@@ -378,7 +386,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
                 k < posts.len(),
             );
             let markdown =
-                profile_markdown(&shown_user, &posts[..k], args.full, notes, cont.as_ref());
+                profile_markdown(shown_user, &posts[..k], args.full, notes, cont.as_ref());
             let mut m = base_structured("profile", args);
             m.insert("handle", json!(handle));
             m.insert_bytes("profile", profile_json.clone());

@@ -80,6 +80,10 @@ pub struct User {
     pub verification: Option<Verification>,
 }
 
+/// The fields of a [`User`] shown only with `full`, while taken out.
+#[derive(Debug)]
+pub struct FullOnly(Option<RawText>);
+
 /// True for a handle a row may link (`https://x.com/<handle>`): one or
 /// more ASCII letters, digits or underscores. No length cap: X has served
 /// legacy handles longer than today's 15.
@@ -91,10 +95,26 @@ impl User {
     /// This account without `raw_description` (the upstream's second copy
     /// of the bio) unless `full`, as every tool serves accounts.
     pub fn lean(mut self, full: bool) -> User {
-        if !full {
-            self.raw_description = None;
-        }
+        drop(self.take_full_only(full));
         self
+    }
+
+    /// Takes out what [`User::lean`] leaves out, for a caller that still
+    /// needs it afterwards ([`User::put_back`]): the profile serializes
+    /// the lean account once, then renders its bio's links with the facets.
+    pub fn take_full_only(&mut self, full: bool) -> FullOnly {
+        FullOnly(if full {
+            None
+        } else {
+            self.raw_description.take()
+        })
+    }
+
+    /// Puts back what [`User::take_full_only`] took.
+    pub fn put_back(&mut self, taken: FullOnly) {
+        if let Some(r) = taken.0 {
+            self.raw_description = Some(r);
+        }
     }
 
     /// True for a row of an accounts list (followers, following, reposts,
