@@ -117,6 +117,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::args::MAX_QUERY_CHARS;
+use super::cursor::MAX_UPSTREAM_CURSOR_BYTES;
 use super::error::{parse_retry_after, DEFAULT_RETRY_AFTER_SECS};
 
 /// Largest upstream body read, in bytes. Default 4 MiB; a larger body ends
@@ -154,9 +156,23 @@ pub const MAX_IDLE_UPSTREAM_CONNECTIONS: usize = 128;
 /// unexpected upstream response); the body streams through it.
 pub const UPSTREAM_INPUT_BUFFER_BYTES: usize = 16 * 1024;
 
-/// Write buffer of one upstream connection, in bytes. Default 4 KiB: the
-/// request head (a `GET` with a path under 1 KiB) must fit in it.
-pub const UPSTREAM_OUTPUT_BUFFER_BYTES: usize = 4 * 1024;
+/// The longest request-target a tool sends upstream, in bytes: a search
+/// for [`MAX_QUERY_CHARS`] characters of 4 UTF-8 bytes each,
+/// percent-encoded (12 bytes a character), with an upstream cursor of
+/// [`MAX_UPSTREAM_CURSOR_BYTES`] percent-encoded (3 bytes a byte at most),
+/// and 256 bytes for the path and the other parameters. 8,956.
+pub const MAX_UPSTREAM_TARGET_BYTES: usize =
+    12 * MAX_QUERY_CHARS + 3 * MAX_UPSTREAM_CURSOR_BYTES + 256;
+
+/// Write buffer of one upstream connection, in bytes. Default 16 KiB: the
+/// request head must fit in it, and it holds the longest target
+/// ([`MAX_UPSTREAM_TARGET_BYTES`]) with 2 KiB to spare for the request line
+/// and the header fields (checked when compiling). A head that did not fit
+/// would fail the call as a network error: a 500-character search in CJK
+/// or emoji did, at 4 KiB.
+pub const UPSTREAM_OUTPUT_BUFFER_BYTES: usize = 16 * 1024;
+
+const _: () = assert!(UPSTREAM_OUTPUT_BUFFER_BYTES >= MAX_UPSTREAM_TARGET_BYTES + 2048);
 
 /// Most upstream base URLs in one pool. Default 16; more are refused by
 /// [`HttpUpstream::from_list`].
