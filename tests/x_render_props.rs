@@ -8,7 +8,14 @@
 //!   placeholders), and the visible text equals the template's with each
 //!   placeholder replaced by what the author typed (whitespace runs
 //!   compared as one space, control characters as whitespace);
-//! - every link or image destination is `http(s)`, whatever the URLs are;
+//! - bidirectional controls (UAX #9 explicit embeddings, overrides and
+//!   isolates) in any field never reach xmd's own text: every line of the
+//!   output ends with none open, by a UAX #9 X1–X8 stack kept here. The
+//!   generated fields hold openers only, so a fragment that left one open
+//!   would leave it open to the end of its line (the server writes no
+//!   closers); the visible text is compared without bidi controls;
+//! - every link or image destination is `http(s)`, whatever the URLs are,
+//!   and holds no raw bidi control;
 //! - a YAML 1.2 parser (yaml-rust2) reads the Obsidian front matter as one
 //!   mapping with exactly the fields written, for hostile names, handles and
 //!   URLs; and no YAML 1.1 line break (U+0085, U+2028, U+2029) is left raw.
@@ -265,8 +272,13 @@ fn hostile() -> impl Strategy<Value = String> {
         " ", "  ", "\n", "\n\n", "\r\n", "\r", "\t", "\u{2028}", "\u{2029}", "\u{85}", "\u{a0}",
         "\u{feff}", "\u{0}", "\u{1b}", "\u{7f}", "\u{200d}", "\u{3000}",
     ];
+    // Bidi openers: LRE, RLE, LRO, RLO, LRI, RLI, FSI.
+    const BIDI_OPENERS: &[&str] = &[
+        "\u{202A}", "\u{202B}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}",
+    ];
     prop::collection::vec(
         prop_oneof![
+            1 => prop::sample::select(BIDI_OPENERS).prop_map(str::to_string),
             3 => prop::sample::select(SNIPPETS).prop_map(str::to_string),
             3 => prop::sample::select(PUNCT.chars().collect::<Vec<_>>()).prop_map(String::from),
             2 => prop::sample::select(SPACES).prop_map(str::to_string),
@@ -459,10 +471,60 @@ fn thread(t: &PostText, f: Option<&mut Fields>) -> Vec<Value> {
 }
 
 /// Renders both ways and compares structure and visible text.
+/// True for a UAX #9 explicit formatting character (§2.1–2.4).
+fn bidi(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` without bidi controls.
+fn plain(s: &str) -> String {
+    s.chars().filter(|c| !bidi(*c)).collect()
+}
+
+/// Every line of `md` ends with no embedding, override or isolate open:
+/// the directional status stack of UAX #9 rules X1–X8 (paragraph level
+/// left out, no overflow at these depths), kept per line.
+fn bidi_closed(md: &str) -> Result<(), TestCaseError> {
+    for line in md.lines() {
+        // One entry per open embedding (false) or isolate (true).
+        let mut stack: Vec<bool> = Vec::new();
+        for c in line.chars() {
+            match c {
+                // X2–X5: LRE, RLE, LRO, RLO.
+                '\u{202A}' | '\u{202B}' | '\u{202D}' | '\u{202E}' => stack.push(false),
+                // X5a–X5c: RLI, LRI, FSI.
+                '\u{2066}' | '\u{2067}' | '\u{2068}' => stack.push(true),
+                // X6a: PDI pops through the last isolate; without one it
+                // does nothing.
+                '\u{2069}' => {
+                    if let Some(i) = stack.iter().rposition(|isolate| *isolate) {
+                        stack.truncate(i);
+                    }
+                }
+                // X7: PDF pops an embedding, not an isolate.
+                '\u{202C}' => {
+                    if stack.last() == Some(&false) {
+                        stack.pop();
+                    }
+                }
+                _ => {}
+            }
+        }
+        prop_assert!(
+            stack.is_empty(),
+            "{} left open at the end of {:?}",
+            stack.len(),
+            line
+        );
+    }
+    Ok(())
+}
+
 fn check_same_shape(render: impl Fn(bool) -> String, fields: &Fields) -> Result<(), TestCaseError> {
     let (template, actual) = (render(true), render(false));
     check_layout(&template)?;
     check_layout(&actual)?;
+    bidi_closed(&actual)?;
     for opts in [base_options(), extended_options()] {
         let (t, a) = (parse_with(&template, opts), parse_with(&actual, opts));
         prop_assert_eq!(
@@ -473,8 +535,8 @@ fn check_same_shape(render: impl Fn(bool) -> String, fields: &Fields) -> Result<
             actual
         );
         prop_assert_eq!(
-            norm(&a.visible),
-            fields.expected(&t.visible),
+            norm(&plain(&a.visible)),
+            norm(&plain(&fields.expected(&t.visible))),
             "template:\n{}\n\nactual:\n{}",
             template,
             actual
@@ -557,6 +619,7 @@ proptest! {
         Just("//evil.example/x".to_string()),
         Just("https://a.example/x y)(\"'<>\\`*_".to_string()),
         Just("https://a.example/\u{2028}\u{85}\n".to_string()),
+        Just("https://a.example/\u{202E}gpj.exe\u{2066}x\u{202C}".to_string()),
     ], 8), full in any::<bool>()) {
         let mut p = json!({
             "type": "status", "id": "1800000000000000002", "url": urls[0], "context": "post",
@@ -578,7 +641,9 @@ proptest! {
             let parsed = parse(&md);
             for d in &parsed.dests {
                 prop_assert!(http(d), "non-http destination {:?} in\n{}", d, md);
+                prop_assert!(!d.chars().any(bidi), "raw bidi control in {:?}", d);
             }
+            bidi_closed(&md)?;
             for s in &parsed.shape {
                 prop_assert!(!s.starts_with("Html") && !s.starts_with("InlineHtml") && !s.starts_with("Code"), "{} in\n{}", s, md);
             }
@@ -587,7 +652,9 @@ proptest! {
             let md = profile_markdown(&typed::<User>(&browse["author"]), &[typed::<Status>(&browse)], full, &[], None);
             for d in &parse(&md).dests {
                 prop_assert!(http(d), "non-http destination {:?} in\n{}", d, md);
+                prop_assert!(!d.chars().any(bidi), "raw bidi control in {:?}", d);
             }
+            bidi_closed(&md)?;
         }
     }
 
@@ -640,6 +707,8 @@ fn front_matter_case(
         "{}",
         yaml
     );
+    // Escaped, read back as written, never reordering the line as shown.
+    prop_assert!(!yaml.chars().any(bidi), "raw bidi control in {}", yaml);
     let docs = YamlLoader::load_from_str(&yaml)
         .map_err(|e| TestCaseError::fail(format!("{e}: {yaml}")))?;
     prop_assert_eq!(docs.len(), 1);

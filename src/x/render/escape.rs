@@ -20,7 +20,13 @@
 //!   escaped; leading whitespace (an indented code block) is dropped;
 //! - control characters become spaces; inline fragments collapse every
 //!   whitespace run to one space (a name never spans lines), body text keeps
-//!   its lines (a blank line is the author's paragraph break).
+//!   its lines (a blank line is the author's paragraph break);
+//! - bidirectional embeddings, overrides and isolates the fragment opens
+//!   (U+202A–U+202E, U+2066–U+2069) are closed at its end, so they reorder
+//!   only the author's own text, never what xmd writes after it (a name
+//!   ending in U+202E showed `(@handle)` reversed); the author's characters
+//!   stay as typed. In link destinations they are percent-encoded, in YAML
+//!   escaped.
 //!
 //! Links are xmd's own structure only: [`link_url`] admits `http(s)`
 //! destinations and percent-encodes what could end one; any other URL is
@@ -92,6 +98,45 @@ fn push_escaped(out: &mut String, s: &str) {
         }
     }
     out.push_str(&s[copied..]);
+    push_bidi_closers(out, s);
+}
+
+/// True for a bidirectional formatting character that opens or closes an
+/// embedding, override or isolate (Unicode UAX #9 §2.1–2.4): LRE, RLE,
+/// PDF, LRO, RLO (U+202A–U+202E), LRI, RLI, FSI, PDI (U+2066–U+2069).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Appends the closers of what `s` leaves open, innermost first: PDF
+/// (U+202C) for an embedding or override, PDI (U+2069) for an isolate,
+/// matched as UAX #9 rules X6a and X7 match them (a PDF closes only an
+/// embedding opened inside the innermost isolate; a PDI closes its isolate
+/// and every embedding opened inside it; an unmatched closer does nothing).
+fn push_bidi_closers(out: &mut String, s: &str) {
+    // Every opener is `E2 80 AA..AE` or `E2 81 A6..A8` in UTF-8.
+    if !s.as_bytes().contains(&0xE2) {
+        return;
+    }
+    let mut open: Vec<bool> = Vec::new(); // true: an isolate
+    for c in s.chars() {
+        match c {
+            '\u{202A}' | '\u{202B}' | '\u{202D}' | '\u{202E}' => open.push(false),
+            '\u{2066}'..='\u{2068}' => open.push(true),
+            '\u{202C}' if open.last() == Some(&false) => {
+                open.pop();
+            }
+            '\u{2069}' => {
+                if let Some(i) = open.iter().rposition(|isolate| *isolate) {
+                    open.truncate(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    for isolate in open.iter().rev() {
+        out.push(if *isolate { '\u{2069}' } else { '\u{202C}' });
+    }
 }
 
 /// Escapes one line of body text (see the module rules): controls become
@@ -193,9 +238,13 @@ pub fn escape_heading(text: &str) -> String {
         escaped = c == '\\' && !escaped;
         out.push(c);
     }
-    if out.ends_with('}') {
+    // The closers push_escaped appends (invisible) come after it.
+    let end = out.trim_end_matches(is_bidi_control).len();
+    if out[..end].ends_with('}') {
+        let closers = out.split_off(end);
         out.pop();
         out.push_str("&#125;");
+        out.push_str(&closers);
     }
     out
 }
@@ -269,7 +318,7 @@ fn push_url_encoded(out: &mut String, s: &str) {
         } else {
             let ch = s[i..].chars().next().unwrap_or(' ');
             let len = ch.len_utf8();
-            if !(ch.is_control() || ch.is_whitespace()) {
+            if !(ch.is_control() || ch.is_whitespace() || is_bidi_control(ch)) {
                 i += len;
                 continue;
             }
@@ -336,8 +385,9 @@ pub fn image(alt: &str, url: &str) -> String {
 /// A YAML double-quoted scalar that YAML 1.1 (PyYAML, Obsidian) and YAML
 /// 1.2 readers both read back as exactly `v`, on one line: `"` and `\` are
 /// escaped, and every character outside the printable set or read as a line
-/// break by YAML 1.1 (C0/C1 controls, DEL, U+0085, U+2028, U+2029) or a byte
-/// order mark becomes a `\uXXXX` escape.
+/// break by YAML 1.1 (C0/C1 controls, DEL, U+0085, U+2028, U+2029), a byte
+/// order mark, or a bidirectional control ([`is_bidi_control`]: it would
+/// reorder the rest of the line as shown) becomes a `\uXXXX` escape.
 pub fn yaml_string(v: &str) -> String {
     let mut out = String::with_capacity(v.len() + 2);
     out.push('"');
@@ -346,6 +396,7 @@ pub fn yaml_string(v: &str) -> String {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             c if c.is_control()
+                || is_bidi_control(c)
                 || matches!(
                     c,
                     '\u{2028}' | '\u{2029}' | '\u{FEFF}' | '\u{FFFE}' | '\u{FFFF}'
@@ -363,6 +414,39 @@ pub fn yaml_string(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidi_openers_are_closed_where_the_fragment_ends() {
+        // A name ending in RLO reversed the `(@handle)` written after it.
+        assert_eq!(escape_inline("abc\u{202E}"), "abc\u{202E}\u{202C}");
+        // Innermost first; a PDI closes the embeddings inside its isolate.
+        assert_eq!(
+            escape_line("\u{2067}a\u{202B}b"),
+            "\u{2067}a\u{202B}b\u{202C}\u{2069}"
+        );
+        assert_eq!(
+            escape_line("\u{2068}a\u{202A}b\u{2069}c"),
+            "\u{2068}a\u{202A}b\u{2069}c"
+        );
+        // A PDF inside an isolate does not close the embedding outside it.
+        assert_eq!(
+            escape_line("\u{202D}a\u{2066}b\u{202C}"),
+            "\u{202D}a\u{2066}b\u{202C}\u{2069}\u{202C}"
+        );
+        // Balanced or unmatched closers add nothing.
+        assert_eq!(
+            escape_line("a\u{202E}b\u{202C}\u{2069}"),
+            "a\u{202E}b\u{202C}\u{2069}"
+        );
+        // A heading's final `}` is still written as an entity.
+        assert_eq!(escape_heading("a}\u{202E}"), "a&#125;\u{202E}\u{202C}");
+        // Link destinations and YAML never carry one raw.
+        assert_eq!(
+            link_url("https://e.example/\u{202E}x").as_deref(),
+            Some("https://e.example/%E2%80%AEx")
+        );
+        assert_eq!(yaml_string("a\u{2066}"), "\"a\\u2066\"");
+    }
 
     #[test]
     fn line_starts() {
