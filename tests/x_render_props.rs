@@ -502,10 +502,8 @@ fn bidi_closed(md: &str) -> Result<(), TestCaseError> {
                     }
                 }
                 // X7: PDF pops an embedding, not an isolate.
-                '\u{202C}' => {
-                    if stack.last() == Some(&false) {
-                        stack.pop();
-                    }
+                '\u{202C}' if stack.last() == Some(&false) => {
+                    stack.pop();
                 }
                 _ => {}
             }
