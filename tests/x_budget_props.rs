@@ -233,6 +233,110 @@ proptest! {
 
 }
 
+/// The fenced code blocks of `md` as a CommonMark parser reads them:
+/// (info string, content, closed: its source ends with a closing fence,
+/// not with the end of the document).
+fn code_blocks(md: &str) -> Vec<(String, String, bool)> {
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+    let mut out = Vec::new();
+    let mut cur: Option<(String, String)> = None;
+    for (e, range) in Parser::new(md).into_offset_iter() {
+        match e {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+                cur = Some((info.to_string(), String::new()));
+            }
+            Event::Text(t) if cur.is_some() => cur.as_mut().unwrap().1.push_str(&t),
+            Event::End(TagEnd::CodeBlock) => {
+                let (info, body) = cur.take().unwrap();
+                let src = &md[range];
+                let fence: String = src.chars().take_while(|c| *c == '`').collect();
+                let last = src.trim_end_matches('\n').lines().last().unwrap_or("");
+                let closed = src.lines().count() > 1 && last.trim() == fence;
+                out.push((info, body, closed));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// One post whose text, photos' alt texts or quote make it alone
+    /// exceed any budget, in every format. Before, the inside cut emptied
+    /// the text ("…") and the budget's last guard cut what was left
+    /// mid-image or mid-member (`**[Cut: this result alone …]**`).
+    /// - Markdown: the last guard is never needed, every photo is still
+    ///   an image (a CommonMark parser), and the post keeps its text,
+    ///   whole or a prefix marked `text_truncated`, as the data says;
+    /// - `format=json`: the text is one closed `json` block (the parser
+    ///   finds its closing fence) whose content parses as JSON (serde_json)
+    ///   and keeps the text the same way; the data keeps the whole post.
+    #[test]
+    fn a_post_over_any_budget_keeps_its_text_and_its_shape(
+        text in text_strategy(),
+        alts in prop::collection::vec(text_strategy(), 0..4),
+        quote in prop::option::of(text_strategy()),
+        max_chars in 2_000usize..12_000,
+        format in prop::sample::select(vec!["markdown", "obsidian", "json"]),
+    ) {
+        let photos: Vec<Value> = alts.iter().enumerate().map(|(i, alt)| json!({
+            "type": "photo", "url": format!("https://pbs.twimg.com/media/p{i}.jpg"),
+            "width": 10, "height": 10, "altText": alt,
+        })).collect();
+        let mut post = json!({
+            "type": "status", "id": FIRST.to_string(), "text": text,
+            "author": {"id": "1", "screen_name": "demo_author", "name": "Demo", "description": "bio"},
+            "likes": 1, "media": {"all": photos},
+        });
+        if let Some(q) = &quote {
+            post["quote"] = json!({"type": "status", "id": "5", "text": q,
+                                   "author": {"id": "2", "screen_name": "other", "name": "O"}});
+        }
+        let pages = HashMap::from([(
+            format!("/2/status/{FIRST}"),
+            json!({"code": 200, "status": post}).to_string(),
+        )]);
+        let args = json!({"handle": "demo_author", "id": FIRST.to_string(), "thread": "off", "format": format});
+        let out = tools(pages, max_chars).run(&Tools::prepare("x_md_get_post", Some(&args)).unwrap());
+        prop_assert!(!out.is_error, "{}", out.text);
+        prop_assert!(out.text.chars().count() <= max_chars);
+        prop_assert!(!out.text.contains(xmd::x::budget::HARD_CUT_MARK.trim()), "{}", out.text);
+        let sc = out.structured.unwrap();
+        let data = &sc["posts"][0];
+        // The text the post shows: the data's for Markdown (it is cut
+        // with the text), the JSON block's for `format=json`.
+        let shown = if format == "json" {
+            prop_assert_eq!(&data["text"], &json!(text), "the data keeps the whole text");
+            let blocks = code_blocks(&out.text);
+            prop_assert_eq!(blocks.len(), 1, "{}", out.text);
+            let (info, body, closed) = &blocks[0];
+            prop_assert_eq!(info.as_str(), "json");
+            prop_assert!(*closed, "the block is closed: {}", out.text);
+            let v: Value = serde_json::from_str(body)
+                .map_err(|e| TestCaseError::fail(format!("{e}: {body}")))?;
+            v[0].clone()
+        } else {
+            let images = pulldown_cmark::Parser::new(&out.text)
+                .filter(|e| matches!(e, pulldown_cmark::Event::Start(pulldown_cmark::Tag::Image { .. })))
+                .count();
+            prop_assert_eq!(images, alts.len(), "every photo is an image: {}", out.text);
+            data.clone()
+        };
+        let shown_text = shown["text"].as_str().unwrap_or_default();
+        if shown["text_truncated"] == json!(true) {
+            let prefix = shown_text.strip_suffix('…').unwrap_or_default();
+            prop_assert!(text.trim().starts_with(prefix.trim()), "{:?} is no prefix of the text", prefix);
+            prop_assert!(prefix.chars().count() < text.chars().count());
+        } else if format == "json" {
+            prop_assert_eq!(shown_text, text.as_str());
+        } else {
+            prop_assert_eq!(shown_text.trim(), text.trim());
+        }
+    }
+}
+
 proptest! {
     // Each case builds and frames six messages of up to a mebibyte.
     #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]

@@ -24,7 +24,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::cmark::norm;
+use common::cmark::{bidi, bidi_left_open, norm, plain};
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -471,51 +471,14 @@ fn thread(t: &PostText, f: Option<&mut Fields>) -> Vec<Value> {
 }
 
 /// Renders both ways and compares structure and visible text.
-/// True for a UAX #9 explicit formatting character (§2.1–2.4).
-fn bidi(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
-
-/// `s` without bidi controls.
-fn plain(s: &str) -> String {
-    s.chars().filter(|c| !bidi(*c)).collect()
-}
-
-/// Every line of `md` ends with no embedding, override or isolate open:
-/// the directional status stack of UAX #9 rules X1–X8 (paragraph level
-/// left out, no overflow at these depths), kept per line.
+/// Every line of `md` ends with no embedding, override or isolate open.
 fn bidi_closed(md: &str) -> Result<(), TestCaseError> {
-    for line in md.lines() {
-        // One entry per open embedding (false) or isolate (true).
-        let mut stack: Vec<bool> = Vec::new();
-        for c in line.chars() {
-            match c {
-                // X2–X5: LRE, RLE, LRO, RLO.
-                '\u{202A}' | '\u{202B}' | '\u{202D}' | '\u{202E}' => stack.push(false),
-                // X5a–X5c: RLI, LRI, FSI.
-                '\u{2066}' | '\u{2067}' | '\u{2068}' => stack.push(true),
-                // X6a: PDI pops through the last isolate; without one it
-                // does nothing.
-                '\u{2069}' => {
-                    if let Some(i) = stack.iter().rposition(|isolate| *isolate) {
-                        stack.truncate(i);
-                    }
-                }
-                // X7: PDF pops an embedding, not an isolate.
-                '\u{202C}' if stack.last() == Some(&false) => {
-                    stack.pop();
-                }
-                _ => {}
-            }
-        }
-        prop_assert!(
-            stack.is_empty(),
-            "{} left open at the end of {:?}",
-            stack.len(),
-            line
-        );
+    match bidi_left_open(md) {
+        Some(line) => Err(TestCaseError::fail(format!(
+            "left open at the end of {line:?}"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn check_same_shape(render: impl Fn(bool) -> String, fields: &Fields) -> Result<(), TestCaseError> {

@@ -266,11 +266,12 @@ pub struct Cut {
 
 /// Finds the largest [`Cut`] whose built result fits, building with
 /// `build(cut)`; returns the cut and what it built. `n` items exist and
-/// `first_len` is the character length of the first one (what an inside
-/// cut shortens). With `n == 0` the result is built once as it is.
+/// `first_len()` is the largest inside cut of the first one (its text's
+/// length, for most items), asked only when that item alone is over the
+/// budget. With `n == 0` the result is built once as it is.
 pub fn fit<T>(
     n: usize,
-    first_len: usize,
+    first_len: &dyn Fn() -> usize,
     max_chars: usize,
     build: &mut dyn FnMut(Cut) -> (String, Structured, T),
 ) -> (Cut, String, Structured, T) {
@@ -313,7 +314,7 @@ pub fn fit<T>(
         return (cut, b.0, b.1, b.2);
     }
     // The first item alone is over the budget: keep as much of it as fits.
-    let (mut lo, mut hi) = (0usize, first_len);
+    let (mut lo, mut hi) = (0usize, first_len());
     let mut best = None;
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
@@ -401,7 +402,7 @@ pub fn fit_rows(
         structured.insert("truncated", Value::Bool(k < n || cut.inside.is_some()));
         (text, structured, ())
     };
-    let (_, text, structured, ()) = fit(n, first_len, run.max_chars(), &mut shape);
+    let (_, text, structured, ()) = fit(n, &|| first_len, run.max_chars(), &mut shape);
     (text, structured)
 }
 
@@ -554,7 +555,7 @@ mod tests {
     #[test]
     fn fit_keeps_whole_items_then_cuts_inside_the_first() {
         let items: Vec<String> = (0..10).map(|i| format!("{i}").repeat(100)).collect();
-        let (cut, text, _, ()) = fit(10, 100, 450, &mut |c| build_items(&items, c));
+        let (cut, text, _, ()) = fit(10, &|| 100, 450, &mut |c| build_items(&items, c));
         assert_eq!(
             cut,
             Cut {
@@ -563,7 +564,7 @@ mod tests {
             }
         );
         assert!(text.chars().count() <= 450);
-        let (cut, text, _, ()) = fit(10, 100, 80, &mut |c| build_items(&items, c));
+        let (cut, text, _, ()) = fit(10, &|| 100, 80, &mut |c| build_items(&items, c));
         assert_eq!(
             cut,
             Cut {
@@ -572,7 +573,7 @@ mod tests {
             }
         );
         assert_eq!(text.chars().count(), 80);
-        let (cut, _, _, ()) = fit(10, 100, 10_000, &mut |c| build_items(&items, c));
+        let (cut, _, _, ()) = fit(10, &|| 100, 10_000, &mut |c| build_items(&items, c));
         assert_eq!(
             cut,
             Cut {
@@ -606,7 +607,7 @@ mod tests {
         ) {
             let items: Vec<String> = (0..n).map(|_| unit.repeat(repeat)).collect();
             let first = items[0].chars().count();
-            let (_, text, sc, ()) = fit(n, first, max_chars, &mut |c| build_items(&items, c));
+            let (_, text, sc, ()) = fit(n, &|| first, max_chars, &mut |c| build_items(&items, c));
             prop_assert!(text.chars().count() <= max_chars);
             let id = "x".repeat(MAX_ECHOED_ID_BYTES - 2);
             let mut msg = format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"content":[{{"type":"text","text":"#).into_bytes();

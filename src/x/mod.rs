@@ -14,6 +14,7 @@ pub mod error;
 pub mod fetcher;
 pub mod model;
 pub mod post;
+mod post_cut;
 pub mod profile;
 pub mod registry;
 pub mod render;

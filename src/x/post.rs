@@ -4,7 +4,6 @@
 use std::collections::HashSet;
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::args::{Context, Format, PostArgs, Replies, Thread};
@@ -13,8 +12,10 @@ use super::cursor::{self, CursorKind, Position};
 use super::error::{check_post_answer, XError};
 use super::model;
 use super::model::status::{ConversationEnvelope, Status, StatusEnvelope, ThreadEnvelope};
+use super::post_cut::{cut_note, cut_post, json_text, keep_max, reduced_json};
 use super::registry::POST_ROUTE_PARAMS;
 use super::render::escape::escape_inline;
+use super::render::fenced::fenced_json;
 use super::render::post::{join_posts, post_blocks, status_text};
 use super::render::RenderOptions;
 use super::structured::Structured;
@@ -438,7 +439,13 @@ fn answer(
     }
     let rest = &posts[start..];
     let (head, blocks) = post_blocks(&values(rest), &opts, start, total);
-    let first_len = rest.first().map_or(0, |p| status_text(p).chars().count());
+    // The largest inside cut of the first post (see post_cut).
+    let first_len = || {
+        rest.first().map_or(0, |p| match args.format {
+            Format::Json => json_text(p).chars().count(),
+            _ => keep_max(p),
+        })
+    };
     let mut build = |cut: Cut| {
         let mut shown: Vec<Status> = rest[..cut.items].to_vec();
         let mut shown_blocks: Vec<String> = blocks[..cut.items].to_vec();
@@ -447,17 +454,17 @@ fn answer(
         // text; xmd's own continuation note is written as Markdown.
         let mut notes = a.warnings.clone();
         let mut md_notes: Vec<String> = a.warnings.iter().map(|w| escape_inline(w)).collect();
-        if let Some(chars) = cut.inside {
-            let whole = status_text(&shown[0]).chars().count();
-            cut_post(&mut shown[0], chars);
+        // A JSON text is reduced, never cut like prose (render::fenced);
+        // the data keeps the whole post.
+        let json_cut = cut.inside.filter(|_| args.format == Format::Json);
+        if let Some(keep) = cut.inside.filter(|_| json_cut.is_none()) {
+            let kept = cut_post(&mut shown[0], keep);
             let (_, b) = post_blocks(&values(&shown[..1]), &opts, start, total);
             let link = shown[0].url.clone().unwrap_or_default();
             shown_blocks[0] = format!(
-                "{}\n\n**[Cut: this post alone exceeds the result budget; {} of {} characters of its text are shown. The whole post: {}]**",
+                "{}\n\n{}",
                 b[0],
-                chars,
-                whole,
-                super::render::attached::url_text(&link)
+                cut_note(kept, &super::render::attached::url_text(&link))
             );
         }
         let end = start + cut.items;
@@ -510,7 +517,10 @@ fn answer(
             }
         }
         let text = if args.format == Format::Json {
-            let mut t = fenced_json(&shown);
+            let mut t = match json_cut {
+                Some(chars) => reduced_json(&shown[0], chars, run.max_chars()),
+                None => fenced_json(&shown),
+            };
             // The fallback's note says which fields the posts lack, so it
             // travels with the JSON too (its first warning).
             if let Some(fx) = fell_back {
@@ -551,7 +561,8 @@ fn answer(
         }
         (text, structured, ())
     };
-    let (_, text, structured, ()) = budget::fit(rest.len(), first_len, run.max_chars(), &mut build);
+    let (_, text, structured, ()) =
+        budget::fit(rest.len(), &first_len, run.max_chars(), &mut build);
     Ok(PostResult { text, structured })
 }
 
@@ -594,29 +605,6 @@ fn lean(p: &mut Status) {
     }
 }
 
-/// Shortens a post that alone exceeds the budget: its text (and any
-/// quote's) to `chars` characters, article bodies to their preview; the
-/// post says so with `text_truncated: true`.
-fn cut_post(p: &mut Status, chars: usize) {
-    let text = status_text(p);
-    let cut = budget::cut_text(&text, chars);
-    p.text = format!("{cut}…");
-    p.raw_text = None;
-    p.text_truncated = true;
-    if let Some(art) = &mut p.article {
-        art.content = None;
-    }
-    if let Some(q) = &mut p.quote {
-        let qt = status_text(q);
-        q.text = budget::cut_text(&qt, chars / 4).to_string();
-        q.raw_text = None;
-        q.quote = None;
-        if let Some(art) = &mut q.article {
-            art.content = None;
-        }
-    }
-}
-
 /// Posts as the renderer reads them.
 fn values(posts: &[Status]) -> Vec<Value> {
     posts
@@ -625,31 +613,9 @@ fn values(posts: &[Status]) -> Vec<Value> {
         .collect()
 }
 
-/// Posts as a fenced `json` block whose fence is longer than any backtick
-/// run inside, so post text cannot close it.
-pub fn fenced_json<T: Serialize>(posts: &[T]) -> String {
-    let body = serde_json::to_string_pretty(posts).unwrap_or_else(|_| "[]".into());
-    let mut longest = 0;
-    let mut run = 0;
-    for c in body.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    let fence = "`".repeat((longest + 1).max(3));
-    format!("{fence}json\n{body}\n{fence}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fence_outgrows_backticks() {
-        let t = fenced_json(&[json!({"text": "a ```` b"})]);
-        assert!(t.starts_with("`````json\n"), "{t}");
-        assert!(t.ends_with("\n`````"));
-        assert!(fenced_json::<Value>(&[]).starts_with("```json\n"));
-    }
 
     #[test]
     fn truncation_prefers_focal_and_near_parents() {

@@ -4,6 +4,7 @@ pub mod attached;
 pub mod browse;
 pub mod date;
 pub mod escape;
+pub mod fenced;
 pub mod media;
 pub mod post;
 
