@@ -198,6 +198,11 @@ fn item5_repeated_routing_headers_and_absolute_targets() {
         "Mcp-Method: tools/list\r\nMcp-Method: tools/list",
         "Mcp-Name: x_md_get_post\r\nmcp-name: x_md_get_post",
         "MCP-Protocol-Version: 2025-11-25\r\nMCP-Protocol-Version: 2025-06-18",
+        // The DNS-rebinding check reads one Origin; a second, allowed or
+        // not, in either order, must not slip past it.
+        "Origin: http://localhost\r\nOrigin: http://evil.example",
+        "Origin: http://evil.example\r\nOrigin: http://localhost",
+        "Origin: http://localhost\r\norigin: http://localhost",
     ] {
         let mut hs = vec!["Content-Type: application/json", "Accept: application/json"];
         hs.push(dup);

@@ -202,6 +202,56 @@ fn get_mcp_without_sse_is_the_discovery_manifest() {
     }
 }
 
+/// RFC 9110 §9.1: any method token the server does not recognize is
+/// `501` on every path (method names are case-sensitive: `get` is one);
+/// a recognized method a route does not allow is `405` with `Allow`.
+/// Tokens generated from RFC 9110 §5.6.2's `tchar`; the connection stays
+/// usable after either.
+#[test]
+fn unrecognized_methods_are_501_and_known_ones_405() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    const KNOWN: [&str; 9] = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE",
+    ];
+    let x = Xmd::start(&[]);
+    let h = x.host();
+    let token = "[!#$%&'*+.^_`|~0-9A-Za-z-]{1,12}"
+        .prop_filter("a recognized method", |m| !KNOWN.contains(&m.as_str()));
+    let path = prop::sample::select(vec!["/mcp", "/healthz", "/demo_author", "/nope"]);
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        ..Config::default()
+    });
+    runner
+        .run(&(token, path), |(method, path)| {
+            let mut s = x.connect();
+            let raw = format!("{method} {path} HTTP/1.1\r\nHost: {h}\r\n\r\nGET /healthz HTTP/1.1\r\nHost: {h}\r\n\r\n");
+            s.write_all(raw.as_bytes()).unwrap();
+            let r = read_reply(&mut s, method == "HEAD");
+            prop_assert_eq!(r.status, 501, "{} {}", method, path);
+            prop_assert_eq!(read_reply(&mut s, false).status, 200);
+            Ok(())
+        })
+        .unwrap();
+    for method in ["PUT", "DELETE", "PATCH", "CONNECT", "TRACE", "get", "Post"] {
+        let raw = format!("{method} /mcp HTTP/1.1\r\nHost: {h}\r\nContent-Length: 0\r\n\r\n");
+        let r = roundtrip(&x, raw.as_bytes());
+        let want = if method.bytes().all(|b| b.is_ascii_uppercase()) {
+            405
+        } else {
+            501
+        };
+        assert_eq!(r.status, want, "{method}");
+        if want == 405 {
+            assert_eq!(
+                r.header("allow").as_deref(),
+                Some("GET, HEAD, POST, OPTIONS")
+            );
+        }
+    }
+}
+
 #[test]
 fn c09_content_type_must_be_json() {
     let x = Xmd::start(&[]);

@@ -11,16 +11,23 @@ use super::{
 use crate::http::accept;
 use crate::http::{Method, Response};
 
-/// Routing headers that may appear at most once; a repeated one is
-/// answered `400` (the first and the last could disagree about where the
-/// request goes or under which revision it runs).
-const SINGLE_HEADERS: [&str; 3] = ["Mcp-Method", "Mcp-Name", "MCP-Protocol-Version"];
+/// Headers that may appear at most once; a repeated one is answered
+/// `400`. The routing headers: the first and the last could disagree
+/// about where the request goes or under which revision it runs. `Origin`
+/// (RFC 6454 §7.3: a user agent sends at most one): the DNS-rebinding
+/// check reads one, and a second must not slip past it.
+const SINGLE_HEADERS: [&str; 4] = ["Mcp-Method", "Mcp-Name", "MCP-Protocol-Version", "Origin"];
+
+/// The methods RFC 9110 §9.3 defines and PATCH (RFC 5789) that
+/// [`Method`] has no variant of: recognized, so a route that does not
+/// allow them answers `405`; any other token is answered `501`.
+const OTHER_KNOWN_METHODS: [&str; 2] = ["CONNECT", "TRACE"];
 
 impl App {
     /// The checks every request passes before routing: the host (one
     /// `Host` line, or an absolute-form target's authority, RFC 9112
-    /// §3.2), single routing headers, and the Host/Origin policy. Returns
-    /// the CORS origin to echo, or the refusal.
+    /// §3.2), single headers, the Host/Origin policy, and a recognized
+    /// method. Returns the CORS origin to echo, or the refusal.
     pub(super) fn admit(&self, head: &crate::http::Head) -> Result<Option<String>, Box<Response>> {
         let refuse = |r: Response| Err(Box::new(r));
         let host = match head.authority() {
@@ -40,10 +47,23 @@ impl App {
                 &format!("Bad Request: more than one {name} header"),
             ));
         }
-        match self.policy.check(host, head.header("origin")) {
-            Verdict::Allow(origin) => Ok(origin),
-            Verdict::Forbid(why) => refuse(transport_error(403, &format!("Forbidden: {why}"))),
+        let origin = match self.policy.check(host, head.header("origin")) {
+            Verdict::Allow(origin) => origin,
+            Verdict::Forbid(why) => {
+                return refuse(transport_error(403, &format!("Forbidden: {why}")))
+            }
+        };
+        // RFC 9110 §9.1: an unrecognized method (method names are
+        // case-sensitive, so `get` is one) is `501`, not `405`.
+        if let Method::Other(m) = &head.method {
+            if !OTHER_KNOWN_METHODS.contains(&m.as_str()) {
+                return refuse(transport_error(
+                    501,
+                    "Not Implemented: the request method is not recognized (RFC 9110 §9.1); methods are case-sensitive",
+                ));
+            }
         }
+        Ok(origin)
     }
 
     /// The refusal a request head gets whatever its body, if any: the

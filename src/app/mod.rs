@@ -8,13 +8,14 @@
 //! | `/mcp`, `/mcp/` | POST | JSON-RPC (both MCP eras) |
 //! | | GET, HEAD | discovery manifest; `405` when `Accept` asks for `text/event-stream` |
 //! | | OPTIONS | `204` CORS preflight |
-//! | | others | `405` with `Allow` |
+//! | | DELETE, PUT, PATCH, CONNECT, TRACE | `405` with `Allow` |
 //! | `/mcp/server-card`, `/.well-known/mcp/server-card.json` | GET, HEAD | server card |
 //! | `/server.json` | GET, HEAD | registry manifest |
 //! | `/healthz` | GET, HEAD | `{"status":"ok"}` |
 //! | `/llms.txt`, `/llms-full.txt`, `/openapi.json`, `/index.md` | GET, HEAD | embedded documents |
 //! | `/{handle}`, `/{handle}/status/{id}`, `/search`, … | GET, HEAD | the X routes (`xroutes.rs`) |
 //! | anything else | any | `404` JSON |
+//! | any | a method RFC 9110 does not define | `501` (`head_checks.rs`) |
 //!
 //! Query strings never change the route and nothing ever redirects.
 
