@@ -76,6 +76,7 @@ pub fn try_parse_head(
                 return Err(Rejection::new(431, "request head too large"));
             }
             let method = Method::from_token(req.method.unwrap_or(""));
+            check_target_form(&method, req.path.unwrap_or(""))?;
             let minor_version = req.version.unwrap_or(1);
             let head = Head::from_parts(
                 method,
@@ -87,8 +88,74 @@ pub fn try_parse_head(
             Ok(Some((n, head)))
         }
         Err(httparse::Error::TooManyHeaders) => Err(Rejection::new(431, "too many header fields")),
-        Err(httparse::Error::Version) => Err(Rejection::new(400, "unsupported HTTP version")),
+        Err(httparse::Error::Version) => other_version(buf, max_head_bytes, max_headers),
         Err(_) => Err(Rejection::new(400, "malformed request head")),
+    }
+}
+
+/// A request line whose version httparse does not take (it takes
+/// `HTTP/1.0` and `HTTP/1.1`): a later HTTP/1 minor version is read as
+/// HTTP/1.1 (RFC 9110 §2.5: a recipient SHOULD process it as the highest
+/// minor version it implements), another major version is `505` (RFC 9110
+/// §15.6.6), and anything not `HTTP/DIGIT.DIGIT` (RFC 9112 §2.3) is `400`.
+/// Waits for the whole request line before it decides.
+fn other_version(
+    buf: &[u8],
+    max_head_bytes: usize,
+    max_headers: usize,
+) -> Result<Option<(usize, Head)>, Rejection> {
+    let Some(line_end) = buf.iter().position(|b| *b == b'\n') else {
+        return if buf.len() >= max_head_bytes {
+            Err(Rejection::new(431, "request head too large"))
+        } else {
+            Ok(None)
+        };
+    };
+    let line = buf[..line_end]
+        .strip_suffix(b"\r")
+        .unwrap_or(&buf[..line_end]);
+    let start = line.iter().rposition(|b| *b == b' ').map_or(0, |i| i + 1);
+    match &line[start..] {
+        [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor] if minor.is_ascii_digit() => {
+            // Read as HTTP/1.1: the same bytes with the minor digit made 1.
+            let mut patched = buf.to_vec();
+            patched[start + 7] = b'1';
+            try_parse_head(&patched, max_head_bytes, max_headers)
+        }
+        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
+            if major.is_ascii_digit() && minor.is_ascii_digit() =>
+        {
+            Err(Rejection::new(
+                505,
+                "HTTP version not supported: this server speaks HTTP/1.1",
+            ))
+        }
+        _ => Err(Rejection::new(400, "malformed HTTP version")),
+    }
+}
+
+/// The request-target forms RFC 9112 §3.2 allows for `method`: origin-form
+/// (`/path?query`), absolute-form (an `http` or `https` URI), `*` for
+/// OPTIONS only, and any form for CONNECT (refused later with `405`); a
+/// target never carries a fragment (`#`).
+fn check_target_form(method: &Method, target: &str) -> Result<(), Rejection> {
+    if target.contains('#') {
+        return Err(Rejection::new(400, "the request target has a fragment (#)"));
+    }
+    let absolute = ["http://", "https://"].iter().any(|scheme| {
+        target.len() > scheme.len() && target[..scheme.len()].eq_ignore_ascii_case(scheme)
+    });
+    let ok = target.starts_with('/')
+        || absolute
+        || (target == "*" && *method == Method::Options)
+        || matches!(method, Method::Other(m) if m == "CONNECT");
+    if ok {
+        Ok(())
+    } else {
+        Err(Rejection::new(
+            400,
+            "the request target is neither origin-form (/path) nor an http(s) URI",
+        ))
     }
 }
 
@@ -242,11 +309,53 @@ mod tests {
             "GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",
             "GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",
             "GET / HTTP/1.1\r\nX: a\0b\r\n\r\n",
-            "GET / HTTP/9.9\r\n\r\n",
             "G@T / HTTP/1.1\r\n\r\n",
             "\u{1}\u{2}\r\n\r\n",
+            "GET / HTTP/1.12\r\n\r\n",
+            "GET / HTTP/1\r\n\r\n",
+            "GET / http/1.1\r\n\r\n",
+            "GET / FTP/1.1\r\n\r\n",
+            // RFC 9112 §3.2: no fragment, no relative target, `*` only
+            // for OPTIONS, no other scheme.
+            "GET /healthz#x HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET healthz HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET * HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET ftp://a/x HTTP/1.1\r\nHost: a\r\n\r\n",
         ] {
             assert_eq!(parse(raw).unwrap_err().status, 400, "{raw:?}");
+        }
+    }
+
+    /// RFC 9110 §2.5: a later HTTP/1 minor version is read as HTTP/1.1;
+    /// §15.6.6: another major version is 505. Decided once the request
+    /// line is whole, however the bytes arrive.
+    #[test]
+    fn other_versions() {
+        for raw in [
+            "GET / HTTP/1.2\r\nHost: a\r\n\r\n",
+            "GET / HTTP/1.9\nHost: a\n\n",
+        ] {
+            let (n, head) = parse(raw).unwrap().unwrap();
+            assert_eq!((n, head.minor_version, head.path()), (raw.len(), 1, "/"));
+            assert_eq!(head.header("host"), Some(&b"a"[..]));
+            for cut in 1..raw.len() {
+                assert_eq!(parse(&raw[..cut]).map(|r| r.is_none()), Ok(true), "{cut}");
+            }
+        }
+        for raw in [
+            "GET / HTTP/2.0\r\n\r\n",
+            "GET / HTTP/9.9\r\n\r\n",
+            "GET / HTTP/0.9\r\n\r\n",
+        ] {
+            assert_eq!(parse(raw).unwrap_err().status, 505, "{raw:?}");
+        }
+        // Allowed forms.
+        for raw in [
+            "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET http://a/x?y HTTP/1.1\r\nHost: a\r\n\r\n",
+            "CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n",
+        ] {
+            assert!(parse(raw).unwrap().is_some(), "{raw:?}");
         }
     }
 
