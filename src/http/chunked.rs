@@ -1,10 +1,12 @@
 //! Incremental decoder for the `chunked` transfer coding (RFC 9112 §7.1).
 //!
 //! Strict by design: every line ends in CRLF, chunk sizes are at most
-//! [`MAX_CHUNK_SIZE_DIGITS`] hex digits, extensions and trailers are skipped
-//! within [`MAX_CHUNK_LINE_BYTES`] / [`MAX_TRAILER_BYTES`], and the decoded
-//! body never grows past the caller's cap. Any deviation is a
-//! [`Rejection`]; the caller answers it and closes the connection.
+//! [`MAX_CHUNK_SIZE_DIGITS`] hex digits, extensions must match `chunk-ext`
+//! and trailer lines `field-line` (RFC 9112 §7.1.1, §7.1.2; RFC 9110 §5.6)
+//! within [`MAX_CHUNK_LINE_BYTES`] / [`MAX_TRAILER_BYTES`] and are then
+//! discarded, and the decoded body never grows past the caller's cap. Any
+//! deviation is a [`Rejection`]; the caller answers it and closes the
+//! connection.
 
 use super::parse::Rejection;
 
@@ -58,6 +60,8 @@ pub struct ChunkedDecoder {
     max_body_bytes: usize,
     trailer_bytes: usize,
     body: Vec<u8>,
+    /// The extension or trailer line being read, checked at its CR.
+    line: Vec<u8>,
 }
 
 impl ChunkedDecoder {
@@ -72,6 +76,7 @@ impl ChunkedDecoder {
             max_body_bytes,
             trailer_bytes: 0,
             body: Vec::new(),
+            line: Vec::new(),
         }
     }
 
@@ -125,6 +130,8 @@ impl ChunkedDecoder {
                     } else if digits == 0 {
                         return Err(bad("chunk size missing"));
                     } else if b == b';' || b == b' ' || b == b'\t' {
+                        self.line.clear();
+                        self.line.push(b);
                         self.state = State::Extension { value, line };
                     } else if b == b'\r' {
                         self.state = State::SizeLf { value };
@@ -139,9 +146,15 @@ impl ChunkedDecoder {
                         return Err(bad("chunk extension too long"));
                     }
                     match b {
+                        b'\r' if !is_chunk_ext(&self.line) => {
+                            return Err(bad("invalid chunk extension"))
+                        }
                         b'\r' => self.state = State::SizeLf { value },
                         b'\n' | 0 => return Err(bad("bare LF or NUL in chunk extension")),
-                        _ => self.state = State::Extension { value, line },
+                        _ => {
+                            self.line.push(b);
+                            self.state = State::Extension { value, line };
+                        }
                     }
                     i += 1;
                 }
@@ -201,10 +214,19 @@ impl ChunkedDecoder {
                         });
                     }
                     let empty = self.state == State::TrailerStart;
+                    if empty {
+                        self.line.clear();
+                    }
                     match b {
+                        b'\r' if !empty && !is_field_line(&self.line) => {
+                            return Err(bad("invalid trailer field line"))
+                        }
                         b'\r' => self.state = State::TrailerLf { empty },
                         b'\n' | 0 => return Err(bad("bare LF or NUL in trailer")),
-                        _ => self.state = State::TrailerLine,
+                        _ => {
+                            self.line.push(b);
+                            self.state = State::TrailerLine;
+                        }
                     }
                     i += 1;
                 }
@@ -233,6 +255,88 @@ fn bad(reason: &'static str) -> Rejection {
         status: 400,
         reason,
     }
+}
+
+/// RFC 9110 §5.6.2 `tchar`.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Index of the first byte of `s` from `i` on that is not `SP` or `HTAB`
+/// (RFC 9110 §5.6.3 `BWS`/`OWS`).
+fn skip_ws(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// Index past a `token` starting at `i`, if there is one.
+fn token_end(s: &[u8], i: usize) -> Option<usize> {
+    let end = i + s[i..].iter().take_while(|b| is_tchar(**b)).count();
+    (end > i).then_some(end)
+}
+
+/// Index past a `quoted-string` starting at `i` (RFC 9110 §5.6.4), if
+/// there is one.
+fn quoted_end(s: &[u8], i: usize) -> Option<usize> {
+    if s.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    loop {
+        match *s.get(j)? {
+            b'"' => return Some(j + 1),
+            b'\\' => {
+                let c = *s.get(j + 1)?;
+                if !(c == b'\t' || c == b' ' || c >= 0x21 && c != 0x7F) {
+                    return None;
+                }
+                j += 2;
+            }
+            c if c == b'\t' || c == b' ' || (c >= 0x21 && c != 0x7F) => j += 1,
+            _ => return None,
+        }
+    }
+}
+
+/// Whether `s` (what follows the chunk size, up to its CR) is a `chunk-ext`
+/// (RFC 9112 §7.1.1): `*( BWS ";" BWS name [ BWS "=" BWS value ] )`, the
+/// name a `token`, the value a `token` or `quoted-string`; white space
+/// before the CR is taken as `BWS` too.
+fn is_chunk_ext(s: &[u8]) -> bool {
+    let mut i = skip_ws(s, 0);
+    while i < s.len() {
+        if s[i] != b';' {
+            return false;
+        }
+        let Some(end) = token_end(s, skip_ws(s, i + 1)) else {
+            return false;
+        };
+        i = skip_ws(s, end);
+        if s.get(i) == Some(&b'=') {
+            let v = skip_ws(s, i + 1);
+            let Some(end) = token_end(s, v).or_else(|| quoted_end(s, v)) else {
+                return false;
+            };
+            i = skip_ws(s, end);
+        }
+    }
+    true
+}
+
+/// Whether `s` (a trailer line without its CRLF) is a `field-line` (RFC
+/// 9112 §5, RFC 9110 §5.5): a `token` name, `:`, then only `SP`, `HTAB`,
+/// visible characters and obs-text. A line starting with white space
+/// (obs-fold) is not one.
+fn is_field_line(s: &[u8]) -> bool {
+    let Some(end) = token_end(s, 0) else {
+        return false;
+    };
+    s.get(end) == Some(&b':')
+        && s[end + 1..]
+            .iter()
+            .all(|&c| c == b'\t' || c == b' ' || (c >= 0x21 && c != 0x7F))
 }
 
 fn hex_value(b: u8) -> Option<u8> {
