@@ -268,7 +268,8 @@ fn c14_unknown_tool_and_invalid_arguments() {
         )
     );
 
-    // (g) arguments that are not an object: -32602 with the tool's inputSchema.
+    // (g) arguments that are not an object: up to 2025-06-18, -32602 with
+    // the tool's inputSchema; from 2025-11-25 on (SEP-1303), a tool error.
     let schema = Tools::input_schema("x_md_get_profile").expect("schema");
     let want = |id: i64| {
         err_data(
@@ -281,14 +282,36 @@ fn c14_unknown_tool_and_invalid_arguments() {
     let g = json!({"name": "x_md_get_profile", "arguments": "handle=example_user"});
     let (s, b) = send(
         &f,
-        &lh("2025-11-25"),
+        &lh("2025-06-18"),
         &req(json!(16), "tools/call", g.clone()),
     );
     assert_eq!((s, b), (200, want(16)));
+    let text = "Invalid arguments for tool x_md_get_profile: params.arguments must be an object of named arguments. The tool's inputSchema is in tools/list.";
+    let (s, b) = send(
+        &f,
+        &lh("2025-11-25"),
+        &req(json!(160), "tools/call", g.clone()),
+    );
+    assert_eq!(
+        (s, b),
+        (
+            200,
+            json!({"jsonrpc": "2.0", "id": 160, "result": {
+                "content": [{"type": "text", "text": text}], "isError": true}})
+        )
+    );
     let mut h = mh("tools/call");
     h.push(("Mcp-Name", "x_md_get_profile".into()));
     let (s, b) = send(&f, &h, &modern_req(json!(17), "tools/call", g));
-    assert_eq!((s, b), (400, want(17)));
+    assert_eq!(s, 200);
+    assert_eq!(b["id"], 17);
+    assert_eq!(
+        b["result"]["content"],
+        json!([{"type": "text", "text": text}])
+    );
+    assert_eq!(b["result"]["isError"], true);
+    assert_eq!(b["result"]["resultType"], "complete");
+    assert_eq!(b["result"].get("structuredContent"), None);
 
     // params.name missing or not a string.
     let (s, b) = send(
@@ -325,7 +348,9 @@ fn c14_unknown_tool_and_invalid_arguments() {
 #[test]
 fn c14_invalid_arguments_from_the_tool_carry_its_schema() {
     // Whatever the tools reject (per their real schemas), the dispatcher
-    // must turn it into -32602 with that tool's inputSchema.
+    // must turn it into -32602 with that tool's inputSchema up to
+    // 2025-06-18, and into a tool error with the same words from
+    // 2025-11-25 on (SEP-1303).
     let f = fixture();
     let candidates = [
         json!({"handle": "has spaces here"}),
@@ -340,15 +365,12 @@ fn c14_invalid_arguments_from_the_tool_carry_its_schema() {
             else {
                 continue;
             };
-            let (s, b) = send(
-                &f,
-                &lh("2025-11-25"),
-                &req(
-                    json!(1),
-                    "tools/call",
-                    json!({"name": name, "arguments": args}),
-                ),
+            let call = req(
+                json!(1),
+                "tools/call",
+                json!({"name": name, "arguments": args}),
             );
+            let (s, b) = send(&f, &lh("2025-06-18"), &call);
             assert_eq!(
                 (s, b),
                 (
@@ -359,6 +381,19 @@ fn c14_invalid_arguments_from_the_tool_carry_its_schema() {
                         &format!("Invalid arguments for tool {name}: {why}"),
                         json!({"inputSchema": Tools::input_schema(name).unwrap()})
                     )
+                )
+            );
+            let (s, b) = send(&f, &lh("2025-11-25"), &call);
+            let text = format!(
+                "Invalid arguments for tool {name}: {}. The tool's inputSchema is in tools/list.",
+                why.trim_end_matches('.')
+            );
+            assert_eq!(
+                (s, b),
+                (
+                    200,
+                    json!({"jsonrpc": "2.0", "id": 1, "result": {
+                        "content": [{"type": "text", "text": text}], "isError": true}})
                 )
             );
         }
