@@ -46,6 +46,43 @@ fn all_ids(which: &str) -> Vec<String> {
         .collect()
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Whatever handle the request names (X ignores it in a post link), the
+    /// result names the post's author only as the rows show it: quotes
+    /// carry the quoted post, by @demo_author; reposts show no author, so
+    /// the post is named by its id alone. Judged by the fixtures' own
+    /// author, never by the request.
+    #[test]
+    fn the_requested_handle_never_becomes_the_author(
+        handle in "[A-Za-z0-9_]{1,15}",
+        by_url in any::<bool>(),
+    ) {
+        let fake = lists_fake();
+        let tools = tools_for(&fake);
+        let args = if by_url {
+            json!({"url": format!("https://x.com/{handle}/status/{LIST_POST}")})
+        } else {
+            json!({"handle": handle, "id": LIST_POST})
+        };
+        let out = ok(&tools, "x_md_get_quotes", args.clone());
+        let s = out.structured.unwrap();
+        prop_assert_eq!(&s["handle"], &json!("demo_author"));
+        prop_assert_eq!(&s["url"], &json!(format!("https://x.com/demo_author/status/{LIST_POST}")));
+        prop_assert!(out.text.starts_with(&format!(
+            "# Quotes of @demo_author's post {LIST_POST}\n\nPost: <https://x.com/demo_author/status/{LIST_POST}>\n"
+        )), "{}", out.text);
+        let out = ok(&tools, "x_md_get_reposts", args);
+        let s = out.structured.unwrap();
+        prop_assert_eq!(s.get("handle"), None);
+        prop_assert_eq!(&s["url"], &json!(format!("https://x.com/i/status/{LIST_POST}")));
+        prop_assert!(out.text.starts_with(&format!(
+            "# Reposts of post {LIST_POST}\n\nPost: <https://x.com/i/status/{LIST_POST}>\n"
+        )), "{}", out.text);
+    }
+}
+
 #[test]
 fn golden_quotes_and_reposts() {
     let fake = lists_fake();

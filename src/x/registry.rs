@@ -335,11 +335,12 @@ pub const SPECS: [Spec; Tool::COUNT] = [
 ];
 
 /// The `outputSchema` of a list about one post: a browse result that also
-/// names the post (`handle`, `id`, `url`) and carries `rows` (`posts` or
-/// `users`).
+/// names the post (`id`, `url`, and `handle` when the rows show its
+/// author) and carries `rows` (`posts` or `users`).
 fn post_list_output_schema(resource: &str, rows: &'static str) -> Value {
-    let mut schema = schema::browse_output_schema(resource, &["handle", "id", "url", rows]);
+    let mut schema = schema::browse_output_schema(resource, &["id", "url", rows]);
     let props = &mut schema["properties"];
+    props["handle"] = serde_json::json!({"type": "string", "description": "The post's author, when the rows show it (a quote carries the quoted post's author); absent otherwise: X ignores the handle in a post link, so the one asked with is no evidence."});
     props["id"] = serde_json::json!({"type": "string", "pattern": "^[0-9]{1,20}$", "description": "The post whose quotes or reposts these are."});
     props["url"] = serde_json::json!({"type": "string", "description": "The link of that post."});
     schema

@@ -105,33 +105,67 @@ pub fn status_list(
                 }
                 p
             };
-            walk_rows(f, list, a, run, &Status::is_post_row, &row, &|p| {
-                post_line(p, full)
-            })
+            // A quoting row carries the requested post, with its author.
+            let author = |p: &Status| {
+                p.quote
+                    .as_ref()
+                    .filter(|q| q.id() == Some(a.target.id.as_str()))
+                    .and_then(|q| q.author.as_ref())
+                    .and_then(|u| u.handle())
+                    .filter(|h| super::model::user::is_screen_name(h))
+                    .map(str::to_string)
+            };
+            let rows = Rows {
+                keep: &Status::is_post_row,
+                author: &author,
+                shape: &row,
+                line: &|p| post_line(p, full),
+            };
+            walk_rows(f, list, a, run, rows)
         }
-        StatusList::Reposts => walk_rows(
-            f,
-            list,
-            a,
-            run,
-            &User::is_account_row,
-            &|u| u.lean(a.list.full),
-            &|u| user_line(u, a.list.full, true),
-        ),
+        StatusList::Reposts => {
+            let rows = Rows {
+                keep: &User::is_account_row,
+                author: &|_| None,
+                shape: &|u| u.lean(a.list.full),
+                line: &|u| user_line(u, a.list.full, true),
+            };
+            walk_rows(f, list, a, run, rows)
+        }
     }
 }
 
-/// The walk, budget and rendering both lists share; `keep` filters the
-/// upstream rows, `shape` makes a kept row what is served, `line` renders it.
+/// How one list treats its upstream rows: `keep` filters them, `author`
+/// reads the requested post's author off a row when the row shows it,
+/// `shape` makes a kept row what is served, `line` renders it.
+struct Rows<'a, T> {
+    keep: &'a dyn Fn(&T) -> bool,
+    author: &'a dyn Fn(&T) -> Option<String>,
+    shape: &'a dyn Fn(T) -> T,
+    line: &'a dyn Fn(&T) -> String,
+}
+
+/// The walk, budget and rendering both lists share.
+///
+/// The result names the post's author only as the rows show it (a quote
+/// carries the quoted post's author): X ignores the handle in a post link,
+/// so the one in the request (`elonmusk` in
+/// `x.com/elonmusk/status/<someone else's post>`) is no evidence. Unknown,
+/// the post is named by its id and `https://x.com/i/status/<id>`, and
+/// `structuredContent` has no `handle`.
 fn walk_rows<T: Row + DeserializeOwned + Serialize>(
     f: &Fetcher,
     list: StatusList,
     a: &PostListArgs,
     run: &Run,
-    keep: &dyn Fn(&T) -> bool,
-    shape: &dyn Fn(T) -> T,
-    line: &dyn Fn(&T) -> String,
+    rows: Rows<'_, T>,
 ) -> Result<BrowseResult, XError> {
+    let Rows {
+        keep,
+        author,
+        shape,
+        line,
+    } = rows;
     let kind = list.kind();
     let (handle, id, args) = (a.target.handle.as_str(), a.target.id.as_str(), &a.list);
     let start = match &args.cursor {
@@ -142,12 +176,16 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
     let authors = Authors::for_rows(args.full);
     let mut fetch = |c: &str| check_page::<T>(f, &page_path(&base, c, ""), list, id, authors);
     let mut walk = walk_list(&mut fetch, keep, start, args.page, args.limit)?;
+    let author = walk.items.iter().find_map(author);
     walk.items = std::mem::take(&mut walk.items)
         .into_iter()
         .map(shape)
         .collect();
     let next_cursor = walk.next.as_ref().map(|p| cursor::encode(kind, id, p));
-    let post_url = format!("https://x.com/{handle}/status/{id}");
+    let post_url = format!(
+        "https://x.com/{}/status/{id}",
+        author.as_deref().unwrap_or("i")
+    );
     // Links go where this server answers: a handle that cannot open a
     // route (`i`, `api`, `search`, …) continues by the post id alone.
     let path = if super::url::is_route_handle(handle) {
@@ -170,11 +208,9 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
             let cut = k < walk.items.len();
             let cont = continuation(run.settings.link(&path), args, vec![], next, cut);
             let rows = &walk.items[..k];
-            // `i` is the handle of X's handle-less permalinks
-            // (`/i/status/<id>`), never an account: the author is unknown.
-            let heading = match handle {
-                "i" => format!("# {title} post {id}"),
-                h => format!("# {title} @{}'s post {id}", escape_handle(h)),
+            let heading = match &author {
+                None => format!("# {title} post {id}"),
+                Some(h) => format!("# {title} @{}'s post {id}", escape_handle(h)),
             };
             let mut md = vec![
                 heading,
@@ -188,7 +224,9 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
             md.extend(rows.iter().map(line));
             push_tail(&mut md, notes, cont.as_ref());
             let mut m = base_structured(kind.tag(), args);
-            m.insert("handle", json!(handle));
+            if let Some(h) = &author {
+                m.insert("handle", json!(h));
+            }
             m.insert("id", json!(id));
             m.insert("url", json!(post_url));
             m.insert_written(key, rows);
