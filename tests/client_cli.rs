@@ -357,6 +357,23 @@ fn transport_failures_exit_4() {
         "{}",
         r.stderr
     );
+    // A route that answers an HTTP error status with a JSON-RPC error as
+    // its body (405 from /healthz for a POST, id null) is the server
+    // answering with a JSON-RPC error: exit 3, as the help says.
+    for era in ["legacy", "modern"] {
+        let r = client(
+            &[
+                "--url",
+                &format!("http://{}/healthz", x.addr),
+                "--era",
+                era,
+                "tools",
+            ],
+            "",
+        );
+        assert_eq!(r.code, 3, "{era}: {}", r.stderr);
+        assert_eq!(r.json()["error"]["code"], -32600, "{era}");
+    }
 }
 
 #[test]

@@ -17,9 +17,11 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_TOOL_ERROR: u8 = 1;
 /// Exit code: bad command line.
 pub const EXIT_USAGE: u8 = 2;
-/// Exit code: the server answered with a JSON-RPC error.
+/// Exit code: the server answered with a JSON-RPC error, under any HTTP
+/// status (a `4xx` whose body is one counts).
 pub const EXIT_JSONRPC: u8 = 3;
-/// Exit code: transport failure, HTTP error status or protocol violation.
+/// Exit code: transport failure, an HTTP error status without a JSON-RPC
+/// error, or protocol violation.
 pub const EXIT_FAILURE: u8 = 4;
 
 /// Largest JSON read from stdin for `-` arguments: 16 MiB. More is a usage
@@ -63,8 +65,8 @@ Exit codes:\n\
 \x20 0  success\n\
 \x20 1  the tool ran and returned isError: true (its result is still printed)\n\
 \x20 2  usage error\n\
-\x20 3  the server answered with a JSON-RPC error\n\
-\x20 4  transport failure (connect, timeout, TLS), HTTP error status or protocol violation\n\n\
+\x20 3  the server answered with a JSON-RPC error (under any HTTP status: a 4xx whose body is one counts)\n\
+\x20 4  transport failure (connect, timeout, TLS), an HTTP error status without a JSON-RPC error, or protocol violation\n\n\
 Examples:\n\
 \x20 xmd client tools\n\
 \x20 xmd client call x_md_get_post url=https://x.com/jack/status/20 --text\n\
