@@ -128,6 +128,24 @@ fn host_ok(host: &str) -> bool {
     }
 }
 
+/// True when `authority` (a link without `//`) starts with a URI scheme
+/// other than a port: `javascript:…`, `data:…`, `mailto:…` (RFC 3986
+/// §3.1: a letter, then letters, digits, `+`, `-`, `.`), where `x.com:8443`
+/// is a host and port.
+fn has_other_scheme(authority: &str) -> bool {
+    let Some((scheme, after)) = authority.split_once(':') else {
+        return false;
+    };
+    scheme
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic())
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+        && !after.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// Parses a status link; the error is a sentence for the agent.
 pub fn parse_status_url(input: &str) -> Result<StatusRef, String> {
     let s = input.trim();
@@ -148,6 +166,11 @@ pub fn parse_status_url(input: &str) -> Result<StatusRef, String> {
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
+    if rest.len() == s.len() && has_other_scheme(authority) {
+        return Err(format!(
+            "{ACCEPTED_FORMS}; only http and https links are accepted"
+        ));
+    }
     if authority.contains('@') || authority.contains(':') {
         return Err(format!(
             "{ACCEPTED_FORMS}; user names and ports are not accepted in the host"
@@ -336,6 +359,11 @@ mod tests {
             ),
             ("https://x.com:8443/a/status/1", "user names and ports"),
             ("javascript://x.com/a/status/1", "only http and https"),
+            // A scheme without `//` is a scheme, not a host and port.
+            ("javascript:alert(1)", "only http and https"),
+            ("data:text/html,x.com/a/status/1", "only http and https"),
+            ("mailto:a@x.com", "only http and https"),
+            ("x.com:8443/a/status/1", "user names and ports"),
             (
                 "https://x.com/example_user/status/1800000000000000001/analytics",
                 "unexpected path",
