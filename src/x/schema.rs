@@ -156,7 +156,7 @@ pub fn post_output_schema() -> Value {
             "cache": {"enum": CacheStatus::LABELS},
             "warnings": {"type": "array", "items": {"type": "string"}},
             "thread_complete": {"type": "boolean", "description": "false when part of the requested context (an ancestor, the thread, or the replies) could not be loaded or was cut by max_posts; the Markdown then ends with a note."},
-            "truncated": {"type": "boolean", "description": "true when the result budget cut the thread: posts were left out (then `next_cursor` continues after the last post shown), or one post alone over the budget was cut inside (its `text_truncated` is true)."},
+            "truncated": {"type": "boolean", "description": "true when the result budget cut the thread: posts were left out (then `next_cursor` continues after the last post shown), or one post alone over the budget was cut inside (the texts of its media, card, note and quoted post first, then its own text, when its `text_truncated` is true; with format=json the text shows the post reduced and `posts` keeps it whole)."},
             "next_cursor": {"type": "string", "description": "Pass as `cursor` (with the same other arguments) for the posts after the last one shown; present only when posts were left out."},
             "posts": {"type": "array", "items": {"$ref": "#/$defs/post"}}
         }
