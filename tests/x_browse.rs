@@ -277,27 +277,62 @@ fn golden_search_users() {
     golden_json("search-users.json", &s);
     assert!(out
         .text
-        .contains("follower and post counts are not available"));
+        .contains("follower and post counts, join dates and bios are not available"));
     assert!(
         !out.text.contains("0 followers"),
         "stub counts are not shown"
     );
-    let s2 = ok(
-        &tools,
-        "x_md_search_posts",
-        json!({"q": "demo", "feed": "users", "limit": 1}),
-    )
-    .structured
-    .unwrap();
-    assert_eq!(s2["users"].as_array().unwrap().len(), 1);
-    assert_eq!(s2["cache"], "hit");
-    let s3 = ok(
-        &tools,
-        "x_md_search_posts",
-        json!({"q": "demo", "feed": "users", "page": 2}),
-    )
-    .structured
-    .unwrap();
-    assert_eq!(s3["users"], json!([]));
+    // The stub's zeros and empty strings are unknowns: absent in the data
+    // too, never an account with 0 followers.
+    for u in s["users"].as_array().unwrap() {
+        for k in [
+            "followers",
+            "following",
+            "statuses",
+            "likes",
+            "media_count",
+            "joined",
+            "description",
+        ] {
+            assert_eq!(u.get(k), None, "{k} in {u}");
+        }
+    }
+    // The one list pages by `limit`, `page` and `next_cursor`, never
+    // silently cut: `limit` 1 reads the three accounts in three results.
+    let users = |s: &serde_json::Value| -> Vec<String> {
+        s["users"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["screen_name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut args = json!({"q": "demo", "feed": "users", "limit": 1});
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let s = ok(&tools, "x_md_search_posts", args.clone())
+            .structured
+            .unwrap();
+        assert_eq!(s["cache"], "hit");
+        seen.extend(users(&s));
+        match s.get("next_cursor") {
+            Some(c) => args["cursor"] = c.clone(),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["demo_author", "demo_reader", "demo_docs_bot"]);
+    let page2 = |limit: u64| {
+        ok(
+            &tools,
+            "x_md_search_posts",
+            json!({"q": "demo", "feed": "users", "page": 2, "limit": limit}),
+        )
+        .structured
+        .unwrap()
+    };
+    assert_eq!(users(&page2(1)), ["demo_reader"]);
+    assert_eq!(users(&page2(2)), ["demo_docs_bot"]);
+    assert_eq!(page2(2).get("next_cursor"), None);
+    assert_eq!(users(&page2(20)), Vec::<String>::new());
     assert_eq!(fake.request_count(), 1);
 }

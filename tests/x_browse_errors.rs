@@ -310,7 +310,7 @@ fn foreign_and_forged_cursors_touch_nothing() {
         ("x_md_get_followers", json!({"handle": "demo_author", "cursor": c.replace("@2", "@9")}), "The cursor is not one xmd issued (altered, truncated or made up)."),
         ("x_md_get_followers", json!({"handle": "demo_author", "cursor": "@3"}), "The cursor is not one xmd issued"),
         ("x_md_get_profile", json!({"handle": "demo_author", "cursor": "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA"}), "The cursor is not one xmd issued"),
-        ("x_md_search_posts", json!({"q": "demo", "feed": "users", "cursor": "x"}), "feed=users has a single page and issues no cursor; omit `cursor`."),
+        ("x_md_search_posts", json!({"q": "demo", "feed": "users", "cursor": "x"}), "this cursor is not a feed=users cursor;"),
     ];
     for (tool, args, want) in cases {
         let t = err(&tools, tool, args.clone());

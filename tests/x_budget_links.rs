@@ -315,7 +315,7 @@ fn feed_users_refuses_other_cursors() {
         assert_eq!(r["isError"], true);
         assert_eq!(
             text(&r),
-            "feed=users has a single page and issues no cursor; omit `cursor`. (Its only cursor continues a result cut by the result budget: pass that result's `next_cursor` unchanged.) (HTTP 400, code invalid_cursor)"
+            "this cursor is not a feed=users cursor; pass a feed=users result's `next_cursor` unchanged, or omit `cursor`. (HTTP 400, code invalid_cursor)"
         );
     }
     assert_eq!(up.request_count(), before);

@@ -22,11 +22,11 @@ use super::typed_read::fetch_typed;
 use super::upstream::Upstream;
 
 /// The note on every `feed=users` result.
-pub const USERS_NOTE: &str = "Accounts come from X's typeahead: follower and post counts are not available from this source, and there is a single page of results.";
+pub const USERS_NOTE: &str = "Accounts come from X's typeahead: follower and post counts, join dates and bios are not available from this source, and it answers one list, which limit, page and next_cursor page through.";
 
 /// Why a `cursor` given with `feed=users` is refused: the one cursor that
 /// feed takes continues a result cut by the result budget.
-pub const USERS_CURSOR_REFUSED: &str = "feed=users has a single page and issues no cursor; omit `cursor`. (Its only cursor continues a result cut by the result budget: pass that result's `next_cursor` unchanged.)";
+pub const USERS_CURSOR_REFUSED: &str = "this cursor is not a feed=users cursor; pass a feed=users result's `next_cursor` unchanged, or omit `cursor`.";
 
 /// The search feed actually served (`media` is served as `photos`).
 pub fn effective_feed(feed: &str) -> &'static str {
@@ -130,7 +130,35 @@ fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<User>, XError> {
         .users
         .into_iter()
         .filter(User::is_account_row)
+        .map(unknowns_absent)
         .collect())
+}
+
+/// A typeahead account as known: X's typeahead gives no counts, join date
+/// or bio, and FxTwitter fills them with zeros and empty strings, which
+/// would read as an account with no followers. Absent (`null`) instead.
+fn unknowns_absent(mut u: User) -> User {
+    for count in [
+        &mut u.followers,
+        &mut u.following,
+        &mut u.likes,
+        &mut u.media_count,
+        &mut u.statuses,
+    ] {
+        *count = None;
+    }
+    for text in [&mut u.joined, &mut u.description] {
+        if text.as_deref().is_some_and(str::is_empty) {
+            *text = None;
+        }
+    }
+    if u.raw_description
+        .as_ref()
+        .is_some_and(|r| r.text.is_empty())
+    {
+        u.raw_description = None;
+    }
+    u
 }
 
 /// A post of a list result as served: normalised, with its link, and
@@ -159,9 +187,10 @@ pub fn search(
     let mut users = None;
     let mut notes_top = Vec::new();
     let mut walk = super::browse::Walk::default();
-    // Accounts of the one typeahead page already served (a `feed=users`
-    // result cut by the budget continues after them).
+    // Accounts of the one typeahead list before this result's first (from
+    // `page`, or from a `feed=users` cursor).
     let mut users_skip = 0;
+    let mut users_next = None;
     if feed == "users" {
         if let Some(c) = &args.cursor {
             users_skip = cursor::decode(c, CursorKind::Search, &scope)
@@ -171,13 +200,25 @@ pub fn search(
                 .ok_or_else(|| cursor_error(USERS_CURSOR_REFUSED.into()))?;
         }
         notes_top.push(USERS_NOTE.to_string());
-        let mut list = if args.page == 1 || args.cursor.is_some() {
-            typeahead(f, query)?
-        } else {
-            Vec::new()
-        };
+        // The one list, paged here: `page` (or the cursor's offset) picks
+        // the first row, and a list longer than `limit` continues with a
+        // cursor, never silently cut.
+        if args.cursor.is_none() {
+            users_skip = (args.page - 1) * args.limit;
+        }
+        let mut list = typeahead(f, query)?;
         list.drain(..users_skip.min(list.len()));
-        list.truncate(args.limit);
+        if list.len() > args.limit {
+            list.truncate(args.limit);
+            users_next = Some(cursor::encode(
+                CursorKind::Search,
+                &scope,
+                &cursor::Position {
+                    offset: users_skip + args.limit,
+                    ..Default::default()
+                },
+            ));
+        }
         users = Some(
             list.into_iter()
                 .map(|u| u.lean(args.full))
@@ -210,7 +251,8 @@ pub fn search(
     let next_cursor = walk
         .next
         .as_ref()
-        .map(|p| cursor::encode(CursorKind::Search, &scope, p));
+        .map(|p| cursor::encode(CursorKind::Search, &scope, p))
+        .or(users_next);
     let extra = vec![("q", query.to_string()), ("feed", feed.to_string())];
     let rows = users.as_ref().map_or(walk.items.len(), Vec::len);
     let cursor_at = |k: usize| {

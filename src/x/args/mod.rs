@@ -225,7 +225,7 @@ pub const SEARCH_PROPS: [Prop; 7] = [
     Prop {
         name: "feed",
         kind: Kind::Enum(Feed::NAMES),
-        description: "latest (default), top, photos (posts with photos), videos (posts with videos or GIFs), media (same as photos) or users (accounts matching the query; one page, without counts).",
+        description: "latest (default), top, photos (posts with photos), videos (posts with videos or GIFs), media (same as photos) or users (accounts matching the query, without counts, join dates or bios; one list, paged by limit, page and cursor).",
     },
     PAGE,
     LIMIT,
