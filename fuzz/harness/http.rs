@@ -380,8 +380,9 @@ pub fn check_parse_head(data: &[u8], max_head_bytes: usize, max_headers: usize) 
             }
         }
         Err(rejection) => {
+            // 505: an HTTP version of another major number.
             assert!(
-                matches!(rejection.status, 400 | 431),
+                matches!(rejection.status, 400 | 431 | 505),
                 "status {}",
                 rejection.status
             );

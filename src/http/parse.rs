@@ -114,8 +114,17 @@ fn other_version(
     let line = buf[..line_end]
         .strip_suffix(b"\r")
         .unwrap_or(&buf[..line_end]);
+    // RFC 9112 §3: method SP request-target SP HTTP-version, nothing else.
+    if line.iter().filter(|b| **b == b' ').count() != 2 {
+        return Err(Rejection::new(400, "malformed request line"));
+    }
     let start = line.iter().rposition(|b| *b == b' ').map_or(0, |i| i + 1);
     match &line[start..] {
+        // 1.0 and 1.1 are httparse's own: refused for another reason, and
+        // never patched again (the patched head is parsed once).
+        [b'H', b'T', b'T', b'P', b'/', b'1', b'.', b'0' | b'1'] => {
+            Err(Rejection::new(400, "malformed request head"))
+        }
         [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor] if minor.is_ascii_digit() => {
             // Read as HTTP/1.1: the same bytes with the minor digit made 1.
             let mut patched = buf.to_vec();
@@ -312,6 +321,14 @@ mod tests {
             "G@T / HTTP/1.1\r\n\r\n",
             "\u{1}\u{2}\r\n\r\n",
             "GET / HTTP/1.12\r\n\r\n",
+            // Not three tokens, or the version httparse refused is not the
+            // last one: refused, never patched again (a refused line ending
+            // in `HTTP/1.1` was patched to itself, forever).
+            "GET / HTTP/1.1x HTTP/1.2\r\n\r\n",
+            "GET / HTTP/1.1x HTTP/1.1\r\n\r\n",
+            "GET  / HTTP/1.2\r\n\r\n",
+            "GET HTTP/1.2\r\n\r\n",
+            "GET / x HTTP/1.1\r\n\r\n",
             "GET / HTTP/1\r\n\r\n",
             "GET / http/1.1\r\n\r\n",
             "GET / FTP/1.1\r\n\r\n",
