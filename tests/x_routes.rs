@@ -185,7 +185,7 @@ fn every_fixture_route_answers_the_tools_markdown_byte_for_byte() {
             "{target}"
         );
         assert_eq!(r.text(), abs(&x, &want.text), "{target}");
-        assert_eq!(r.header("vary").as_deref(), Some("Accept"));
+        assert_eq!(r.header("vary").as_deref(), Some("Accept, Origin"));
     }
 }
 
@@ -471,6 +471,31 @@ fn etag_304_cache_control_and_head() {
         Some(tag.clone()),
         "each representation has its own tag"
     );
+    // The JSON names the cache status (`miss`, then `hit`): its tag is
+    // weak, over the data without that member, so the same data keeps one
+    // tag and revalidating with the first fetch's tag is a 304.
+    let fresh = format!("/demo_author/status/{PLAIN_ID}?thread=off&format=json");
+    let miss = request(&x, "HEAD", &fresh, &[]);
+    let weak = miss.header("etag").unwrap();
+    assert!(weak.starts_with("W/\"") && weak.len() == 36, "{weak}");
+    let hit = get(&x, &fresh);
+    assert_eq!(hit.json()["cache"], "hit");
+    assert_eq!(hit.header("etag"), Some(weak.clone()));
+    let revalidated = request(&x, "GET", &fresh, &[&format!("If-None-Match: {weak}")]);
+    assert_eq!(revalidated.status, 304);
+    assert_eq!(revalidated.header("etag"), Some(weak));
+    // Every cacheable answer varies by Origin, a request without one too.
+    let varies = |r: &Reply| -> Vec<String> {
+        r.head
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .filter(|(k, _)| k.eq_ignore_ascii_case("vary"))
+            .map(|(_, v)| v.trim().to_string())
+            .collect()
+    };
+    assert_eq!(varies(&first), ["Accept, Origin"]);
+    let from_a_page = request(&x, "GET", &target, &["Origin: http://localhost:3000"]);
+    assert_eq!(varies(&from_a_page), ["Accept, Origin"]);
     // HEAD: same status and headers (Content-Length included), no body.
     let head = request(&x, "HEAD", &target, &[]);
     assert_eq!(head.status, 200);

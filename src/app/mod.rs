@@ -436,6 +436,11 @@ impl Work for Finished {
 }
 
 /// Adds the CORS headers for `origin` and traces the forwarded client.
+/// `Vary: Origin` goes on every answer a cache may store, with an `Origin`
+/// or without: the answer to a request without one has no
+/// `Access-Control-Allow-Origin`, and a shared cache must not give it to a
+/// browser's request that has one (Fetch standard, "CORS protocol and HTTP
+/// caches").
 fn finish(
     mut response: Response,
     origin: Option<String>,
@@ -444,7 +449,16 @@ fn finish(
     response.trace.client = client;
     match origin {
         Some(origin) => with_cors(response, origin),
-        None => response,
+        None => {
+            let storable = response
+                .headers
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("Cache-Control") && !v.contains("no-store"));
+            if storable {
+                vary_origin(&mut response);
+            }
+            response
+        }
     }
 }
 
@@ -608,7 +622,7 @@ fn with_cors(mut response: Response, origin: String) -> Response {
     response
         .headers
         .push(("Access-Control-Allow-Origin", Cow::Owned(origin)));
-    response.headers.push(("Vary", Cow::Borrowed("Origin")));
+    vary_origin(&mut response);
     if response.status != 204 {
         response.headers.push((
             "Access-Control-Expose-Headers",
@@ -616,6 +630,20 @@ fn with_cors(mut response: Response, origin: String) -> Response {
         ));
     }
     response
+}
+
+/// Adds `Vary: Origin` unless a `Vary` of the response names it already
+/// (the X routes' answers do, since their workers' answers skip
+/// [`finish`] when there is no `Origin`).
+fn vary_origin(response: &mut Response) {
+    let named = response.headers.iter().any(|(k, v)| {
+        k.eq_ignore_ascii_case("Vary")
+            && v.split(',')
+                .any(|f| f.trim().eq_ignore_ascii_case("Origin"))
+    });
+    if !named {
+        response.headers.push(("Vary", Cow::Borrowed("Origin")));
+    }
 }
 
 #[cfg(test)]

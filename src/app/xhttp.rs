@@ -150,7 +150,7 @@ pub fn none_match(if_none_match: Option<&[u8]>, tag: &str) -> bool {
     let Some(v) = if_none_match else {
         return false;
     };
-    let tag = tag.as_bytes();
+    let tag = tag.strip_prefix("W/").unwrap_or(tag).as_bytes();
     v.split(|b| *b == b',').any(|item| {
         let item = crate::text::trim_ows(item);
         item == b"*" || item.strip_prefix(b"W/").unwrap_or(item) == tag

@@ -366,14 +366,27 @@ impl App {
 }
 
 /// The `200` (or `304`) for a served result: the chosen representation,
-/// a strong `ETag` over its bytes, `Cache-Control: public, max-age=<the
-/// result's remaining freshness in seconds>` and `Vary: Accept`.
+/// an `ETag`, `Cache-Control: public, max-age=<the result's remaining
+/// freshness in seconds>` and `Vary: Accept, Origin`.
+///
+/// The Markdown's tag is strong, over its bytes. The JSON's carries the
+/// served `cache` status (`miss`, then `hit` for the same data), so its tag
+/// is weak (RFC 9110 §8.8.1), over the bytes without that member: the
+/// same data keeps one tag, and a client revalidating with the tag of its
+/// first fetch gets `304` (`If-None-Match` compares weakly, §13.1.2).
 fn answer(served: &Served, repr: Representation, if_none_match: Option<&[u8]>) -> Response {
-    let (content_type, bytes) = match repr {
-        Representation::Markdown => (MARKDOWN_MEDIA_TYPE, served.text.as_bytes().to_vec()),
-        Representation::Json => ("application/json", served.structured_json()),
+    let (content_type, bytes, tag) = match repr {
+        Representation::Markdown => {
+            let bytes = served.text.as_bytes().to_vec();
+            let tag = etag(&bytes);
+            (MARKDOWN_MEDIA_TYPE, bytes, tag)
+        }
+        Representation::Json => (
+            "application/json",
+            served.structured_json(),
+            format!("W/{}", etag(&served.wire.structured)),
+        ),
     };
-    let tag = etag(&bytes);
     let cache_control = format!("public, max-age={}", served.fresh_for.as_secs());
     let r = if none_match(if_none_match, &tag) {
         Response::new(304)
@@ -382,7 +395,8 @@ fn answer(served: &Served, repr: Representation, if_none_match: Option<&[u8]>) -
     };
     r.header("ETag", tag)
         .header("Cache-Control", cache_control)
-        .header("Vary", "Accept")
+        // Origin too: see App's `finish` (CORS and shared caches).
+        .header("Vary", "Accept, Origin")
         .header("Access-Control-Expose-Headers", "ETag, Retry-After")
 }
 
