@@ -36,7 +36,7 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--syndication-url", env: "XMD_SYNDICATION_URL", value: "URL", help: format!("base URL of X's syndication endpoint, asked for a single post when FxTwitter fails for it (no answer, timeout, 429, 5xx, a non-JSON body; never for a 404 or 401); the post comes alone, with a note. An empty value turns the fallback off [default: {}]", config::DEFAULT_SYNDICATION_URL) },
         Setting { flag: "--syndication-timeout", env: "XMD_SYNDICATION_TIMEOUT", value: "SECS", help: format!("timeout of one syndication request [default: {}]", secs(config::DEFAULT_SYNDICATION_TIMEOUT)) },
         Setting { flag: "--cache-bytes", env: "XMD_CACHE_BYTES", value: "BYTES", help: format!("upstream response cache budget, least recently used out first; 0 turns it off [default: {}]", config::DEFAULT_CACHE_BYTES) },
-        Setting { flag: "--public-url", env: "XMD_PUBLIC_URL", value: "URL", help: "base URL for self links, resource URIs and the server card [default: http://<listen>]".into() },
+        Setting { flag: "--public-url", env: "XMD_PUBLIC_URL", value: "URL", help: "base URL for self links, resource URIs and the server card; no query or fragment, letters, digits and -._~%/:@[] only [default: http://<listen>]".into() },
         Setting { flag: "--event-loops", env: "XMD_EVENT_LOOPS", value: "N", help: format!("event-loop threads accepting and serving connections [default: {}, or the CPU count when fewer]", config::DEFAULT_EVENT_LOOPS) },
         Setting { flag: "--workers", env: "XMD_WORKERS", value: "N", help: format!("worker threads for tool calls [default: {}]", config::DEFAULT_WORKERS) },
         Setting { flag: "--queue", env: "XMD_QUEUE", value: "N", help: format!("tool calls that may wait for a worker; past it: 503 [default: {}]", config::DEFAULT_QUEUE) },
@@ -176,7 +176,7 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         };
     }
     if let Some((name, v)) = lookup("--public-url") {
-        config.public_url = parse_url(&name, &v)?;
+        config.public_url = parse_public_url(&name, &v)?;
     }
     let number = |flag: &str, min: usize| -> Result<Option<usize>, UsageError> {
         match lookup(flag) {
@@ -332,6 +332,28 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     Ok(Command::Serve(Box::new(config)))
 }
 
+/// `--public-url`: an http(s) URL every self link, snippet and resource
+/// URI is built on by appending a path (`/mcp`, `/llms.txt`, …), and which
+/// the agent documents print inside JSON, TOML and shell commands. So no
+/// query or fragment (the appended path would land in them), and only
+/// letters, digits and `-._~%/:@[]` (RFC 3986 unreserved characters,
+/// percent-encodings, the path and authority delimiters and IPv6
+/// brackets): a quote, backslash, `$`, backtick or `;` would break those
+/// snippets or run in a shell.
+fn parse_public_url(name: &str, value: &str) -> Result<String, UsageError> {
+    let url = parse_url(name, value)?;
+    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    let bad = rest
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-._~%/:@[]".contains(*c)));
+    match bad {
+        None => Ok(url),
+        Some(c) => Err(UsageError(format!(
+            "invalid {name} '{value}' (a base URL without query or fragment, of letters, digits and -._~%/:@[] only; found {c:?})"
+        ))),
+    }
+}
+
 fn parse_url(name: &str, value: &str) -> Result<String, UsageError> {
     let v = value.trim().trim_end_matches('/');
     let ok = (v.starts_with("http://") || v.starts_with("https://"))
@@ -390,6 +412,38 @@ mod tests {
         assert_eq!(c.public_url, "http://127.0.0.1:9000");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Any `--public-url` is refused, or every place the agent
+        /// documents print it holds: a JSON string, a TOML string and one
+        /// shell word read it back exactly (serde_json, toml, shlex), and
+        /// `/mcp` appended lands in its path.
+        #[test]
+        fn an_accepted_public_url_is_safe_in_every_snippet(
+            path in proptest::collection::vec(proptest::sample::select(vec![
+                "a", "Z", "9", "-", ".", "_", "~", "%2F", "/", ":", "@", "[", "]", "?", "#", "\"",
+                "\\", "$", "`", ";", "'", "(", ")", "&", "|", "<", ">", " ", "é", "{", "}", "*", "!", "=", "+",
+            ]), 0..12),
+        ) {
+            let raw = format!("https://tools.example.org/{}", path.concat());
+            let Ok(url) = parse_public_url("--public-url", &raw) else {
+                return Ok(());
+            };
+            let mcp = format!("{url}/mcp");
+            let json: serde_json::Value = serde_json::from_str(&format!(r#"{{"url": "{mcp}"}}"#))
+                .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e}: {mcp}")))?;
+            proptest::prop_assert_eq!(json["url"].as_str(), Some(mcp.as_str()));
+            let toml: toml::Table = format!("url = \"{mcp}\"").parse()
+                .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e}: {mcp}")))?;
+            proptest::prop_assert_eq!(toml["url"].as_str(), Some(mcp.as_str()));
+            let words = shlex::split(&format!("claude mcp add --transport http x-md {mcp}"));
+            proptest::prop_assert_eq!(words.as_ref().and_then(|w| w.last()), Some(&mcp));
+            proptest::prop_assert_eq!(words.map(|w| w.len()), Some(7));
+            proptest::prop_assert!(!mcp.contains(['?', '#']), "{}", mcp);
+        }
+    }
+
     #[test]
     fn bad_input_is_a_usage_error_naming_the_setting() {
         let none = |_: &str| None;
@@ -415,6 +469,14 @@ mod tests {
             (
                 &["--upstream", "ftp://x"][..],
                 "invalid --upstream 'ftp://x' (expected an http:// or https:// URL)",
+            ),
+            (
+                &["--public-url", "http://127.0.0.1:18083/?x=1"][..],
+                "invalid --public-url 'http://127.0.0.1:18083/?x=1' (a base URL without query or fragment, of letters, digits and -._~%/:@[] only; found '?')",
+            ),
+            (
+                &["--public-url", "http://h/a\"b"][..],
+                "invalid --public-url 'http://h/a\"b' (a base URL without query or fragment, of letters, digits and -._~%/:@[] only; found '\"')",
             ),
             (&["stray"][..], "unexpected argument 'stray'"),
         ];

@@ -215,7 +215,15 @@ fn page_is_self_contained_and_names_tools_and_version() {
 
 #[test]
 fn server_routes_the_page_on_slash() {
-    let base = "https://h.example/x'y&z<w";
+    // A hostile base is refused at startup (`--public-url` admits
+    // letters, digits and -._~%/:@[] only): the page's own escaping of
+    // one is `landing::page`'s unit test's.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_xmd"))
+        .args(["serve", "--public-url", "https://h.example/x'y&z<w"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let base = "https://h.example/x%27y%26z%3Cw";
     let x = Xmd::start(&["--public-url", base]);
     let h = x.host();
     let get = |target: &str| {
