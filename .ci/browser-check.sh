@@ -3,9 +3,9 @@
 # where BIN is the built xmd binary (e.g. target/release/xmd).
 #
 # Installs Debian's `chromium` with apt-get when it is missing, starts BIN on a
-# free loopback port with a --public-url whose path needs escaping in HTML and
-# in a shell word (a quote and an ampersand: what a reverse proxy mounting xmd
-# under `/x'md&co/` would configure), then loads http://127.0.0.1:PORT/ in
+# free loopback port with a --public-url whose path carries percent-encodings
+# (`/x%27md%26co`: a quote and an ampersand, which xmd refuses raw since the
+# agent documents print the URL in JSON, TOML and shell), then loads http://127.0.0.1:PORT/ in
 # headless Chromium twice for screenshots (1280 px desktop, 390 px phone) and
 # once for a DOM dump. The DOM must show the server's own MCP URL in every
 # snippet (each snippet parsed back with a parser of its format: JSON, TOML,
@@ -67,7 +67,7 @@ start_xmd() {
   local attempt
   for attempt in 1 2 3; do
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-    PUBLIC_URL="http://127.0.0.1:$PORT/x'md&co"
+    PUBLIC_URL="http://127.0.0.1:$PORT/x%27md%26co"
     "$BIN" serve --listen "127.0.0.1:$PORT" --public-url "$PUBLIC_URL" \
       --upstream "http://127.0.0.1:9" --syndication-url "" >"$WORK/xmd.out" 2>"$WORK/xmd.err" &
     XMD_PID=$!
