@@ -151,6 +151,7 @@ pub struct Metrics {
     response_bytes: AtomicU64,
     yields: AtomicU64,
     cancelled: AtomicU64,
+    idle_closed: AtomicU64,
 }
 
 /// The process-wide instance.
@@ -172,6 +173,7 @@ pub static METRICS: Metrics = Metrics {
     response_bytes: Z,
     yields: Z,
     cancelled: Z,
+    idle_closed: Z,
 };
 
 fn status_index(status: u16) -> usize {
@@ -272,6 +274,12 @@ impl Metrics {
     /// work left (see `server::event_loop::MAX_ROUNDS_PER_TURN`).
     pub fn yielded(&self) {
         add(&self.yields);
+    }
+
+    /// Counts an idle connection closed to admit a new one at
+    /// `--max-connections`.
+    pub fn idle_closed(&self) {
+        add(&self.idle_closed);
     }
 
     /// Counts a tool call whose client closed its connection before the
@@ -481,6 +489,17 @@ impl Metrics {
             "Turns a connection ended with work left, so the other connections on its loop went first.",
         );
         let _ = writeln!(out, "xmd_event_loop_yields_total {}", get(&self.yields));
+        header(
+            &mut out,
+            "xmd_idle_connections_closed_total",
+            "counter",
+            "Idle keep-alive connections closed, oldest first, to admit a new connection at --max-connections.",
+        );
+        let _ = writeln!(
+            out,
+            "xmd_idle_connections_closed_total {}",
+            get(&self.idle_closed)
+        );
         header(
             &mut out,
             "xmd_tool_calls_cancelled_total",

@@ -67,7 +67,11 @@ fn the_connection_limit_counts_every_loop() {
     for s in &mut open {
         s.write_all(&list).unwrap();
         assert_eq!(read_reply(s, false).status, 200);
+        // A request in progress: no longer an idle connection the server
+        // may close to make room.
+        s.write_all(b"GET /healthz HTTP/1.1\r\n").unwrap();
     }
+    sleep(Duration::from_millis(100));
     let mut seventh = x.connect();
     let r = read_reply(&mut seventh, false);
     assert_eq!(r.status, 503);

@@ -906,7 +906,9 @@ fn item8_a_refusal_reaches_a_client_that_is_still_sending() {
     // 503 past --max-connections, to a client that sent 300 KB at once.
     let x = Xmd::start(&["--max-connections", "1"]);
     let h = x.host();
-    let _holder = x.connect();
+    // A request in progress: not an idle connection to close for room.
+    let mut holder = x.connect();
+    holder.write_all(b"GET /healthz HTTP/1.1\r\n").unwrap();
     std::thread::sleep(Duration::from_millis(100));
     for _ in 0..5 {
         let mut s = x.connect();
@@ -965,8 +967,8 @@ fn item2_one_client_cannot_leave_the_others_without_upstream_requests() {
     let app = xmd::app::App::new(&config, std::sync::Arc::new(SearchUpstream(sent.clone())));
     let sent = || sent.load(std::sync::atomic::Ordering::SeqCst);
     // 80 distinct searches from one address at once (defaults: 60 calls of
-    // allowance; an upstream budget of 45 of which this address may take
-    // only what leaves the last 15 to the others).
+    // allowance; an upstream budget of 45 of which a lone address may owe
+    // only half, 22, leaving the rest to the others).
     let mut statuses = std::collections::BTreeMap::new();
     let started = std::time::Instant::now();
     for i in 0..80 {
@@ -979,13 +981,13 @@ fn item2_one_client_cannot_leave_the_others_without_upstream_requests() {
     // loaded CI machine it can be several times that.
     let secs = started.elapsed().as_secs_f64();
     let refilled = |per_sec: f64| (per_sec * secs).ceil() as usize;
-    // A search is two upstream requests here. The flood got 30, its share
-    // of 15 and then on while more than 15 were left, plus what refilled.
-    // Past its allowance of 60 calls (plus refills): 429.
+    // A search is two upstream requests here. The flood got 22, its share
+    // of the burst while alone, plus what it paid back meanwhile. Past its
+    // allowance of 60 calls (plus refills): 429.
     let flood = sent();
-    let most = 30 + 2 * refilled(f64::from(xmd::config::DEFAULT_UPSTREAM_BUDGET));
+    let most = 22 + 2 * refilled(f64::from(xmd::config::DEFAULT_UPSTREAM_BUDGET));
     assert!(
-        (30..=most).contains(&flood),
+        (22..=most).contains(&flood),
         "{flood} {statuses:?} in {secs} s"
     );
     let ok = statuses.get(&200).copied().unwrap_or(0);

@@ -669,8 +669,12 @@ fn chunked_bodies_and_http10() {
 #[test]
 fn connections_past_the_maximum_get_503() {
     let x = Xmd::start(&["--max-connections", "2"]);
-    let _a = x.connect();
-    let _b = x.connect();
+    // Each has a request in progress (a head begun), so neither is an
+    // idle connection the server could close to make room.
+    let mut a = x.connect();
+    let mut b = x.connect();
+    a.write_all(b"GET /healthz HTTP/1.1\r\n").unwrap();
+    b.write_all(b"GET /healthz HTTP/1.1\r\n").unwrap();
     sleep(Duration::from_millis(100));
     let mut c = x.connect();
     let r = read_reply(&mut c, false);

@@ -21,24 +21,32 @@
 //!   `isError` result (`… (HTTP 503, code upstream_budget, retry after 1s)`).
 //!   It keeps a flood of distinct (uncacheable) requests from getting the
 //!   server's address banned upstream.
-//! - [`UpstreamShares`]: each client address has its own share of the
-//!   upstream budget, a third ([`UPSTREAM_SHARE_DIVISOR`]) of its rate and
-//!   burst, spent with each of its upstream requests. While the global
-//!   budget holds more than a third of its burst anyone may go on; below
-//!   that only a client with share left does, so one client's flood of
-//!   distinct calls (MCP or the X routes) cannot leave the others without
-//!   upstream requests. A client refused this way sees what an empty
-//!   budget gives (`… (HTTP 503, code upstream_budget, retry after <n>s)`,
-//!   a `503` problem on the X routes). Off with `--rate-limit 0` (behind a
-//!   proxy every client shares one address) or `--upstream-budget 0`.
+//! - [`UpstreamShares`]: the budget is shared fairly among the client
+//!   addresses that want it right now ([`super::fair::FairShares`]): each
+//!   of `n` clients that keep asking gets `1/n` of the rate, a client
+//!   that asks for less gets all it asks for, one client may owe at most
+//!   `burst / (n + 1)`, and one share is always kept free for a client
+//!   that owes nothing, so no set of clients can leave another without
+//!   upstream requests. IPv6 clients are keyed by
+//!   [`crate::server::admission::fair_key`] (at most
+//!   [`crate::server::admission::SHARES_PER_SITE`] shares per /48), so
+//!   many /64s of one site are not many clients. A refused request is not
+//!   sent and spends nothing (retrying burns no share). A client refused
+//!   this way sees what an empty budget gives (`… (HTTP 503, code
+//!   upstream_budget, retry after <n>s)`, a `503` problem on the X
+//!   routes). Off with `--rate-limit 0` (behind a proxy every client
+//!   shares one address; the budget is then spent first come, first
+//!   served) or `--upstream-budget 0`.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::fair::FairShares;
 #[cfg(test)]
 use crate::config::DEFAULT_UPSTREAM_BUDGET;
+use crate::server::admission::fair_key;
 use crate::x::upstream::{FetchError, PerClient, Upstream, UpstreamResponse};
 
 /// Most client addresses tracked at once.
@@ -53,15 +61,6 @@ pub const MAX_TRACKED_CLIENTS: usize = 65_536;
 ///
 /// Default is 3 (a burst of 45 requests at the default budget).
 pub const UPSTREAM_BUDGET_BURST_SECS: u32 = 3;
-
-/// Each client address's share of the upstream budget is
-/// 1/`UPSTREAM_SHARE_DIVISOR` of its rate and burst, and the budget counts
-/// as scarce below 1/`UPSTREAM_SHARE_DIVISOR` of its burst.
-///
-/// Default is 3: at the default budget a share is 5 requests per second
-/// after a burst of 15, and a client whose share is spent stops once fewer
-/// than 15 requests are left, which the other clients keep.
-pub const UPSTREAM_SHARE_DIVISOR: u32 = 3;
 
 /// Machine code of the per-client refusal.
 pub const RATE_LIMITED_CODE: &str = "rate_limited";
@@ -190,12 +189,14 @@ pub fn rate_limited_text(wait: Duration) -> String {
     )
 }
 
-/// An [`Upstream`] decorator that spends one token of a global bucket per
-/// request and fails fast with [`FetchError::BudgetExhausted`] when none is
-/// left.
+/// An [`Upstream`] decorator that spends one request of the server's
+/// upstream budget per request and fails fast with
+/// [`FetchError::BudgetExhausted`] when none is left. Requests of no
+/// client address ([`Upstream::get`] here) count as one client; those of
+/// a client go through [`UpstreamShares`].
 pub struct Budgeted {
     inner: Arc<dyn Upstream>,
-    bucket: Mutex<TokenBucket>,
+    shares: Mutex<FairShares<IpAddr>>,
 }
 
 impl Budgeted {
@@ -213,92 +214,65 @@ impl Budgeted {
     pub fn with_burst(inner: Arc<dyn Upstream>, per_sec: u32, burst: u32) -> Budgeted {
         Budgeted {
             inner,
-            bucket: Mutex::new(TokenBucket::new(per_sec, burst, Instant::now())),
+            shares: Mutex::new(FairShares::new(per_sec, burst, Instant::now())),
         }
+    }
+
+    /// Takes one request for `client` (`None`: no address), or the
+    /// refusal; a refusal spends nothing.
+    fn take(&self, client: Option<&IpAddr>) -> Result<(), FetchError> {
+        self.shares
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take(client, Instant::now())
+            .map_err(|refused| FetchError::BudgetExhausted(retry_secs(refused.wait())))
     }
 }
 
 impl Upstream for Budgeted {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
-        let taken = self
-            .bucket
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take(Instant::now());
-        match taken {
-            Ok(()) => self.inner.get(path_and_query),
-            Err(wait) => Err(FetchError::BudgetExhausted(retry_secs(wait))),
-        }
+        self.take(None)?;
+        self.inner.get(path_and_query)
     }
 }
 
-impl Budgeted {
-    /// Whether fewer than 1/[`UPSTREAM_SHARE_DIVISOR`] of the burst is
-    /// left at `now`: the budget is scarce, and each client may spend only
-    /// its own share of it.
-    fn scarce(&self, now: Instant) -> bool {
-        let mut bucket = self.bucket.lock().unwrap_or_else(|p| p.into_inner());
-        bucket.refill(now);
-        bucket.tokens < bucket.burst / f64::from(UPSTREAM_SHARE_DIVISOR)
-    }
-}
-
-/// Per-client shares of the upstream budget: a [`PerClient`] whose
-/// upstream spends one token of the client's own bucket (1/
-/// [`UPSTREAM_SHARE_DIVISOR`] of the budget's rate and burst, keyed like
-/// [`ClientLimiter`]) with each request. While the budget has plenty left
-/// a client with an empty share still goes ahead (a lone client may use the
-/// whole budget); once it is scarce, only a client with its own share left
-/// does, so one client's flood cannot take the rest from the others.
+/// Fair shares of the upstream budget per client address: a [`PerClient`]
+/// whose upstream takes each request from the calling client's share of
+/// `budget` (see the module documentation).
 pub struct UpstreamShares {
-    shares: Arc<ClientLimiter>,
     budget: Arc<Budgeted>,
 }
 
 impl UpstreamShares {
-    /// Shares of `budget` (its rate and burst divided by
-    /// [`UPSTREAM_SHARE_DIVISOR`], at least 1).
+    /// Shares of `budget`.
     pub fn new(budget: Arc<Budgeted>) -> UpstreamShares {
-        let (rate, burst) = {
-            let b = budget.bucket.lock().unwrap_or_else(|p| p.into_inner());
-            (b.rate, b.burst)
-        };
-        let part = |x: f64| ((x / f64::from(UPSTREAM_SHARE_DIVISOR)) as u32).max(1);
-        UpstreamShares {
-            shares: Arc::new(ClientLimiter::new(part(rate), part(burst))),
-            budget,
-        }
+        UpstreamShares { budget }
     }
 }
 
 impl PerClient for UpstreamShares {
-    fn for_client(&self, client: IpAddr, upstream: &Arc<dyn Upstream>) -> Arc<dyn Upstream> {
+    /// The client's upstream: its share of the budget, then the budget's
+    /// own upstream (`_upstream`, the budget itself, would take a second
+    /// time).
+    fn for_client(&self, client: IpAddr, _upstream: &Arc<dyn Upstream>) -> Arc<dyn Upstream> {
         Arc::new(ClientShare {
-            client,
-            shares: Arc::clone(&self.shares),
+            key: fair_key(client),
             budget: Arc::clone(&self.budget),
-            inner: Arc::clone(upstream),
         })
     }
 }
 
 /// The upstream of one client's calls.
 struct ClientShare {
-    client: IpAddr,
-    shares: Arc<ClientLimiter>,
+    /// The client's [`fair_key`].
+    key: IpAddr,
     budget: Arc<Budgeted>,
-    inner: Arc<dyn Upstream>,
 }
 
 impl Upstream for ClientShare {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
-        let now = Instant::now();
-        if let Err(wait) = self.shares.check(self.client, now) {
-            if self.budget.scarce(now) {
-                return Err(FetchError::BudgetExhausted(retry_secs(wait)));
-            }
-        }
-        self.inner.get(path_and_query)
+        self.budget.take(Some(&self.key))?;
+        self.budget.inner.get(path_and_query)
     }
 }
 
@@ -418,36 +392,86 @@ mod tests {
         assert_eq!(inner.0.load(Ordering::SeqCst), 3, "the 4th never went out");
     }
 
-    #[test]
-    fn one_client_cannot_take_the_last_third_of_the_upstream_budget() {
-        struct Ok200;
-        impl Upstream for Ok200 {
-            fn get(&self, _: &str) -> Result<UpstreamResponse, FetchError> {
-                Ok(UpstreamResponse {
-                    status: 200,
-                    retry_after: None,
-                    content_type: None,
-                    body: Vec::new().into(),
-                })
-            }
+    struct Ok200(AtomicUsize);
+    impl Upstream for Ok200 {
+        fn get(&self, _: &str) -> Result<UpstreamResponse, FetchError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(UpstreamResponse {
+                status: 200,
+                retry_after: None,
+                content_type: None,
+                body: Vec::new().into(),
+            })
         }
-        let ok: Arc<dyn Upstream> = Arc::new(Ok200);
-        let budget = Arc::new(Budgeted::new(ok, DEFAULT_UPSTREAM_BUDGET));
+    }
+
+    #[test]
+    fn one_client_cannot_take_the_share_kept_for_others() {
+        let ok = Arc::new(Ok200(AtomicUsize::new(0)));
+        let inner: Arc<dyn Upstream> = ok.clone();
+        let budget = Arc::new(Budgeted::new(inner, DEFAULT_UPSTREAM_BUDGET));
         let up: Arc<dyn Upstream> = budget.clone();
         let shares = UpstreamShares::new(budget);
-        // A lone client: its share (15), then on while more than a third
-        // of the burst (15 of 45) is left: 30 requests (31 when the bucket
-        // refilled a little meanwhile), then refused.
+        // A lone client: half the burst of 45 (22), then refused, having
+        // sent nothing more; 23 when the budget paid back a little
+        // meanwhile.
         let a = shares.for_client(ip(1), &up);
         let spent = (0..100).take_while(|_| a.get("/2/x").is_ok()).count();
-        assert!((30..=31).contains(&spent), "{spent}");
-        assert!(matches!(a.get("/2/x"), Err(FetchError::BudgetExhausted(_))));
-        // Another client gets the rest of the budget from its own share.
+        assert!((22..=23).contains(&spent), "{spent}");
+        assert!(matches!(a.get("/2/x"), Err(FetchError::BudgetExhausted(1))));
+        assert_eq!(ok.0.load(Ordering::SeqCst), spent, "refusals send nothing");
+        // Another client finds the share kept free and takes from it
+        // until, owing, it must leave the next share (45 / 3) free: 8.
         let b = shares.for_client(ip(2), &up);
         let b_spent = (0..100).take_while(|_| b.get("/2/x").is_ok()).count();
-        assert!(
-            (45 - spent..=46 - spent).contains(&b_spent),
-            "{spent} {b_spent}"
-        );
+        assert!((8..=9).contains(&b_spent), "{spent} {b_spent}");
+        // The many /64s of one /48 are at most SHARES_PER_SITE clients:
+        // 1000 of them get no more than a few shares' worth.
+        let before = ok.0.load(Ordering::SeqCst);
+        for n in 0..1000u128 {
+            let v6 = Ipv6Addr::from((0x2001_0db8_0001u128 << 80) | (n << 64) | 1);
+            let _ = shares.for_client(IpAddr::V6(v6), &up).get("/2/x");
+        }
+        let site = ok.0.load(Ordering::SeqCst) - before;
+        assert!(site <= 45 - spent - b_spent + 1, "{site}");
+    }
+
+    /// Four clients flood for a second while a fifth asks for less than a
+    /// fifth of the budget: the fifth is always served. Before the fair
+    /// split the flooders' own shares emptied the global bucket and the
+    /// fifth was refused almost every time.
+    #[test]
+    fn four_flooders_leave_a_light_client_its_share() {
+        let ok = Arc::new(Ok200(AtomicUsize::new(0)));
+        let inner: Arc<dyn Upstream> = ok.clone();
+        let budget = Arc::new(Budgeted::new(inner, 40));
+        let up: Arc<dyn Upstream> = budget.clone();
+        let shares = Arc::new(UpstreamShares::new(budget));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flooders: Vec<_> = (1..=4)
+            .map(|n| {
+                let (shares, up, stop) = (shares.clone(), up.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mine = shares.for_client(ip(n), &up);
+                    let mut got = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        got += usize::from(mine.get("/2/x").is_ok());
+                    }
+                    got
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let light = shares.for_client(ip(9), &up);
+        // 5 a second: under its fair share of 40 / 5 = 8.
+        let served = (0..6)
+            .filter(|_| {
+                std::thread::sleep(Duration::from_millis(200));
+                light.get("/2/x").is_ok()
+            })
+            .count();
+        stop.store(true, Ordering::Relaxed);
+        let got: Vec<usize> = flooders.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(served, 6, "flooders got {got:?}");
     }
 }

@@ -20,6 +20,7 @@
 //! Query strings never change the route and nothing ever redirects.
 
 pub mod client_addr;
+mod fair;
 mod fallback;
 mod head_checks;
 pub mod landing;

@@ -2,6 +2,14 @@
 //! the server-wide budget of buffered bytes (request bodies being read and
 //! response bytes not yet sent) that every connection shares.
 //!
+//! Key multiplication: an IPv6 subscriber usually holds a /56 or a /48,
+//! that is 256 or 65,536 /64s. So a /48 (a site) counts as at most
+//! [`SHARES_PER_SITE`] clients: its connections are capped at that many
+//! times `--max-connections-per-ip` together, and the fair shares of the
+//! memory and upstream budgets are keyed by [`fair_key`], which maps the
+//! /64s of one /48 onto that many keys. IPv4 addresses are not grouped
+//! (each costs its holder; one /24 is often many unrelated clients).
+//!
 //! - [`PerAddress`]: at most `--max-connections-per-ip` open connections
 //!   per client address ([`connection_key`]: the IPv4 address, or the /64
 //!   of an IPv6 address). A connection past it is answered `429` with
@@ -18,10 +26,16 @@
 //!   they are written; while the budget is spent, a connection with unsent
 //!   output parses no further request until its peer reads. One client
 //!   address (the [`connection_key`]) may hold at most its share of the
-//!   budget ([`ADDRESS_SHARE_DIVISOR`]): past it, its bodies are refused
-//!   and its connections with unsent output pause in the same way, so one
-//!   address (slow bodies, replies it never reads) cannot spend the budget
-//!   for everyone else.
+//!   budget: an equal split among the addresses that hold some of it
+//!   now with one share kept free, `limit / (k + 1)` for `k` holders
+//!   (never less than `--max-body-bytes`), and never more than
+//!   `--max-buffered-bytes-per-ip` (default [`ADDRESS_SHARE_DIVISOR`]: a
+//!   quarter). An address that holds something may not take the last
+//!   `limit / (k + 1)` bytes, which stay for an address that holds
+//!   nothing. Past its share its bodies are refused and its connections
+//!   with unsent output pause in the same way, so a few addresses (slow
+//!   bodies, replies they never read) cannot spend the budget for
+//!   everyone else.
 
 use crate::config::proxies::TrustedProxies;
 use std::collections::HashMap;
@@ -42,6 +56,42 @@ pub fn connection_key(peer: &SocketAddr, proxies: &TrustedProxies) -> Option<IpA
     (!proxies.trusts(peer.ip())).then(|| client_key(peer.ip()))
 }
 
+/// Most clients one IPv6 /48 (a site) counts as: its connections together
+/// may number this many times `--max-connections-per-ip` (past it: the
+/// same `429` as one address past its cap), and its /64s share this many
+/// fair shares of the memory and upstream budgets ([`fair_key`]).
+/// Default 4.
+pub const SHARES_PER_SITE: u16 = 4;
+
+/// The key a client's fair shares are counted under: [`client_key`] for
+/// IPv4; for IPv6 the /48 with its /64 hashed (with a key random per
+/// process, so a client cannot pick whom it shares with) onto one of
+/// [`SHARES_PER_SITE`] keys.
+pub fn fair_key(ip: IpAddr) -> IpAddr {
+    use std::hash::BuildHasher;
+    static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    match client_key(ip) {
+        IpAddr::V6(v6) => {
+            let bits = u128::from(v6);
+            let site = bits & !((1u128 << 80) - 1);
+            let subnet = (bits >> 64) as u16;
+            let slot = SEED.get_or_init(Default::default).hash_one((site, subnet))
+                % u64::from(SHARES_PER_SITE);
+            IpAddr::V6((site | (u128::from(slot) << 64)).into())
+        }
+        v4 => v4,
+    }
+}
+
+/// The /48 of an IPv6 client address (`None` for IPv4).
+pub fn site_key(ip: IpAddr) -> Option<u128> {
+    match client_key(ip) {
+        IpAddr::V6(v6) => Some(u128::from(v6) >> 80),
+        IpAddr::V4(_) => None,
+    }
+}
+
 /// The key a client address is counted under: the IPv4 address, or the
 /// /64 of an IPv6 address (the block one subscriber usually holds).
 pub fn client_key(ip: IpAddr) -> IpAddr {
@@ -54,10 +104,17 @@ pub fn client_key(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// Open connections per client address, shared by every event loop.
+/// Open connections per client address (and per IPv6 /48), shared by
+/// every event loop.
 pub struct PerAddress {
     max: usize,
-    open: Mutex<HashMap<IpAddr, usize>>,
+    open: Mutex<Open>,
+}
+
+#[derive(Default)]
+struct Open {
+    by_address: HashMap<IpAddr, usize>,
+    by_site: HashMap<u128, usize>,
 }
 
 impl PerAddress {
@@ -65,22 +122,30 @@ impl PerAddress {
     pub fn new(max: usize) -> PerAddress {
         PerAddress {
             max,
-            open: Mutex::new(HashMap::new()),
+            open: Mutex::new(Open::default()),
         }
     }
 
     /// Counts one more connection for `key`; false (and nothing counted)
-    /// when `key` already has the most.
+    /// when `key`, or its IPv6 /48, already has the most.
     pub fn admit(&self, key: IpAddr) -> bool {
         if self.max == 0 {
             return true;
         }
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let n = open.entry(key).or_insert(0);
-        if *n >= self.max {
+        let open = &mut *open;
+        let n = open.by_address.get(&key).copied().unwrap_or(0);
+        if n >= self.max {
             return false;
         }
-        *n += 1;
+        if let Some(site) = site_key(key) {
+            let in_site = open.by_site.entry(site).or_insert(0);
+            if *in_site >= self.max.saturating_mul(usize::from(SHARES_PER_SITE)) {
+                return false;
+            }
+            *in_site += 1;
+        }
+        open.by_address.insert(key, n + 1);
         true
     }
 
@@ -90,10 +155,19 @@ impl PerAddress {
             return;
         }
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = open.get_mut(&key) {
+        let open = &mut *open;
+        if let Some(n) = open.by_address.get_mut(&key) {
             *n -= 1;
             if *n == 0 {
-                open.remove(&key);
+                open.by_address.remove(&key);
+            }
+            if let Some(site) = site_key(key) {
+                if let Some(in_site) = open.by_site.get_mut(&site) {
+                    *in_site -= 1;
+                    if *in_site == 0 {
+                        open.by_site.remove(&site);
+                    }
+                }
             }
         }
     }
@@ -101,10 +175,12 @@ impl PerAddress {
 
 /// One client address may hold at most `1 / ADDRESS_SHARE_DIVISOR` of
 /// `--max-buffered-bytes` (default 4: a quarter, 16 MiB of the default
-/// 64 MiB), and never less than `--max-body-bytes`. Past it that address's
-/// next body over [`UNBUDGETED_BODY_BYTES`] gets the same `503` as a spent
-/// budget, and its connections with unsent output parse nothing more until
-/// it reads. Trusted proxies (no [`connection_key`]) have no share.
+/// 64 MiB), and never less than `--max-body-bytes`; less when others hold
+/// some too (its fair share, see the module documentation). Past it that
+/// address's next body over [`UNBUDGETED_BODY_BYTES`] gets the same `503`
+/// as a spent budget, and its connections with unsent output parse nothing
+/// more until it reads. Trusted proxies (no [`connection_key`]) have no
+/// share.
 pub const ADDRESS_SHARE_DIVISOR: usize = 4;
 
 /// The server-wide budget of buffered bytes.
@@ -114,6 +190,11 @@ pub struct MemoryBudget {
     used: AtomicUsize,
     /// Most bytes one address may hold (0: no per-address share).
     share: usize,
+    /// Least share an address has when others hold some too
+    /// (`--max-body-bytes`: every address may send one body).
+    floor: usize,
+    /// Shares shrink as more addresses hold bytes ([`Self::fair`]).
+    fair: bool,
     /// Bytes held per address.
     by_address: Mutex<HashMap<IpAddr, usize>>,
 }
@@ -131,8 +212,39 @@ impl MemoryBudget {
             limit,
             used: AtomicUsize::new(0),
             share: if limit == 0 { 0 } else { share },
+            floor: share,
+            fair: false,
             by_address: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// [`Self::with_address_share`], and while `k` addresses hold bytes
+    /// each may hold only `limit / (k + 1)` of them, never less than
+    /// `floor` (the largest body); one that holds some may not take the
+    /// last `limit / (k + 1)`.
+    pub fn fair(limit: usize, share: usize, floor: usize) -> MemoryBudget {
+        MemoryBudget {
+            floor: floor.min(share),
+            fair: true,
+            ..MemoryBudget::with_address_share(limit, share)
+        }
+    }
+
+    /// What an address holding `mine` may hold in all, and the most the
+    /// whole budget may hold when it takes more, while `held` is held.
+    fn share_of(&self, held: &HashMap<IpAddr, usize>, mine: usize) -> (usize, usize) {
+        if !self.fair {
+            return (self.share, self.limit);
+        }
+        let k = held.len() + usize::from(mine == 0);
+        let split = self.limit / (k + 1);
+        let share = split.max(self.floor).min(self.share);
+        let ceiling = if mine == 0 {
+            self.limit
+        } else {
+            self.limit - split
+        };
+        (share, ceiling)
     }
 
     /// The share of `--max-buffered-bytes` `limit` one address may hold
@@ -153,7 +265,8 @@ impl MemoryBudget {
         };
         let mut held = self.held();
         let mine = held.get(&key).copied().unwrap_or(0);
-        if mine.saturating_add(n) > self.share || !self.try_take(n) {
+        let (share, ceiling) = self.share_of(&held, mine);
+        if mine.saturating_add(n) > share || !self.try_take_within(n, ceiling) {
             return false;
         }
         held.insert(key, mine + n);
@@ -185,20 +298,27 @@ impl MemoryBudget {
     /// Whether the budget, or address `key`'s share of it, is spent.
     pub fn spent_for(&self, key: Option<IpAddr>) -> bool {
         self.spent()
-            || key
-                .filter(|_| self.share > 0)
-                .is_some_and(|key| self.held().get(&key).copied().unwrap_or(0) >= self.share)
+            || key.filter(|_| self.share > 0).is_some_and(|key| {
+                let held = self.held();
+                let mine = held.get(&key).copied().unwrap_or(0);
+                mine >= self.share_of(&held, mine).0
+            })
     }
 
     /// Takes `n` bytes if they fit; false (nothing taken) otherwise.
     pub fn try_take(&self, n: usize) -> bool {
+        self.try_take_within(n, self.limit)
+    }
+
+    /// Takes `n` bytes if the budget then holds at most `ceiling`.
+    fn try_take_within(&self, n: usize, ceiling: usize) -> bool {
         if self.limit == 0 {
             self.used.fetch_add(n, Ordering::Relaxed);
             return true;
         }
         self.used
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
-                (used.saturating_add(n) <= self.limit).then_some(used + n)
+                (used.saturating_add(n) <= ceiling).then_some(used + n)
             })
             .is_ok()
     }
@@ -278,6 +398,100 @@ mod tests {
         let plain = MemoryBudget::new(1000);
         assert!(plain.try_take_for(a, 1000));
         assert!(plain.held().is_empty());
+    }
+
+    #[test]
+    fn a_site_holds_at_most_shares_per_site_times_the_cap() {
+        let p = PerAddress::new(2);
+        let most = 2 * usize::from(SHARES_PER_SITE);
+        let in_site = |n: u128| IpAddr::V6(((0x2001_0db8_0007u128 << 80) | (n << 64)).into());
+        let admitted = (0..100u128)
+            .flat_map(|n| [n, n])
+            .filter(|&n| p.admit(in_site(n)))
+            .count();
+        assert_eq!(admitted, most);
+        // Another /48, and IPv4, are not held back; a release frees one.
+        let other = IpAddr::V6((0x2001_0db8_0008u128 << 80).into());
+        assert!(p.admit(other));
+        assert!(p.admit("192.0.2.1".parse().unwrap()));
+        p.release(in_site(0));
+        assert!(p.admit(in_site(77)));
+        assert!(!p.admit(in_site(78)));
+    }
+
+    proptest::proptest! {
+        /// Any /64s of one /48 share at most SHARES_PER_SITE fair keys, all
+        /// inside that /48; one /64 always has one key; different /48s and
+        /// IPv4 addresses never share one.
+        #[test]
+        fn a_site_is_at_most_shares_per_site_clients(
+            site in proptest::prelude::any::<u64>(),
+            other in proptest::prelude::any::<u64>(),
+            subnets in proptest::collection::vec((proptest::prelude::any::<u16>(), proptest::prelude::any::<u64>()), 1..300),
+            v4 in proptest::prelude::any::<u32>(),
+        ) {
+            let site = u128::from(site >> 16);
+            let other = u128::from(other >> 16);
+            proptest::prop_assume!(site != other && site >> 32 != 0 && other >> 32 != 0);
+            let addr = |site: u128, subnet: u16, host: u64| {
+                IpAddr::V6(((site << 80) | (u128::from(subnet) << 64) | u128::from(host)).into())
+            };
+            let mut keys = std::collections::HashSet::new();
+            for &(subnet, host) in &subnets {
+                let key = fair_key(addr(site, subnet, host));
+                proptest::prop_assert_eq!(key, fair_key(addr(site, subnet, !host)));
+                let IpAddr::V6(k) = key else { panic!("{key}") };
+                proptest::prop_assert_eq!(u128::from(k) >> 80, site);
+                proptest::prop_assert_ne!(key, fair_key(addr(other, subnet, host)));
+                keys.insert(key);
+            }
+            proptest::prop_assert!(keys.len() <= usize::from(SHARES_PER_SITE));
+            let v4 = IpAddr::V4(v4.into());
+            proptest::prop_assert_eq!(fair_key(v4), v4);
+        }
+
+        /// Up to limit / (5 * body) addresses (12 here, as at the
+        /// defaults) take and give bodies of up to `body` bytes in any
+        /// order: a refused take changes nothing, the budget is never
+        /// passed, and afterwards, each having taken all it could, an
+        /// address that holds nothing can still take a body of the largest
+        /// size. (With a fixed quarter per address, four addresses left it
+        /// nothing; 15 addresses taking greedily one after another still
+        /// do, since every address may hold at least one body.)
+        #[test]
+        fn holders_always_leave_room_for_a_newcomer(
+            addresses in 1u8..=12,
+            ops in proptest::collection::vec((0u8..16, 1usize..=1024, proptest::prelude::any::<bool>()), 0..600),
+        ) {
+            const BODY: usize = 1024;
+            const LIMIT: usize = 64 * BODY;
+            let budget = MemoryBudget::fair(LIMIT, MemoryBudget::address_share(LIMIT, BODY), BODY);
+            let key = |n: u8| Some(IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, n)));
+            let mut held = vec![Vec::<usize>::new(); 16];
+            for (who, n, give) in ops {
+                let who = who % addresses;
+                if give {
+                    if let Some(n) = held[usize::from(who)].pop() {
+                        budget.give_for(key(who), n);
+                    }
+                    continue;
+                }
+                let before = budget.used();
+                if budget.try_take_for(key(who), n) {
+                    held[usize::from(who)].push(n);
+                } else {
+                    proptest::prop_assert_eq!(budget.used(), before);
+                }
+                proptest::prop_assert!(budget.used() <= LIMIT);
+            }
+            // Greedy to the end: each takes bodies until refused.
+            for who in 0..addresses {
+                while budget.try_take_for(key(who), BODY) {
+                    held[usize::from(who)].push(BODY);
+                }
+            }
+            proptest::prop_assert!(budget.try_take_for(key(200), BODY), "used {} of {LIMIT}", budget.used());
+        }
     }
 
     #[test]

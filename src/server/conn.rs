@@ -258,6 +258,21 @@ impl Conn {
         matches!(self.state, State::Waiting { .. })
     }
 
+    /// When the connection became idle, if it is: no request in progress
+    /// (nothing buffered, no body, no job, no unsent output, not closing,
+    /// nothing left unread in the socket). Changes with every answer, so
+    /// a connection that was served between two looks is idle anew.
+    pub fn idle_since(&self) -> Option<Instant> {
+        let idle = matches!(self.state, State::Head)
+            && self.rbuf.is_empty()
+            && self.out.is_empty()
+            && !self.read_eof
+            && !self.read_pending
+            && !self.paused_for_output
+            && self.head_started.is_none();
+        idle.then_some(self.idle_since)
+    }
+
     /// Most bytes the read buffer takes: a head, plus the body being read
     /// when it is reserved in the budget (or small), plus one read. Bytes
     /// past it wait in the socket, so a connection holds no more than this

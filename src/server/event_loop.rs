@@ -14,6 +14,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::admission::{connection_key, MemoryBudget, PerAddress};
 use super::conn::{Conn, Ctx, Fallback, Handler, ReadUntil, READ_CHUNK_BYTES};
+use super::idle::{nanos, IdleList, LoopIdle};
 use super::workers::{Pool, Ticket};
 use super::{log, slab, ServerOptions, ShutdownHandle, SignalAction};
 use crate::http::date::DateCache;
@@ -46,6 +47,13 @@ pub const MAX_LINGERING_REFUSALS: usize = 256;
 /// How often deadlines are checked.
 const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Idle connections one admission at `--max-connections` looks at before
+/// it gives up. Each is read once more before it is closed, and one whose
+/// request arrived meanwhile is served instead (it is no longer idle).
+/// Default 16; a new connection that finds none of them still idle gets
+/// the `503` of a full server. Nothing else is visible to peers.
+pub const EVICTION_PROBES: usize = 16;
+
 struct Slot {
     conn: Conn,
     stream: TcpStream,
@@ -53,6 +61,9 @@ struct Slot {
     writable: bool,
     /// What the connection counts against.
     admitted: Admitted,
+    /// The connection's idle mark ([`Conn::idle_since`]) when it was listed
+    /// in the loop's idle list; `None` while it is not listed.
+    idle_mark: Option<Instant>,
 }
 
 /// How an open connection is counted.
@@ -96,6 +107,14 @@ pub(super) struct Loop {
     refused_open: usize,
     /// Connections (index, generation) that yielded, for their next turn.
     yielded: Vec<(usize, u32)>,
+    /// This loop's idle connections, longest idle first.
+    idle: IdleList,
+    /// What every loop publishes about its idle connections (this one's at
+    /// `me`).
+    loops: Arc<[LoopIdle]>,
+    me: usize,
+    /// The clock origin of [`LoopIdle`]'s timestamps.
+    epoch: Instant,
     pool: Pool,
     handler: Arc<dyn Handler>,
     options: ServerOptions,
@@ -114,6 +133,7 @@ impl Loop {
         handler: Arc<dyn Handler>,
         options: ServerOptions,
         shared: &Shared,
+        me: usize,
     ) -> Loop {
         let log = log::AccessLog::new(options.log_format);
         Loop {
@@ -126,6 +146,10 @@ impl Loop {
             budget: Arc::clone(&shared.budget),
             refused_open: 0,
             yielded: Vec::new(),
+            idle: IdleList::new(),
+            loops: Arc::clone(&shared.idle),
+            me,
+            epoch: shared.epoch,
             pool,
             handler,
             options,
@@ -197,6 +221,7 @@ impl Loop {
             }
             lp.deliver_completions(poll);
             lp.serve_yielded(poll);
+            lp.close_wanted_idle(poll);
             if stop.requested() && lp.draining_since.is_none() {
                 lp.begin_shutdown(poll);
             }
@@ -223,18 +248,24 @@ impl Loop {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
                     let key = connection_key(&peer, &self.options.trusted_proxies);
-                    let refusal = if self.open_total.fetch_add(1, Ordering::Relaxed)
-                        >= self.options.max_connections
-                    {
-                        Some((Fallback::Overloaded, "too_many_connections"))
-                    } else if key.is_some_and(|k| !self.per_address.admit(k)) {
+                    // Past the per-address cap first: a connection refused
+                    // for its address never costs another its place.
+                    let refusal = if key.is_some_and(|k| !self.per_address.admit(k)) {
                         Some((Fallback::TooManyFromAddress, "too_many_connections_per_ip"))
+                    } else if self.open_total.fetch_add(1, Ordering::Relaxed)
+                        >= self.options.max_connections
+                        && !self.make_room(poll)
+                    {
+                        self.open_total.fetch_sub(1, Ordering::Relaxed);
+                        if let Some(key) = key {
+                            self.per_address.release(key);
+                        }
+                        Some((Fallback::Overloaded, "too_many_connections"))
                     } else {
                         None
                     };
                     if let Some((fallback, reason)) = refusal {
                         let response = self.handler.fallback(fallback);
-                        self.open_total.fetch_sub(1, Ordering::Relaxed);
                         crate::metrics::METRICS.rejected(reason);
                         self.refuse_at_accept(poll, stream, peer, response);
                         continue;
@@ -277,6 +308,7 @@ impl Loop {
             generation: GENERATION.next(),
             writable: false,
             admitted,
+            idle_mark: None,
         });
         self.open += 1;
         self.on_ready(poll, index, Some(ReadUntil::Short));
@@ -419,6 +451,10 @@ impl Loop {
             crate::metrics::METRICS.yielded();
             self.yielded.push((index, slot.generation));
         }
+        self.track_idle(index);
+        let Some(Some(slot)) = self.slots.get_mut(index) else {
+            return;
+        };
         let want_write = slot.conn.wants_write();
         if want_write != slot.writable {
             let interest = if want_write {
@@ -441,6 +477,10 @@ impl Loop {
 
     fn close(&mut self, poll: &Poll, index: usize) {
         if let Some(mut slot) = self.slots[index].take() {
+            if slot.idle_mark.is_some() {
+                self.idle.remove(index);
+                self.publish_idle();
+            }
             let _ = poll.registry().deregister(&mut slot.stream);
             self.free.push(index);
             self.open -= 1;
@@ -453,6 +493,96 @@ impl Loop {
                     crate::metrics::METRICS.connections(-1);
                 }
                 Admitted::Refused => self.refused_open -= 1,
+            }
+        }
+    }
+
+    /// Lists or unlists slot `index` in the idle list as its connection
+    /// became idle (anew) or busy. O(1).
+    fn track_idle(&mut self, index: usize) {
+        let Some(Some(slot)) = self.slots.get_mut(index) else {
+            return;
+        };
+        let idle = match slot.admitted {
+            Admitted::Served(_) => slot.conn.idle_since(),
+            Admitted::Refused => None,
+        };
+        if idle == slot.idle_mark {
+            return;
+        }
+        slot.idle_mark = idle;
+        match idle {
+            Some(_) => self.idle.push_back(index, Instant::now()),
+            None => self.idle.remove(index),
+        }
+        self.publish_idle();
+    }
+
+    fn publish_idle(&self) {
+        self.loops[self.me].publish(&self.idle, self.epoch);
+    }
+
+    /// At `--max-connections`: makes room for one more connection by
+    /// closing the idle connection idle the longest, on this loop or (asked
+    /// to, through its waker) on the loop that holds it. False when no loop
+    /// has an idle connection: every open connection has a request in
+    /// progress, and the new one is refused.
+    fn make_room(&mut self, poll: &Poll) -> bool {
+        let own = self.idle.front().map(|(_, since)| nanos(self.epoch, since));
+        let other = (0..self.loops.len())
+            .filter(|&i| i != self.me)
+            .map(|i| (self.loops[i].oldest(), i))
+            .filter(|&(oldest, _)| oldest != u64::MAX)
+            .min();
+        if let Some((oldest, i)) = other {
+            if own.is_none_or(|own| oldest < own) && self.loops[i].ask() {
+                // That loop closes it on its next turn; until then the
+                // server holds one connection more than the cap.
+                return true;
+            }
+        }
+        if self.close_oldest_idle(poll) {
+            return true;
+        }
+        (0..self.loops.len())
+            .filter(|&i| i != self.me)
+            .any(|i| self.loops[i].ask())
+    }
+
+    /// Closes this loop's longest idle connection, after one last read
+    /// (a request that arrived since it went idle is served, and the next
+    /// one is tried); false when none of [`EVICTION_PROBES`] is still idle.
+    fn close_oldest_idle(&mut self, poll: &Poll) -> bool {
+        for _ in 0..EVICTION_PROBES {
+            let Some((index, _)) = self.idle.front() else {
+                return false;
+            };
+            let Some(generation) = self.slots[index].as_ref().map(|s| s.generation) else {
+                self.idle.remove(index);
+                continue;
+            };
+            self.on_ready(poll, index, Some(ReadUntil::Blocked));
+            let same = self.slots[index]
+                .as_ref()
+                .is_some_and(|s| s.generation == generation);
+            if !same {
+                // It closed (its peer had gone): its place is free.
+                return true;
+            }
+            if self.idle.front().map(|f| f.0) == Some(index) {
+                self.close(poll, index);
+                crate::metrics::METRICS.idle_closed();
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Closes the idle connections other loops asked this one to close.
+    fn close_wanted_idle(&mut self, poll: &Poll) {
+        for _ in 0..self.loops[self.me].take_wanted() {
+            if !self.close_oldest_idle(poll) {
+                break;
             }
         }
     }
@@ -576,6 +706,10 @@ pub(super) struct Shared {
     pub(super) per_address: Arc<PerAddress>,
     /// The memory budget.
     pub(super) budget: Arc<MemoryBudget>,
+    /// What each loop publishes about its idle connections, in loop order.
+    pub(super) idle: Arc<[LoopIdle]>,
+    /// The clock origin of those timestamps.
+    pub(super) epoch: Instant,
 }
 
 /// Slot generations: unique per accepted connection.

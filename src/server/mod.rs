@@ -10,6 +10,7 @@
 pub mod admission;
 pub mod conn;
 mod event_loop;
+pub mod idle;
 pub mod log;
 pub mod slab;
 pub mod work;
@@ -231,7 +232,7 @@ impl Server {
         let shared = Shared {
             open_total: Arc::new(AtomicUsize::new(0)),
             per_address: Arc::new(admission::PerAddress::new(options.max_connections_per_ip)),
-            budget: Arc::new(admission::MemoryBudget::with_address_share(
+            budget: Arc::new(admission::MemoryBudget::fair(
                 options.max_buffered_bytes,
                 options.max_buffered_bytes_per_ip.unwrap_or_else(|| {
                     admission::MemoryBudget::address_share(
@@ -239,15 +240,23 @@ impl Server {
                         options.limits.max_body_bytes,
                     )
                 }),
+                options.limits.max_body_bytes,
             )),
+            idle: stop
+                .wakers
+                .iter()
+                .map(|w| idle::LoopIdle::new(Arc::clone(w)))
+                .collect(),
+            epoch: std::time::Instant::now(),
         };
-        let new_loop = |listener: TcpListener, pool: Pool| {
+        let new_loop = |listener: TcpListener, pool: Pool, me: usize| {
             Loop::new(
                 listener,
                 pool,
                 Arc::clone(&handler),
                 options.clone(),
                 &shared,
+                me,
             )
         };
         let mut loops = loops.into_iter();
@@ -255,7 +264,7 @@ impl Server {
         let mut threads = Vec::new();
         let mut started = Ok(());
         for (i, io) in loops.enumerate() {
-            let lp = new_loop(io.listener, pool.lane(i + 1));
+            let lp = new_loop(io.listener, pool.lane(i + 1), i + 1);
             let handle = stop.clone();
             let spawned = thread::Builder::new()
                 .name("xmd-loop".into())
@@ -281,7 +290,7 @@ impl Server {
                 }
             }
         }
-        let lp = new_loop(first.listener, pool);
+        let lp = new_loop(first.listener, pool, 0);
         let (result, pool) = run_loop(first.poll, lp, signals, &stop);
         // One loop failing stops the others.
         stop.shutdown();
