@@ -251,3 +251,86 @@ fn a_pipelining_client_leaves_its_loop_to_the_others_between_turns() {
     );
     drop(writing);
 }
+
+/// Whether the server has closed `s` (EOF or reset) rather than leaving
+/// it open and silent.
+fn is_closed(s: &TcpStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let mut b = [0u8; 16];
+    let closed = !matches!(s.peek(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+    s.set_nonblocking(false).unwrap();
+    closed
+}
+
+/// At `--max-connections` a new connection is admitted by closing the
+/// connection idle the longest, whichever of the loops holds it (a loop
+/// asks another through its waker), oldest first, round after round; a
+/// connection with a request in progress is never closed for it, so with
+/// none idle the new one gets the 503.
+#[test]
+fn the_longest_idle_connection_makes_room_on_any_loop() {
+    let x = Xmd::start(&["--event-loops", "2", "--max-connections", "4"]);
+    let list = post(
+        &x.host(),
+        &LEGACY,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
+    let mut open = std::collections::VecDeque::new();
+    for _ in 0..4 {
+        let mut s = x.connect();
+        s.write_all(&list).unwrap();
+        assert_eq!(read_reply(&mut s, false).status, 200);
+        open.push_back(s);
+        sleep(Duration::from_millis(30));
+    }
+    for round in 0..10 {
+        let mut s = x.connect();
+        s.write_all(&list).unwrap();
+        assert_eq!(read_reply(&mut s, false).status, 200, "round {round}");
+        let mut oldest = open.pop_front().unwrap();
+        assert!(
+            closed_within(&mut oldest, Duration::from_secs(2)),
+            "round {round}: the oldest stays open"
+        );
+        sleep(Duration::from_millis(30));
+        for (i, other) in open.iter().enumerate() {
+            assert!(!is_closed(other), "round {round}: #{i} was closed");
+        }
+        open.push_back(s);
+    }
+    // Every connection with a request in progress: none is closed for a
+    // newcomer, which is refused.
+    for s in &mut open {
+        s.write_all(b"GET /healthz HTTP/1.1\r\n").unwrap();
+    }
+    sleep(Duration::from_millis(100));
+    let mut refused = x.connect();
+    let r = read_reply(&mut refused, false);
+    assert_eq!(r.status, 503);
+    for (i, s) in open.iter().enumerate() {
+        assert!(!is_closed(s), "#{i} was closed");
+    }
+    // Finishing a request makes its connection idle again: the next
+    // newcomer takes its place.
+    let mut first = open.pop_front().unwrap();
+    first
+        .write_all(format!("Host: {}\r\n\r\n", x.host()).as_bytes())
+        .unwrap();
+    assert_eq!(read_reply(&mut first, false).status, 200);
+    sleep(Duration::from_millis(30));
+    let mut s = x.connect();
+    s.write_all(&list).unwrap();
+    assert_eq!(read_reply(&mut s, false).status, 200);
+    assert!(closed_within(&mut first, Duration::from_secs(2)));
+    let metrics = roundtrip_metrics(&mut s, &x);
+    assert!(
+        metrics.contains("xmd_idle_connections_closed_total 11\n"),
+        "{metrics}"
+    );
+}
+
+fn roundtrip_metrics(s: &mut TcpStream, x: &Xmd) -> String {
+    s.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {}\r\n\r\n", x.host()).as_bytes())
+        .unwrap();
+    read_reply(s, false).text()
+}
