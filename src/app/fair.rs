@@ -20,11 +20,19 @@
 //! - a refused request changes nothing: it is not sent, and no debt is
 //!   added, so retrying burns nothing.
 //!
+//! The clients that owe are few (each owes something, and all together
+//! owe at most the burst: about e times the burst at most, which a flood
+//! of new clients reaches),
+//! and never more than
+//! [`MAX_TRACKED_CLIENTS`]: past that a client that owes nothing is
+//! refused for a second.
+//!
 //! Everything is O(log n) per request: debts are kept as the point of a
 //! shared *virtual clock* (the debt paid back so far by each client that
 //! owed throughout) at which they reach zero, in a `BTreeMap` ordered by it.
 //! Amounts are in micro-requests (integers), so the arithmetic is exact.
 
+use super::limits::MAX_TRACKED_CLIENTS;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::time::{Duration, Instant};
@@ -155,6 +163,12 @@ impl<K: Hash + Eq + Clone> FairShares<K> {
         let key = key.cloned();
         let total = self.total_debt();
         let mine = self.debt_of(&key);
+        if mine == 0 && self.due.len() >= MAX_TRACKED_CLIENTS {
+            // The table is full of clients that owe: a newcomer waits for
+            // one to pay back (a second is more than enough at any budget
+            // that could fill it).
+            return Err(Refused::Budget(Duration::from_secs(1)));
+        }
         let n = self.order.len() + usize::from(mine == 0);
         let (share, ceiling) = if key.is_none() {
             // Bounded by the whole budget only.
@@ -238,10 +252,30 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_flood_of_new_clients_keeps_few_owing() {
+        let t0 = Instant::now();
+        let mut f: FairShares<u32> = FairShares::new(15, 45, t0);
+        let mut most = 0;
+        let mut served = 0;
+        for i in 0..60_000u32 {
+            served += u32::from(f.take(Some(&i), t0 + MS * i).is_ok());
+            most = most.max(f.due.len());
+        }
+        // About e times the burst (116 here): each newcomer waits for the
+        // total to fall by one, while older debts are paid back evenly.
+        assert!(most <= 3 * 45, "{most} owe");
+        // 45 + 15/s over 60 s, less what rounding leaves.
+        assert!((940..=945).contains(&served), "{served}");
+    }
+
     /// One step of a generated schedule: wait `ms`, then client `who`
     /// (`None`: addressless) asks for one request.
     fn step() -> impl Strategy<Value = (u64, Option<u8>)> {
-        (0u64..150, prop::option::weighted(0.9, 0u8..6))
+        (
+            0u64..150,
+            prop::option::weighted(0.9, prop_oneof![0u8..6, any::<u8>()]),
+        )
     }
 
     proptest! {
@@ -264,7 +298,9 @@ mod tests {
                 now += MS * ms as u32;
                 let mut before = f.debts(now);
                 before.sort();
-                match f.take(who.as_ref(), now) {
+                let taken_now = f.take(who.as_ref(), now);
+                prop_assert!(f.due.len() as u32 <= 3 * burst, "{} owe", f.due.len());
+                match taken_now {
                     Ok(()) => taken.push(now),
                     Err(_) => {
                         let mut after = f.debts(now);
