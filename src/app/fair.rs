@@ -16,16 +16,17 @@
 //!   `burst / (n + 1)` with `n` the clients that owe something, him
 //!   included; and a client that already owes something may not take the
 //!   last `burst / (n + 1)`, so a client that owes nothing (a newcomer, or
-//!   one that asks rarely) always finds room for its request at once;
+//!   one that asks for less than its share) finds room for its request at
+//!   once, unless as many other such clients took that room first (the
+//!   limit of key multiplication: each client that owes nothing may take
+//!   one request of it);
 //! - a refused request changes nothing: it is not sent, and no debt is
 //!   added, so retrying burns nothing.
 //!
-//! The clients that owe are few (each owes something, and all together
-//! owe at most the burst: about e times the burst at most, which a flood
-//! of new clients reaches),
-//! and never more than
-//! [`MAX_TRACKED_CLIENTS`]: past that a client that owes nothing is
-//! refused for a second.
+//! The clients that owe are few (all together owe at most the burst; a
+//! flood of new clients, one request each, makes about e times the burst
+//! of them) and never more than [`MAX_TRACKED_CLIENTS`]: past that a
+//! client that owes nothing is refused for a second.
 //!
 //! Everything is O(log n) per request: debts are kept as the point of a
 //! shared *virtual clock* (the debt paid back so far by each client that
