@@ -349,3 +349,65 @@ fn a_few_addresses_cannot_starve_another() {
     assert_eq!(outcomes, vec!["served"; 12], "{report}");
     assert_eq!(big_statuses, vec![200; 3], "{report}");
 }
+
+/// Whether an answer (or the end of the stream) is waiting on `s`.
+fn answered(s: &TcpStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let waiting =
+        !matches!(s.peek(&mut [0u8; 1]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+    s.set_nonblocking(false).unwrap();
+    waiting
+}
+
+/// An address's share of the memory budget shrinks as more addresses hold
+/// some: one that took a quarter while alone gives back what is over its
+/// share now at the next sweep (one of its bodies is refused with 503), and
+/// keeps the rest. Before, its quarter stayed for as long as it kept its
+/// bodies coming (up to --body-timeout each).
+#[test]
+fn an_address_over_its_share_gives_bodies_back_within_a_sweep() {
+    let x = Xmd::start(&[
+        "--event-loops",
+        "1",
+        "--max-buffered-bytes",
+        "4194304",
+        "--max-body-bytes",
+        "262144",
+    ]);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: 262144\r\n\r\n ",
+        x.host()
+    );
+    let hold = |host: u8| {
+        let mut s = connect_from(5, host, x.addr).unwrap();
+        s.write_all(head.as_bytes()).unwrap();
+        thread::sleep(Duration::from_millis(50));
+        s
+    };
+    // Alone, 127.0.5.1 holds its quarter (1 MiB, 4 bodies); the rest is
+    // refused.
+    let first: Vec<TcpStream> = (0..8).map(|_| hold(1)).collect();
+    let refused = first.iter().filter(|s| answered(s)).count();
+    assert_eq!(refused, 4);
+    let first: Vec<TcpStream> = first.into_iter().filter(|s| !answered(s)).collect();
+    // Three more addresses take one body each: with 4 holding, a share is
+    // 4 MiB / 5 (819 KiB), and the first holds 1 MiB.
+    let others: Vec<TcpStream> = (2..=4).map(hold).collect();
+    thread::sleep(Duration::from_millis(2500));
+    let mut shed = Vec::new();
+    for (i, s) in first.iter().enumerate() {
+        if answered(s) {
+            shed.push(i);
+        }
+    }
+    assert_eq!(shed.len(), 1, "{shed:?}");
+    let mut gone = first.into_iter().nth(shed[0]).unwrap();
+    gone.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let (status, body) = read_response(&mut gone).unwrap();
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("memory budget"), "{body}");
+    assert!(
+        others.iter().all(|s| !answered(s)),
+        "the others keep theirs"
+    );
+}
