@@ -3,12 +3,14 @@
 //! id. Knows nothing of eras or MCP methods; the caller supplies headers.
 
 use std::io::Read;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::depth::check_depth;
 use super::error::{Error, TransportKind, MAX_ERROR_BODY_BYTES};
+use super::redirect::{resolve, same_origin, MAX_REDIRECTS};
 use super::sse::{SseDecoder, SseError};
 
 /// Largest `application/json` reply body read: 16 MiB. A bigger body ends
@@ -50,19 +52,50 @@ pub(crate) struct Received {
     pub status: u16,
     /// `Mcp-Session-Id` on the reply, if any.
     pub session_id: Option<String>,
+    /// Body bytes read for it (every SSE stream and resumption included).
+    pub bytes: u64,
 }
 
 /// The HTTP side of a client: agent, endpoint, user headers.
 pub(crate) struct Transport {
     agent: ureq::Agent,
     url: String,
+    /// Where requests go: `url`, or where a chain of `308`s moved it.
+    endpoint: Mutex<String>,
+    /// Longest one exchange may take.
+    timeout: Duration,
+    /// No exchange, wait or resumption goes past it.
+    deadline: Option<Instant>,
     headers: Vec<(String, String)>,
     trace: Option<Trace>,
 }
 
-fn agent(timeout: Duration) -> ureq::Agent {
+/// The HTTP methods the client sends.
+#[derive(Clone, Copy)]
+enum Verb {
+    Post,
+    Get,
+    Delete,
+}
+
+impl Verb {
+    fn as_str(self) -> &'static str {
+        match self {
+            Verb::Post => "POST",
+            Verb::Get => "GET",
+            Verb::Delete => "DELETE",
+        }
+    }
+}
+
+/// A resumption `GET` starts from the stream's URL, not the endpoint: only
+/// requests to the endpoint move it.
+fn verb_moves_endpoint(verb: Verb) -> bool {
+    !matches!(verb, Verb::Get)
+}
+
+fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
         .http_status_as_error(false)
         .user_agent(CLIENT_USER_AGENT)
         .max_redirects(0)
@@ -168,8 +201,11 @@ fn find_response(v: Value, id: &Value) -> Option<Value> {
 impl Transport {
     pub(crate) fn new(url: &str, timeout: Duration) -> Transport {
         Transport {
-            agent: agent(timeout),
+            agent: agent(),
             url: url.to_string(),
+            endpoint: Mutex::new(url.to_string()),
+            timeout,
+            deadline: None,
             headers: Vec::new(),
             trace: None,
         }
@@ -179,8 +215,48 @@ impl Transport {
         &self.url
     }
 
+    fn endpoint(&self) -> String {
+        self.endpoint
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     pub(crate) fn set_timeout(&mut self, timeout: Duration) {
-        self.agent = agent(timeout);
+        self.timeout = timeout;
+    }
+
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// Time the next exchange may take: the per-exchange timeout, cut to
+    /// what is left before the deadline; a timeout error once none is.
+    fn budget(&self) -> Result<Duration, Error> {
+        let Some(deadline) = self.deadline else {
+            return Ok(self.timeout);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::transport(
+                TransportKind::Timeout,
+                "the deadline passed",
+            ));
+        }
+        Ok(left.min(self.timeout))
+    }
+
+    /// Sleeps `wait`, or until the deadline (then a timeout error).
+    fn sleep(&self, wait: Duration) -> Result<(), Error> {
+        let budget = self.budget()?;
+        std::thread::sleep(wait.min(budget));
+        if wait >= budget && self.deadline.is_some() {
+            return Err(Error::transport(
+                TransportKind::Timeout,
+                "the deadline passed while waiting to resume the SSE stream",
+            ));
+        }
+        Ok(())
     }
 
     pub(crate) fn add_header(&mut self, name: &str, value: &str) {
@@ -197,6 +273,11 @@ impl Transport {
         }
     }
 
+    /// One `--verbose` line from the client above.
+    pub(crate) fn trace_line(&self, line: impl FnOnce() -> String) {
+        self.trace(line);
+    }
+
     /// Our protocol headers plus the user's; a user header replaces ours of
     /// the same name.
     fn merged<'a>(&'a self, ours: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
@@ -209,30 +290,104 @@ impl Transport {
         out
     }
 
+    /// Sends one request, following same-origin `307`/`308` redirects
+    /// (the same method, headers and body) at most [`MAX_REDIRECTS`]
+    /// times; returns the answer and the URL that gave it. A chain of
+    /// `308`s only (permanent) moves the endpoint for later requests.
+    fn send(
+        &self,
+        verb: Verb,
+        mut url: String,
+        ours: &[(&'static str, String)],
+        body: Option<&[u8]>,
+        what: &str,
+    ) -> Result<(ureq::http::Response<ureq::Body>, String), Error> {
+        let mut hops = 0u32;
+        let mut permanent = true;
+        loop {
+            let budget = self.budget()?;
+            self.trace(|| format!("> {} {url} {what}", verb.as_str()));
+            let merged = self.merged(ours);
+            macro_rules! build {
+                ($req:expr) => {{
+                    let mut req = $req;
+                    for (k, v) in &merged {
+                        req = req.header(*k, *v);
+                    }
+                    req.config().timeout_global(Some(budget)).build()
+                }};
+            }
+            let resp = match verb {
+                Verb::Post => build!(self.agent.post(&url)).send(body.unwrap_or_default()),
+                Verb::Get => build!(self.agent.get(&url)).call(),
+                Verb::Delete => build!(self.agent.delete(&url)).call(),
+            }
+            .map_err(map_ureq)?;
+            let status = resp.status().as_u16();
+            if status != 307 && status != 308 {
+                if hops > 0 && permanent && verb_moves_endpoint(verb) {
+                    *self.endpoint.lock().unwrap_or_else(|p| p.into_inner()) = url.clone();
+                }
+                return Ok((resp, url));
+            }
+            let Some(location) = header(&resp, "location") else {
+                return Err(Error::HttpStatus {
+                    status,
+                    body: "redirect without a Location".into(),
+                });
+            };
+            let Some(next) = resolve(&url, &location) else {
+                return Err(Error::HttpStatus {
+                    status,
+                    body: format!("redirect to an unreadable Location {location:?}"),
+                });
+            };
+            if !same_origin(&url, &next) {
+                return Err(Error::HttpStatus {
+                    status,
+                    body: format!(
+                        "redirect from {url} to {next} refused: another origin (xmd client follows 307/308 only within the same scheme, host and port)"
+                    ),
+                });
+            }
+            if hops == MAX_REDIRECTS {
+                return Err(Error::HttpStatus {
+                    status,
+                    body: format!(
+                        "more than {MAX_REDIRECTS} redirects (the last to {next}); stopped"
+                    ),
+                });
+            }
+            hops += 1;
+            permanent &= status == 308;
+            self.trace(|| format!("< {status} Location: {next} (redirect {hops})"));
+            url = next;
+        }
+    }
+
     fn send_post(
         &self,
         body: &Value,
         headers: &[(&'static str, String)],
-    ) -> Result<ureq::http::Response<ureq::Body>, Error> {
+    ) -> Result<(ureq::http::Response<ureq::Body>, String), Error> {
         let mut ours: Vec<(&'static str, String)> = vec![
             ("Content-Type", "application/json".into()),
             ("Accept", ACCEPT_POST.into()),
         ];
         ours.extend(headers.iter().cloned());
-        let mut req = self.agent.post(&self.url);
-        for (k, v) in self.merged(&ours) {
-            req = req.header(k, v);
-        }
         let bytes = serde_json::to_vec(body).map_err(|e| Error::protocol(e.to_string()))?;
-        self.trace(|| {
-            let what = body
-                .get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("response");
-            let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            format!("> POST {} {what} [{}]", self.url, hs.join(", "))
-        });
-        req.send(&bytes[..]).map_err(map_ureq)
+        let what = body
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("response");
+        let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        self.send(
+            Verb::Post,
+            self.endpoint(),
+            &ours,
+            Some(&bytes),
+            &format!("{what} [{}]", hs.join(", ")),
+        )
     }
 
     /// Reads a non-success reply body for an [`Error::HttpStatus`].
@@ -246,6 +401,9 @@ impl Transport {
             .read_to_string()
             .unwrap_or_default();
         let body = match location {
+            Some(loc) if matches!(status, 301..=303) => {
+                format!("(Location: {loc}; not followed: only 307 and 308 keep the POST) {body}")
+            }
             Some(loc) if (300..400).contains(&status) => format!("(Location: {loc}) {body}"),
             _ => body,
         };
@@ -262,7 +420,7 @@ impl Transport {
         on_request: &mut dyn FnMut(&Value),
     ) -> Result<Received, Error> {
         let id = body.get("id").cloned().unwrap_or(Value::Null);
-        let mut resp = self.send_post(body, headers)?;
+        let (mut resp, url) = self.send_post(body, headers)?;
         let status = resp.status().as_u16();
         let session_id = header(&resp, "mcp-session-id");
         let ct = header(&resp, "content-type");
@@ -283,8 +441,9 @@ impl Transport {
             ));
         }
         let success = (200..300).contains(&status);
+        let mut read = 0u64;
         let message = if mt == "text/event-stream" && success {
-            self.read_sse(resp, &id, headers, on_request)?
+            self.read_sse(resp, &url, &id, headers, on_request, &mut read)?
         } else if is_json(&mt) {
             let bytes = resp
                 .body_mut()
@@ -292,6 +451,8 @@ impl Transport {
                 .limit(MAX_RESPONSE_BYTES)
                 .read_to_vec()
                 .map_err(map_ureq)?;
+            read = bytes.len() as u64;
+            check_depth(&bytes)?;
             match serde_json::from_slice::<Value>(&bytes) {
                 Ok(v) => match find_response(v, &id) {
                     Some(m) if success || m.get("error").is_some() => m,
@@ -329,6 +490,7 @@ impl Transport {
             message,
             status,
             session_id,
+            bytes: read,
         })
     }
 
@@ -339,16 +501,18 @@ impl Transport {
     fn read_sse(
         &self,
         mut resp: ureq::http::Response<ureq::Body>,
+        url: &str,
         id: &Value,
         headers: &[(&'static str, String)],
         on_request: &mut dyn FnMut(&Value),
+        read: &mut u64,
     ) -> Result<Value, Error> {
         let mut last_id: Option<String> = None;
         let mut retry: Option<u64> = None;
         let mut resumes = 0u32;
         loop {
             let mut decoder = SseDecoder::new();
-            let ended = self.read_stream(&mut resp, &mut decoder, id, on_request)?;
+            let ended = self.read_stream(&mut resp, &mut decoder, id, on_request, read)?;
             if let Some(found) = ended {
                 return Ok(found);
             }
@@ -366,14 +530,16 @@ impl Transport {
             }
             resumes += 1;
             let wait = retry.map_or(DEFAULT_SSE_RETRY, Duration::from_millis);
-            std::thread::sleep(wait.min(MAX_SSE_RETRY));
-            resp = self.resume(&event_id, headers)?;
+            self.sleep(wait.min(MAX_SSE_RETRY))?;
+            resp = self.resume(url, &event_id, headers)?;
         }
     }
 
-    /// `GET` on the endpoint with `Last-Event-ID`: the resumed stream.
+    /// `GET` with `Last-Event-ID` on the URL that gave the stream: the
+    /// resumed stream.
     fn resume(
         &self,
+        url: &str,
         event_id: &str,
         headers: &[(&'static str, String)],
     ) -> Result<ureq::http::Response<ureq::Body>, Error> {
@@ -382,12 +548,13 @@ impl Transport {
             ("Last-Event-ID", event_id.to_string()),
         ];
         ours.extend(headers.iter().cloned());
-        let mut req = self.agent.get(&self.url);
-        for (k, v) in self.merged(&ours) {
-            req = req.header(k, v);
-        }
-        self.trace(|| format!("> GET {} [Last-Event-ID: {event_id}]", self.url));
-        let mut resp = req.call().map_err(map_ureq)?;
+        let (mut resp, _) = self.send(
+            Verb::Get,
+            url.to_string(),
+            &ours,
+            None,
+            &format!("[Last-Event-ID: {event_id}]"),
+        )?;
         let status = resp.status().as_u16();
         let ct = header(&resp, "content-type");
         self.trace(|| {
@@ -416,13 +583,17 @@ impl Transport {
         decoder: &mut SseDecoder,
         id: &Value,
         on_request: &mut dyn FnMut(&Value),
+        read: &mut u64,
     ) -> Result<Option<Value>, Error> {
         let mut reader = resp.body_mut().as_reader();
         let mut buf = vec![0u8; SSE_READ_CHUNK];
         loop {
             let n = match reader.read(&mut buf) {
                 Ok(0) => return Ok(None),
-                Ok(n) => n,
+                Ok(n) => {
+                    *read += n as u64;
+                    n
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     let err = map_io(&e);
@@ -445,6 +616,7 @@ impl Transport {
                     self.trace(|| format!("< SSE event '{}' skipped", ev.event));
                     continue;
                 }
+                check_depth(ev.data.as_bytes())?;
                 let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
                     Error::protocol(format!("SSE message event is not valid JSON: {e}"))
                 })?;
@@ -475,7 +647,7 @@ impl Transport {
         body: &Value,
         headers: &[(&'static str, String)],
     ) -> Result<u16, Error> {
-        let mut resp = self.send_post(body, headers)?;
+        let (mut resp, _) = self.send_post(body, headers)?;
         let status = resp.status().as_u16();
         self.trace(|| format!("< {status}"));
         if (200..300).contains(&status) {
@@ -487,16 +659,14 @@ impl Transport {
 
     /// `DELETE` on the endpoint with the given headers; returns the status.
     pub(crate) fn delete(&self, headers: &[(&'static str, String)]) -> Result<u16, Error> {
-        let ours: Vec<(&'static str, String)> = headers.to_vec();
-        let mut req = self.agent.delete(&self.url);
-        for (k, v) in self.merged(&ours) {
-            req = req.header(k, v);
-        }
-        self.trace(|| {
-            let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            format!("> DELETE {} [{}]", self.url, hs.join(", "))
-        });
-        let resp = req.call().map_err(map_ureq)?;
+        let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        let (resp, _) = self.send(
+            Verb::Delete,
+            self.endpoint(),
+            headers,
+            None,
+            &format!("[{}]", hs.join(", ")),
+        )?;
         let status = resp.status().as_u16();
         self.trace(|| format!("< {status}"));
         Ok(status)
