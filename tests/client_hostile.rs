@@ -44,7 +44,7 @@ fn vm_hwm_kib(pid: u32) -> Option<u64> {
 /// Runs the binary, sampling its peak RSS (VmHWM) every 5 ms until it exits.
 fn xmd_client(args: &[&str]) -> Run {
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xmd"))
+    let child = Command::new(env!("CARGO_BIN_EXE_xmd"))
         .arg("client")
         .args(args)
         .stdin(Stdio::null())
@@ -270,6 +270,38 @@ fn slow_resumptions_end_within_the_timeout() {
         String::from_utf8(run.stderr).unwrap(),
         "xmd client: timed out: the deadline passed while waiting to resume the SSE stream (--timeout bounds the whole command)\n"
     );
+}
+
+/// The deadline, not the per-exchange timeout, bounds a resumption wait:
+/// a 500 ms `retry` with 300 ms exchanges and a far deadline resumes.
+#[test]
+fn a_resumption_wait_longer_than_one_exchange_timeout_still_resumes() {
+    let id = Arc::new(Mutex::new(Value::Null));
+    let i = id.clone();
+    let fake = Fake::start(move |req: &Req| {
+        if req.verb == "POST" {
+            *i.lock().unwrap() = req.id();
+            return Reply::sse_stream(|w: &mut TcpStream| {
+                let _ = w.write_all(b"id: 1\nretry: 500\ndata:\n\n");
+            });
+        }
+        assert_eq!(req.header("Last-Event-ID"), Some("1"));
+        let ev = format!(
+            "id: 2\ndata: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": *i.lock().unwrap(), "result": {"resultType": "complete", "ok": 1}})
+        );
+        Reply::sse_stream(move |w: &mut TcpStream| {
+            let _ = w.write_all(ev.as_bytes());
+        })
+    });
+    let start = Instant::now();
+    let c = Client::new(&fake.url())
+        .era(Era::Modern)
+        .timeout(Duration::from_millis(300))
+        .deadline(start + Duration::from_secs(10));
+    assert_eq!(c.rpc("x/y", Value::Null).unwrap()["ok"], 1);
+    assert!(start.elapsed() >= Duration::from_millis(500));
+    assert_eq!(fake.labels(), ["POST /mcp x/y", "GET /mcp"]);
 }
 
 /// Pages that each take 400 ms, without end: one exchange never times out,

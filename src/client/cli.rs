@@ -709,6 +709,11 @@ mod tests {
         assert_eq!(inv.timeout, Duration::from_millis(2500));
         assert!(inv.text && inv.verbose);
         assert_eq!(inv.pin.as_deref(), Some("2025-06-18"));
+        assert_eq!(inv.max_list_bytes, DEFAULT_MAX_LIST_BYTES);
+        assert!(!inv.raw);
+        let other = p(&["--raw", "--max-list-bytes=1000", "tools"]).unwrap();
+        assert!(other.raw);
+        assert_eq!(other.max_list_bytes, 1000);
         assert_eq!(
             inv.command,
             Command::Call {
@@ -820,6 +825,9 @@ mod tests {
             &["--protocol-version", "", "tools"],
             &["--bogus", "tools"],
             &["--text", "tools"],
+            &["--max-list-bytes", "0", "tools"],
+            &["--max-list-bytes", "-1", "tools"],
+            &["--max-list-bytes", "1e6", "tools"],
         ];
         for args in bad {
             assert!(p(args).is_err(), "{args:?} should be a usage error");
@@ -851,6 +859,11 @@ mod tests {
             "--text",
             "--protocol-version",
             "--verbose",
+            "--raw",
+            "--max-list-bytes",
+            "time limit of the whole command",
+            "at most 5 hops",
+            "starts one new session and retries once",
             DEFAULT_URL,
             "0  success",
             "1  the tool",
@@ -880,5 +893,13 @@ mod tests {
         );
         let o = failure(&Error::protocol("bad"));
         assert_eq!((o.code, o.stdout.as_str()), (EXIT_FAILURE, ""));
+        let o = failure(&Error::Transport {
+            kind: TransportKind::Timeout,
+            message: "the deadline passed".into(),
+        });
+        assert_eq!(
+            o.stderr.as_deref(),
+            Some("xmd client: timed out: the deadline passed (--timeout bounds the whole command)")
+        );
     }
 }

@@ -90,7 +90,9 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:8080/mcp";
 
 /// Default timeout of one HTTP exchange (connect, send, read the whole
 /// reply, SSE included): 30 s. Past it the call fails with
-/// [`Error::Transport`] of kind [`TransportKind::Timeout`].
+/// [`Error::Transport`] of kind [`TransportKind::Timeout`]. `xmd client`
+/// also uses it as the default time limit of the whole command
+/// (`--timeout`, through [`Client::deadline`]).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Most pages a `list_*` call follows through `nextCursor`: 1000. A server

@@ -248,9 +248,13 @@ impl Transport {
 
     /// Sleeps `wait`, or until the deadline (then a timeout error).
     fn sleep(&self, wait: Duration) -> Result<(), Error> {
-        let budget = self.budget()?;
-        std::thread::sleep(wait.min(budget));
-        if wait >= budget && self.deadline.is_some() {
+        let Some(deadline) = self.deadline else {
+            std::thread::sleep(wait);
+            return Ok(());
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        std::thread::sleep(wait.min(left));
+        if wait >= left {
             return Err(Error::transport(
                 TransportKind::Timeout,
                 "the deadline passed while waiting to resume the SSE stream",
