@@ -547,6 +547,39 @@ proptest! {
     }
 }
 
+proptest! {
+    /// The escaping itself over any Unicode text: the same oracle.
+    #[test]
+    fn escape_controls_is_safe_and_reversible(s in prop_oneof![any::<String>(), hostile_text()]) {
+        let e = xmd::client::term::escape_controls(&s);
+        prop_assert!(terminal_safe(&e), "{:?}", e);
+        prop_assert_eq!(unescape(&e), s);
+    }
+}
+
+/// `--verbose` lines carry server-chosen names (an SSE event type): they
+/// are escaped too.
+#[test]
+fn verbose_lines_are_escaped() {
+    let fake = Fake::start(|req: &Req| {
+        let ev = format!(
+            "event: \u{1b}]0;owned\u{7}\ndata: x\n\ndata: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": req.id(), "result": {"resultType": "complete", "supportedVersions": ["2026-07-28"]}})
+        );
+        Reply::sse_stream(move |w: &mut TcpStream| {
+            let _ = w.write_all(ev.as_bytes());
+        })
+    });
+    let run = xmd_client(&["--url", &fake.url(), "--era", "modern", "-v", "discover"]);
+    assert_eq!(run.code, 0);
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    assert!(terminal_safe(&stderr), "{stderr:?}");
+    assert!(
+        stderr.contains("xmd client: < SSE event '\\u{1b}]0;owned\\u{7}' skipped\n"),
+        "{stderr}"
+    );
+}
+
 // ---- nesting depth -------------------------------------------------------
 
 /// `depth` levels of arrays and objects, alternating by `pattern`'s bits.

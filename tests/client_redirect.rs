@@ -380,3 +380,24 @@ fn a_404_without_a_session_is_not_a_session_expiry() {
         ]
     );
 }
+
+/// The process: `xmd client` against a server that moves `/mcp` to
+/// `/mcp/` exits 0 (issue 30: it ended in exit 4).
+#[test]
+fn the_command_follows_a_trailing_slash_redirect() {
+    for status in [307, 308] {
+        let fake = slash_server(status);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_xmd"))
+            .args(["client", "--url", &fake.url(), "tools"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{status}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["tools"][0]["name"], "echo");
+        assert!(out.stderr.is_empty());
+        assert_eq!(
+            fake.labels().last().map(String::as_str),
+            Some("DELETE /mcp/")
+        );
+    }
+}
