@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use xmd::client::{
     cli, Client, Era, Error, TransportKind, DEFAULT_MAX_LIST_BYTES, MAX_REPLY_DEPTH,
-    MAX_SERVER_REQUESTS_ANSWERED,
+    MAX_REPLY_OBJECTS, MAX_REPLY_VALUES, MAX_SERVER_REQUESTS_ANSWERED,
 };
 
 /// What `xmd client` printed, with its exit code, time and peak RSS.
@@ -158,6 +158,95 @@ fn endless_pages_keep_the_process_memory_bounded() {
         "tools",
     ]);
     assert_eq!((run.code, sizes.lock().unwrap().len()), (4, 2));
+}
+
+/// A tool result whose `structuredContent.x` is `n` copies of `item`.
+fn bomb(item: &'static str, n: usize, sse: bool) -> Fake {
+    Fake::start(move |req: &Req| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"resultType":"complete","content":[],"structuredContent":{{"x":[{}]}}}}}}"#,
+            req.id(),
+            vec![item; n].join(",")
+        );
+        if sse {
+            let ev = format!("data: {body}\n\n");
+            Reply::sse_stream(move |w: &mut TcpStream| {
+                let _ = w.write_all(ev.as_bytes());
+            })
+        } else {
+            Reply::raw(200, "application/json", &body)
+        }
+    })
+}
+
+/// A 14 MB reply of 2,000,000 `{"":0}` took 2.6 GiB to parse (a map node
+/// each); 16 MB of `0,` took 400 MiB. Refused before parsing now, with the
+/// peak RSS of the process bounded; just under the caps it is read.
+#[test]
+fn value_and_object_bombs_are_refused_before_parsing() {
+    for (item, n, what) in [
+        (
+            r#"{"":0}"#,
+            2_000_000,
+            format!("{MAX_REPLY_OBJECTS} JSON objects"),
+        ),
+        ("0", 7_000_000, format!("{MAX_REPLY_VALUES} JSON values")),
+    ] {
+        for sse in [false, true] {
+            let fake = bomb(item, n, sse);
+            let run = xmd_client(&["--url", &fake.url(), "--era", "modern", "call", "t"]);
+            assert_eq!(run.code, 4);
+            assert_eq!(
+                String::from_utf8(run.stderr).unwrap(),
+                format!("xmd client: protocol violation: reply holds more than {what}; refused before parsing\n")
+            );
+            eprintln!(
+                "{item} x {n} (sse {sse}): peak RSS {} KiB",
+                run.peak_rss_kib
+            );
+            assert!(
+                run.peak_rss_kib < 96 * 1024,
+                "peak RSS {} KiB",
+                run.peak_rss_kib
+            );
+        }
+    }
+    // Within the caps: read and printed whole. The envelope holds 3
+    // objects (the message, result, structuredContent).
+    let n = MAX_REPLY_OBJECTS as usize - 3;
+    let fake = bomb(r#"{"":0}"#, n, false);
+    let run = xmd_client(&["--url", &fake.url(), "--era", "modern", "call", "t"]);
+    assert_eq!(run.code, 0, "{}", String::from_utf8_lossy(&run.stderr));
+    let v: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(v["structuredContent"]["x"].as_array().unwrap().len(), n);
+    eprintln!("{n} objects printed: peak RSS {} KiB", run.peak_rss_kib);
+}
+
+/// The items a list keeps count together: pages of 20,000 objects each
+/// stop on the third (60,000 > 50,000), however few bytes they take.
+#[test]
+fn the_pages_of_a_list_share_the_object_cap() {
+    let pages = Arc::new(AtomicUsize::new(0));
+    let p = pages.clone();
+    let fake = Fake::start(move |req: &Req| {
+        let n = p.fetch_add(1, Ordering::SeqCst);
+        modern_result(
+            req,
+            json!({"tools": [{"name": format!("t{n}"), "inputSchema": {"type": "object", "x": vec![json!({}); 20_000]}}],
+                   "nextCursor": format!("c{}", n + 1)}),
+        )
+    });
+    let e = Client::new(&fake.url())
+        .era(Era::Modern)
+        .list_tools()
+        .unwrap_err();
+    assert_eq!(
+        e,
+        Error::Protocol(format!(
+            "tools/list: 3 pages hold more than {MAX_REPLY_OBJECTS} JSON objects; stopped"
+        ))
+    );
+    assert_eq!(pages.load(Ordering::SeqCst), 3);
 }
 
 /// A legacy server whose reply to `tools/list` is an SSE stream of `ping`

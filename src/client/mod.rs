@@ -43,8 +43,10 @@
 //! (exchanges, resumption waits, redirects, new sessions); the pages of a
 //! `list_*` call are capped in total bytes ([`DEFAULT_MAX_LIST_BYTES`]);
 //! at most [`MAX_SERVER_REQUESTS_ANSWERED`] server requests are answered
-//! per call; a message nested deeper than [`MAX_REPLY_DEPTH`] is refused
-//! before it is parsed.
+//! per call; a message nested deeper than [`MAX_REPLY_DEPTH`], or holding
+//! more than [`MAX_REPLY_VALUES`] values or [`MAX_REPLY_OBJECTS`] objects
+//! (one message, or the pages of one list together), is refused before it
+//! is parsed.
 //! No standalone GET stream is opened: the client needs no server-initiated
 //! messages. **SSE resumption** (2025-11-25, SEP-1699): a reply stream that
 //! announced an event `id` and closes before the response is resumed with
@@ -53,18 +55,18 @@
 //! (`ping` with `{}`, anything else with -32601).
 
 pub mod cli;
-mod depth;
 mod error;
 pub mod redirect;
+mod shape;
 pub mod sse;
 pub mod term;
 mod transport;
 pub mod typed;
 mod types;
 
-pub use depth::MAX_REPLY_DEPTH;
 pub use error::{Error, TransportKind, DISPLAY_DETAIL_CHARS, MAX_ERROR_BODY_BYTES};
 pub use redirect::MAX_REDIRECTS;
+pub use shape::{MAX_REPLY_DEPTH, MAX_REPLY_OBJECTS, MAX_REPLY_VALUES};
 pub use transport::{
     Trace, ACCEPT_POST, CLIENT_USER_AGENT, DEFAULT_SSE_RETRY, MAX_RESPONSE_BYTES, MAX_SSE_RESUMES,
     MAX_SSE_RETRY,
@@ -83,6 +85,7 @@ use crate::mcp::headers::{
     HEADER_MCP_SESSION_ID,
 };
 use crate::mcp::version::ProtocolVersion;
+use shape::Tally;
 use transport::{Received, Transport};
 
 /// The URL `xmd client` talks to by default (`xmd serve`'s default endpoint).
@@ -500,16 +503,16 @@ impl Client {
         self.request_counted(method, params).map(|(r, _)| r)
     }
 
-    /// [`Client::request`], with the body bytes its reply took.
-    fn request_counted(&self, method: &str, params: Value) -> Result<(Value, u64), Error> {
+    /// [`Client::request`], with what its reply held.
+    fn request_counted(&self, method: &str, params: Value) -> Result<(Value, Tally), Error> {
         match self.mode()? {
             Mode::Modern { version } => {
                 let (body, headers) = self.modern_message(method, params, &version);
                 let received = self.transport.request(&body, &headers, &mut |_| {})?;
-                let bytes = received.bytes;
+                let tally = received.tally;
                 let r = into_result(received)?;
                 check_result_type(method, &r)?;
-                Ok((r, bytes))
+                Ok((r, tally))
             }
             Mode::Legacy { version, session } => {
                 let first = self.legacy_request(method, &params, &version, session.as_deref());
@@ -537,8 +540,8 @@ impl Client {
                 } else {
                     first?
                 };
-                let bytes = received.bytes;
-                Ok((into_result(received)?, bytes))
+                let tally = received.tally;
+                Ok((into_result(received)?, tally))
             }
         }
     }
@@ -653,18 +656,19 @@ impl Client {
         // Every cursor followed so far (as a hash: the set stays small
         // whatever the cursors' size): any revisit is a cycle, however long.
         let mut seen = std::collections::HashSet::new();
-        let mut total = 0u64;
+        let mut total = Tally::default();
         for page in 1..=MAX_LIST_PAGES {
             let params = match &cursor {
                 Some(c) => json!({"cursor": c}),
                 None => Value::Null,
             };
-            let (mut r, bytes) = self.request_counted(method, params)?;
-            total += bytes;
-            if total > self.max_list_bytes {
+            let (mut r, tally) = self.request_counted(method, params)?;
+            // What the items kept so far cost: the same caps as one reply.
+            total.add(tally, &format!("{method}: {page} pages hold"), "stopped")?;
+            if total.bytes > self.max_list_bytes {
                 return Err(Error::protocol(format!(
-                    "{method}: {page} pages hold {total} bytes, more than the limit of {} bytes for one list (--max-list-bytes); stopped",
-                    self.max_list_bytes
+                    "{method}: {page} pages hold {} bytes, more than the limit of {} bytes for one list (--max-list-bytes); stopped",
+                    total.bytes, self.max_list_bytes
                 )));
             }
             let items = match r.get_mut(key).map(Value::take) {

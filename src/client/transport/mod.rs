@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::client::depth::check_depth;
 use crate::client::error::{Error, TransportKind, MAX_ERROR_BODY_BYTES};
 use crate::client::redirect::{resolve, same_origin, MAX_REDIRECTS};
+use crate::client::shape::{check_shape, Tally};
 
 /// Largest `application/json` reply body read: 16 MiB. A bigger body ends
 /// the call with a protocol violation ("response body larger than …").
@@ -33,8 +33,9 @@ pub(crate) struct Received {
     pub status: u16,
     /// `Mcp-Session-Id` on the reply, if any.
     pub session_id: Option<String>,
-    /// Body bytes read for it (every SSE stream and resumption included).
-    pub bytes: u64,
+    /// Body bytes read for it (every SSE stream and resumption included),
+    /// and the values and objects of the message that held it.
+    pub tally: Tally,
 }
 
 /// The HTTP side of a client: agent, endpoint, user headers.
@@ -413,7 +414,7 @@ impl Transport {
             ));
         }
         let success = (200..300).contains(&status);
-        let mut read = 0u64;
+        let mut read = Tally::default();
         let message = if mt == "text/event-stream" && success {
             self.read_sse(resp, &url, &id, headers, on_request, &mut read)?
         } else if is_json(&mt) {
@@ -423,8 +424,8 @@ impl Transport {
                 .limit(MAX_RESPONSE_BYTES)
                 .read_to_vec()
                 .map_err(map_ureq)?;
-            read = bytes.len() as u64;
-            check_depth(&bytes)?;
+            read = check_shape(&bytes)?;
+            read.bytes = bytes.len() as u64;
             match serde_json::from_slice::<Value>(&bytes) {
                 Ok(v) => match find_response(v, &id) {
                     Some(m) if success || m.get("error").is_some() => m,
@@ -462,7 +463,7 @@ impl Transport {
             message,
             status,
             session_id,
-            bytes: read,
+            tally: read,
         })
     }
 

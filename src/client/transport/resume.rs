@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{header, is_our_response, is_request, map_io, media_type, Transport, Verb};
-use crate::client::depth::check_depth;
 use crate::client::error::{Error, TransportKind};
+use crate::client::shape::{check_shape, Tally};
 use crate::client::sse::{SseDecoder, SseError};
 
 /// Read buffer for SSE streams, in bytes.
@@ -60,7 +60,7 @@ impl Transport {
         id: &Value,
         headers: &[(&'static str, String)],
         on_request: &mut dyn FnMut(&Value),
-        read: &mut u64,
+        read: &mut Tally,
     ) -> Result<Value, Error> {
         let mut last_id: Option<String> = None;
         let mut retry: Option<u64> = None;
@@ -138,7 +138,7 @@ impl Transport {
         decoder: &mut SseDecoder,
         id: &Value,
         on_request: &mut dyn FnMut(&Value),
-        read: &mut u64,
+        read: &mut Tally,
     ) -> Result<Option<Value>, Error> {
         let mut reader = resp.body_mut().as_reader();
         let mut buf = vec![0u8; SSE_READ_CHUNK];
@@ -146,7 +146,7 @@ impl Transport {
             let n = match reader.read(&mut buf) {
                 Ok(0) => return Ok(None),
                 Ok(n) => {
-                    *read += n as u64;
+                    read.bytes += n as u64;
                     n
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -171,7 +171,7 @@ impl Transport {
                     self.trace(|| format!("< SSE event '{}' skipped", ev.event));
                     continue;
                 }
-                check_depth(ev.data.as_bytes())?;
+                let shape = check_shape(ev.data.as_bytes())?;
                 let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
                     Error::protocol(format!("SSE message event is not valid JSON: {e}"))
                 })?;
@@ -181,6 +181,8 @@ impl Transport {
                 };
                 for m in items {
                     if is_our_response(&m, id) {
+                        read.values = shape.values;
+                        read.objects = shape.objects;
                         return Ok(Some(m));
                     }
                     if is_request(&m) {
