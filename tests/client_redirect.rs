@@ -401,3 +401,45 @@ fn the_command_follows_a_trailing_slash_redirect() {
         );
     }
 }
+
+/// The TypeScript SDK's example servers (and server-everything, built on
+/// them) answer an unknown session with 400, not 404: typescript-sdk
+/// v1.29.0 src/examples/server/simpleStreamableHttp.ts, `res.status(400)
+/// .json({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: No
+/// valid session ID provided' }, id: null })`; the bytes below are what
+/// @modelcontextprotocol/server-everything 2026.8.31 sent (Express). The
+/// client reads it as an expired session too; another 400 is not one.
+#[test]
+fn the_sdk_examples_400_for_an_unknown_session_starts_a_new_one() {
+    const EXAMPLE: &str = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
+    for (body, renews) in [
+        (EXAMPLE, true),
+        (
+            r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: something else"},"id":null}"#,
+            false,
+        ),
+    ] {
+        let sessions = Arc::new(AtomicU32::new(0));
+        let s = sessions.clone();
+        let fake = Fake::start(move |req: &Req| {
+            if req.method() == "initialize" {
+                let n = s.fetch_add(1, Ordering::SeqCst) + 1;
+                return legacy_basics(req, &format!("s-{n}")).unwrap();
+            }
+            if let Some(r) = legacy_basics(req, "unused") {
+                return r;
+            }
+            if req.header("Mcp-Session-Id") == Some("s-1") {
+                return Reply::raw(400, "application/json; charset=utf-8", body);
+            }
+            tools_result(req)
+        });
+        let c = client(&fake.url(), Era::Legacy);
+        let got = c.list_tools();
+        assert_eq!(got.is_ok(), renews, "{body}");
+        assert_eq!(sessions.load(Ordering::SeqCst), if renews { 2 } else { 1 });
+        if !renews {
+            assert_eq!(got.unwrap_err().code(), Some(-32000));
+        }
+    }
+}

@@ -74,9 +74,12 @@ Options (anywhere on the line; '--' ends them):\n\
 \x20 -h, --help                  print this help\n\n\
 Output: JSON on stdout (a JSON-RPC error prints {{\"error\": …}}); one error line on stderr.\n\
 A legacy session (Mcp-Session-Id) is ended with DELETE before exiting (within --timeout); a 404\n\
-to a request with a session starts one new session and retries once. 307/308 redirects are\n\
-followed within the same scheme, host and port, at most {} hops. A server gets at most {}\n\
-answers to its own requests per call; a reply nested deeper than {} levels is refused.\n\n\
+(or the SDK examples' 400 'No valid session ID provided') to a request with a session starts\n\
+one new session and retries once. 307/308 redirects are followed within the same scheme,\n\
+host and port, at most {} hops. A server gets at most {} answers to its own requests per\n\
+call. A reply nested deeper than {} levels, or with more than {} JSON values or\n\
+{} objects (one reply, or the pages of one list together), is refused before it is\n\
+parsed: exit 4.\n\n\
 Exit codes:\n\
 \x20 0  success\n\
 \x20 1  the tool ran and returned isError: true (its result is still printed)\n\
@@ -95,6 +98,8 @@ Examples:\n\
         super::MAX_REDIRECTS,
         super::MAX_SERVER_REQUESTS_ANSWERED,
         super::MAX_REPLY_DEPTH,
+        super::MAX_REPLY_VALUES,
+        super::MAX_REPLY_OBJECTS,
     )
 }
 
@@ -863,7 +868,7 @@ mod tests {
             "--max-list-bytes",
             "time limit of the whole command",
             "at most 5 hops",
-            "starts one new session and retries once",
+            "one new session and retries once",
             DEFAULT_URL,
             "0  success",
             "1  the tool",

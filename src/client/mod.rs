@@ -30,8 +30,10 @@
 //! **Legacy sessions.** An `Mcp-Session-Id` from `initialize` is sent on
 //! every later request; a 404 on a request with a session (whatever its
 //! body: empty, or the JSON-RPC error the TypeScript and Python SDK servers
-//! send) starts a new session once and retries (MCP 2025-11-25, Session
-//! Management); [`Client::close`] (or drop) sends `DELETE`.
+//! send), or the 400 of the TypeScript SDK's example servers
+//! ([`EXAMPLE_NO_SESSION_MESSAGE`]), starts a new session once and retries
+//! (MCP 2025-11-25, Session Management); [`Client::close`] (or drop) sends
+//! `DELETE`.
 //!
 //! **Redirects.** `307` and `308` are followed within the same origin
 //! (scheme, host, port), re-sending the method and body, at most
@@ -219,6 +221,20 @@ fn into_result(received: Received) -> Result<Value, Error> {
         ))),
         None => Err(Error::protocol("response has neither result nor error")),
     }
+}
+
+/// The answer the TypeScript SDK's example servers give a request whose
+/// `Mcp-Session-Id` they do not know: 400 with this JSON-RPC error message
+/// (typescript-sdk v1.29.0 src/examples/server/simpleStreamableHttp.ts
+/// and four more examples; @modelcontextprotocol/server-everything
+/// 2026.8.31 dist/transports/streamableHttp.js), instead of the 404 the
+/// spec asks for. Read as an expired session too.
+pub const EXAMPLE_NO_SESSION_MESSAGE: &str = "Bad Request: No valid session ID provided";
+
+fn is_example_no_session(r: &Received) -> bool {
+    r.status == 400
+        && r.message.pointer("/error/message").and_then(Value::as_str)
+            == Some(EXAMPLE_NO_SESSION_MESSAGE)
 }
 
 /// 2026-07-28: every result states its `resultType`.
@@ -522,7 +538,7 @@ impl Client {
                 // SDK's -32600 "Session not found").
                 let gone = match &first {
                     Err(Error::HttpStatus { status: 404, .. }) => true,
-                    Ok(r) => r.status == 404,
+                    Ok(r) => r.status == 404 || is_example_no_session(r),
                     Err(_) => false,
                 };
                 let received = if gone && session.is_some() {
