@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use super::{Client, Era, Error, DEFAULT_TIMEOUT, DEFAULT_URL};
+use super::term::{escape_controls, json_without_c1};
+use super::{
+    Client, Era, Error, TransportKind, DEFAULT_MAX_LIST_BYTES, DEFAULT_TIMEOUT, DEFAULT_URL,
+};
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
@@ -55,12 +58,28 @@ Options (anywhere on the line; '--' ends them):\n\
 \x20                             handshake era\n\
 \x20 --header 'Name: value'      extra request header, repeatable (e.g. Authorization); replaces a\n\
 \x20                             header of the same name the client would set\n\
-\x20 --timeout SECS              timeout of each HTTP exchange [default: {}]\n\
+\x20 --timeout SECS              time limit of the whole command: every exchange, redirect, SSE\n\
+\x20                             resumption and its wait, new session and page; past it: exit 4\n\
+\x20                             [default: {}]\n\
+\x20 --max-list-bytes BYTES      most bytes the pages of one list (tools, resources, templates,\n\
+\x20                             and the tools/list before a typed call) may hold together; past\n\
+\x20                             it: exit 4 naming the page [default: {}]\n\
 \x20 --text                      call/read: print only the text content (the Markdown), not JSON\n\
+\x20 --raw                       print the server's text and error messages as sent; without it,\n\
+\x20                             control characters (C0 but newline and tab, DEL, C1) in --text\n\
+\x20                             output, on stderr and in --verbose lines are written \\u{{1b}}, and\n\
+\x20                             a backslash before 'u{{' as \\u{{5c}}, so no escape sequence reaches\n\
+\x20                             the terminal (JSON output escapes them as \\u00XX either way)\n\
 \x20 -v, --verbose               print each HTTP exchange on stderr (method, headers, status, session)\n\
 \x20 -h, --help                  print this help\n\n\
 Output: JSON on stdout (a JSON-RPC error prints {{\"error\": …}}); one error line on stderr.\n\
-A legacy session (Mcp-Session-Id) is ended with DELETE before exiting.\n\n\
+A legacy session (Mcp-Session-Id) is ended with DELETE before exiting (within --timeout); a 404\n\
+(or the SDK examples' 400 'No valid session ID provided') to a request with a session starts\n\
+one new session and retries once. 307/308 redirects are followed within the same scheme,\n\
+host and port, at most {} hops. A server gets at most {} answers to its own requests per\n\
+call. A reply nested deeper than {} levels, or with more than {} JSON values or\n\
+{} objects (one reply, or the pages of one list together), is refused before it is\n\
+parsed: exit 4.\n\n\
 Exit codes:\n\
 \x20 0  success\n\
 \x20 1  the tool ran and returned isError: true (its result is still printed)\n\
@@ -74,7 +93,13 @@ Examples:\n\
 \x20 xmd client call x_md_get_profile handle=jack limit=3 full=true\n\
 \x20 xmd client call x_md_get_post url=https://x.com/jack/status/20 max_posts:=5 full:=true\n\
 \x20 xmd client --url https://mcp.example.com/mcp --header 'Authorization: Bearer $TOKEN' resources\n",
-        DEFAULT_TIMEOUT.as_secs()
+        DEFAULT_TIMEOUT.as_secs(),
+        DEFAULT_MAX_LIST_BYTES,
+        super::MAX_REDIRECTS,
+        super::MAX_SERVER_REQUESTS_ANSWERED,
+        super::MAX_REPLY_DEPTH,
+        super::MAX_REPLY_VALUES,
+        super::MAX_REPLY_OBJECTS,
     )
 }
 
@@ -89,10 +114,14 @@ pub struct Invocation {
     pub pin: Option<String>,
     /// Extra headers.
     pub headers: Vec<(String, String)>,
-    /// Per-exchange timeout.
+    /// Time limit of the whole command.
     pub timeout: Duration,
+    /// `--max-list-bytes`.
+    pub max_list_bytes: u64,
     /// `--text`.
     pub text: bool,
+    /// `--raw`: server text printed as sent.
+    pub raw: bool,
     /// `--verbose`.
     pub verbose: bool,
     /// What to do.
@@ -253,7 +282,9 @@ pub fn parse(args: &[String], stdin: &mut dyn Read) -> Result<Invocation, Usage>
         pin: None,
         headers: Vec::new(),
         timeout: DEFAULT_TIMEOUT,
+        max_list_bytes: DEFAULT_MAX_LIST_BYTES,
         text: false,
+        raw: false,
         verbose: false,
         command: Command::Help,
     };
@@ -289,6 +320,18 @@ pub fn parse(args: &[String], stdin: &mut dyn Read) -> Result<Invocation, Usage>
                 return Ok(inv);
             }
             "--text" => inv.text = true,
+            "--raw" => inv.raw = true,
+            "--max-list-bytes" => {
+                let v = value("--max-list-bytes")?;
+                inv.max_list_bytes = match v.parse::<u64>() {
+                    Ok(n) if n > 0 => n,
+                    _ => {
+                        return usage(format!(
+                            "invalid --max-list-bytes '{v}' (expected a whole number of bytes > 0)"
+                        ))
+                    }
+                };
+            }
             "-v" | "--verbose" => inv.verbose = true,
             "--url" => {
                 let u = value("--url")?;
@@ -412,10 +455,42 @@ fn failure(e: &Error) -> Outcome {
         }
         _ => String::new(),
     };
+    let hint = match e {
+        Error::Transport {
+            kind: TransportKind::Timeout,
+            ..
+        } => " (--timeout bounds the whole command)",
+        _ => "",
+    };
     Outcome {
         stdout,
-        stderr: Some(format!("xmd client: {e}")),
+        stderr: Some(format!("xmd client: {e}{hint}")),
         code: e.exit_code(),
+    }
+}
+
+/// What reaches the terminal: `--text` output and the stderr line with
+/// their controls escaped unless `--raw`; JSON with C1 written `\u00XX`.
+fn terminal_safe(o: Outcome, inv: &Invocation) -> Outcome {
+    // Text is what call/read print with --text; a JSON-RPC error is JSON.
+    let text = inv.text && (o.code == EXIT_OK || o.code == EXIT_TOOL_ERROR);
+    let stdout = if text {
+        if inv.raw {
+            o.stdout
+        } else {
+            escape_controls(&o.stdout).into_owned()
+        }
+    } else {
+        json_without_c1(&o.stdout).into_owned()
+    };
+    let stderr = match (o.stderr, inv.raw) {
+        (Some(line), false) => Some(escape_controls(&line).into_owned()),
+        (line, _) => line,
+    };
+    Outcome {
+        stdout,
+        stderr,
+        code: o.code,
     }
 }
 
@@ -451,8 +526,13 @@ fn typed_arguments(
     Ok(Ok(arguments))
 }
 
-/// Runs a parsed command against a client.
+/// Runs a parsed command against a client; the outcome is terminal-safe
+/// (see `--raw`).
 pub fn run(client: &Client, inv: &Invocation) -> Outcome {
+    terminal_safe(run_raw(client, inv), inv)
+}
+
+fn run_raw(client: &Client, inv: &Invocation) -> Outcome {
     let ok = |stdout: String| Outcome {
         stdout,
         stderr: None,
@@ -527,9 +607,13 @@ pub fn run(client: &Client, inv: &Invocation) -> Outcome {
     result.unwrap_or_else(|e| failure(&e))
 }
 
-/// Builds the client an invocation describes.
+/// Builds the client an invocation describes; `--timeout` runs from now.
 pub fn client_for(inv: &Invocation) -> Client {
-    let mut c = Client::new(&inv.url).era(inv.era).timeout(inv.timeout);
+    let mut c = Client::new(&inv.url)
+        .era(inv.era)
+        .timeout(inv.timeout)
+        .deadline(std::time::Instant::now() + inv.timeout)
+        .max_list_bytes(inv.max_list_bytes);
     for (k, v) in &inv.headers {
         c = c.header(k, v);
     }
@@ -537,7 +621,13 @@ pub fn client_for(inv: &Invocation) -> Client {
         c = c.pin_version(p);
     }
     if inv.verbose {
-        c = c.trace(Arc::new(|line: &str| eprintln!("xmd client: {line}")));
+        c = if inv.raw {
+            c.trace(Arc::new(|line: &str| eprintln!("xmd client: {line}")))
+        } else {
+            c.trace(Arc::new(|line: &str| {
+                eprintln!("xmd client: {}", escape_controls(line));
+            }))
+        };
     }
     c
 }
@@ -562,7 +652,11 @@ pub fn main(args: &[String]) -> ExitCode {
         if outcome.code == EXIT_OK {
             outcome = Outcome {
                 stdout: outcome.stdout,
-                stderr: Some(format!("xmd client: closing the session: {e}")),
+                stderr: Some(if inv.raw {
+                    format!("xmd client: closing the session: {e}")
+                } else {
+                    escape_controls(&format!("xmd client: closing the session: {e}")).into_owned()
+                }),
                 code: e.exit_code(),
             };
         }
@@ -620,6 +714,11 @@ mod tests {
         assert_eq!(inv.timeout, Duration::from_millis(2500));
         assert!(inv.text && inv.verbose);
         assert_eq!(inv.pin.as_deref(), Some("2025-06-18"));
+        assert_eq!(inv.max_list_bytes, DEFAULT_MAX_LIST_BYTES);
+        assert!(!inv.raw);
+        let other = p(&["--raw", "--max-list-bytes=1000", "tools"]).unwrap();
+        assert!(other.raw);
+        assert_eq!(other.max_list_bytes, 1000);
         assert_eq!(
             inv.command,
             Command::Call {
@@ -731,6 +830,9 @@ mod tests {
             &["--protocol-version", "", "tools"],
             &["--bogus", "tools"],
             &["--text", "tools"],
+            &["--max-list-bytes", "0", "tools"],
+            &["--max-list-bytes", "-1", "tools"],
+            &["--max-list-bytes", "1e6", "tools"],
         ];
         for args in bad {
             assert!(p(args).is_err(), "{args:?} should be a usage error");
@@ -762,6 +864,11 @@ mod tests {
             "--text",
             "--protocol-version",
             "--verbose",
+            "--raw",
+            "--max-list-bytes",
+            "time limit of the whole command",
+            "at most 5 hops",
+            "one new session and retries once",
             DEFAULT_URL,
             "0  success",
             "1  the tool",
@@ -791,5 +898,13 @@ mod tests {
         );
         let o = failure(&Error::protocol("bad"));
         assert_eq!((o.code, o.stdout.as_str()), (EXIT_FAILURE, ""));
+        let o = failure(&Error::Transport {
+            kind: TransportKind::Timeout,
+            message: "the deadline passed".into(),
+        });
+        assert_eq!(
+            o.stderr.as_deref(),
+            Some("xmd client: timed out: the deadline passed (--timeout bounds the whole command)")
+        );
     }
 }

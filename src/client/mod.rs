@@ -28,8 +28,27 @@
 //! pinned handshake-era date goes straight to `initialize`).
 //!
 //! **Legacy sessions.** An `Mcp-Session-Id` from `initialize` is sent on
-//! every later request; a 404 on a request with a session starts a new
-//! session once and retries; [`Client::close`] (or drop) sends `DELETE`.
+//! every later request; a 404 on a request with a session (whatever its
+//! body: empty, or the JSON-RPC error the TypeScript and Python SDK servers
+//! send), or the 400 of the TypeScript SDK's example servers
+//! ([`EXAMPLE_NO_SESSION_MESSAGE`]), starts a new session once and retries
+//! (MCP 2025-11-25, Session Management); [`Client::close`] (or drop) sends
+//! `DELETE`.
+//!
+//! **Redirects.** `307` and `308` are followed within the same origin
+//! (scheme, host, port), re-sending the method and body, at most
+//! [`MAX_REDIRECTS`] hops; another origin, a sixth hop, or `301`–`303`
+//! (which would turn the POST into a GET) end the call with an
+//! [`Error::HttpStatus`] saying so. A chain of `308`s moves the endpoint.
+//!
+//! **Hostile servers.** [`Client::deadline`] bounds a whole command
+//! (exchanges, resumption waits, redirects, new sessions); the pages of a
+//! `list_*` call are capped in total bytes ([`DEFAULT_MAX_LIST_BYTES`]);
+//! at most [`MAX_SERVER_REQUESTS_ANSWERED`] server requests are answered
+//! per call; a message nested deeper than [`MAX_REPLY_DEPTH`], or holding
+//! more than [`MAX_REPLY_VALUES`] values or [`MAX_REPLY_OBJECTS`] objects
+//! (one message, or the pages of one list together), is refused before it
+//! is parsed.
 //! No standalone GET stream is opened: the client needs no server-initiated
 //! messages. **SSE resumption** (2025-11-25, SEP-1699): a reply stream that
 //! announced an event `id` and closes before the response is resumed with
@@ -39,12 +58,17 @@
 
 pub mod cli;
 mod error;
+pub mod redirect;
+mod shape;
 pub mod sse;
+pub mod term;
 mod transport;
 pub mod typed;
 mod types;
 
 pub use error::{Error, TransportKind, DISPLAY_DETAIL_CHARS, MAX_ERROR_BODY_BYTES};
+pub use redirect::MAX_REDIRECTS;
+pub use shape::{MAX_REPLY_DEPTH, MAX_REPLY_OBJECTS, MAX_REPLY_VALUES};
 pub use transport::{
     Trace, ACCEPT_POST, CLIENT_USER_AGENT, DEFAULT_SSE_RETRY, MAX_RESPONSE_BYTES, MAX_SSE_RESUMES,
     MAX_SSE_RETRY,
@@ -53,7 +77,7 @@ pub use types::*;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
@@ -63,6 +87,7 @@ use crate::mcp::headers::{
     HEADER_MCP_SESSION_ID,
 };
 use crate::mcp::version::ProtocolVersion;
+use shape::Tally;
 use transport::{Received, Transport};
 
 /// The URL `xmd client` talks to by default (`xmd serve`'s default endpoint).
@@ -70,7 +95,9 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:8080/mcp";
 
 /// Default timeout of one HTTP exchange (connect, send, read the whole
 /// reply, SSE included): 30 s. Past it the call fails with
-/// [`Error::Transport`] of kind [`TransportKind::Timeout`].
+/// [`Error::Transport`] of kind [`TransportKind::Timeout`]. `xmd client`
+/// also uses it as the default time limit of the whole command
+/// (`--timeout`, through [`Client::deadline`]).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Most pages a `list_*` call follows through `nextCursor`: 1000. A server
@@ -78,6 +105,20 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// before in the same walk (a cycle A→B→A, however long), ends the call with
 /// a protocol violation naming the cursor instead of looping.
 pub const MAX_LIST_PAGES: usize = 1000;
+
+/// Most bytes the pages of one `list_*` call may hold together (reply
+/// bodies as read, SSE framing included): 8 MiB. Once the pages read pass
+/// it, the call ends with a protocol violation naming the page, the bytes
+/// and this limit ([`Client::max_list_bytes`], `xmd client
+/// --max-list-bytes`), so memory stays bounded however many pages a server
+/// hands out; nothing partial is returned as if whole.
+pub const DEFAULT_MAX_LIST_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Most requests a server may send on the SSE stream of one of our
+/// requests that the client answers (`ping` with `{}`, anything else with
+/// -32601): 16. Later ones are read and left unanswered (a `--verbose`
+/// line says so), so a server cannot make the client POST without end.
+pub const MAX_SERVER_REQUESTS_ANSWERED: u32 = 16;
 
 /// `clientInfo.name` the client announces.
 pub const CLIENT_NAME: &str = "xmd-client";
@@ -109,6 +150,7 @@ struct State {
 /// the first call (or by [`Client::initialize`]).
 pub struct Client {
     transport: Transport,
+    max_list_bytes: u64,
     era: Era,
     pin: Option<String>,
     next_id: AtomicI64,
@@ -181,6 +223,20 @@ fn into_result(received: Received) -> Result<Value, Error> {
     }
 }
 
+/// The answer the TypeScript SDK's example servers give a request whose
+/// `Mcp-Session-Id` they do not know: 400 with this JSON-RPC error message
+/// (typescript-sdk v1.29.0 src/examples/server/simpleStreamableHttp.ts
+/// and four more examples; @modelcontextprotocol/server-everything
+/// 2026.8.31 dist/transports/streamableHttp.js), instead of the 404 the
+/// spec asks for. Read as an expired session too.
+pub const EXAMPLE_NO_SESSION_MESSAGE: &str = "Bad Request: No valid session ID provided";
+
+fn is_example_no_session(r: &Received) -> bool {
+    r.status == 400
+        && r.message.pointer("/error/message").and_then(Value::as_str)
+            == Some(EXAMPLE_NO_SESSION_MESSAGE)
+}
+
 /// 2026-07-28: every result states its `resultType`.
 fn check_result_type(method: &str, r: &Value) -> Result<(), Error> {
     match r.get("resultType") {
@@ -207,6 +263,7 @@ impl Client {
     pub fn new(url: &str) -> Client {
         Client {
             transport: Transport::new(url, DEFAULT_TIMEOUT),
+            max_list_bytes: DEFAULT_MAX_LIST_BYTES,
             era: Era::Auto,
             pin: None,
             next_id: AtomicI64::new(1),
@@ -217,6 +274,22 @@ impl Client {
     /// Sets the timeout of each HTTP exchange.
     pub fn timeout(mut self, timeout: Duration) -> Client {
         self.transport.set_timeout(timeout);
+        self
+    }
+
+    /// A deadline for everything this client does: every exchange,
+    /// resumption wait, redirect and new session. Past it a call fails with
+    /// [`Error::Transport`] of kind [`TransportKind::Timeout`] (an exchange
+    /// in flight is cut when the deadline comes).
+    pub fn deadline(mut self, deadline: Instant) -> Client {
+        self.transport.set_deadline(Some(deadline));
+        self
+    }
+
+    /// The total bytes the pages of one `list_*` call may hold (default
+    /// [`DEFAULT_MAX_LIST_BYTES`]).
+    pub fn max_list_bytes(mut self, bytes: u64) -> Client {
+        self.max_list_bytes = bytes;
         self
     }
 
@@ -443,27 +516,48 @@ impl Client {
 
     /// One request in the settled mode; returns the inner `result`.
     fn request(&self, method: &str, params: Value) -> Result<Value, Error> {
+        self.request_counted(method, params).map(|(r, _)| r)
+    }
+
+    /// [`Client::request`], with what its reply held.
+    fn request_counted(&self, method: &str, params: Value) -> Result<(Value, Tally), Error> {
         match self.mode()? {
             Mode::Modern { version } => {
                 let (body, headers) = self.modern_message(method, params, &version);
-                let r = into_result(self.transport.request(&body, &headers, &mut |_| {})?)?;
+                let received = self.transport.request(&body, &headers, &mut |_| {})?;
+                let tally = received.tally;
+                let r = into_result(received)?;
                 check_result_type(method, &r)?;
-                Ok(r)
+                Ok((r, tally))
             }
             Mode::Legacy { version, session } => {
-                match self.legacy_request(method, &params, &version, session.as_deref()) {
-                    Err(Error::HttpStatus { status: 404, .. }) if session.is_some() => {
-                        // The session expired: start a new one, retry once.
-                        self.forget_session(session.as_deref());
-                        match self.mode()? {
-                            Mode::Legacy { version, session } => {
-                                self.legacy_request(method, &params, &version, session.as_deref())
-                            }
-                            Mode::Modern { .. } => unreachable!("legacy stays legacy"),
+                let first = self.legacy_request(method, &params, &version, session.as_deref());
+                // A 404 to a request carrying a session means the session is
+                // gone, whatever the body: empty, or a JSON-RPC error (the
+                // TypeScript SDK's -32001 "Session not found", the Python
+                // SDK's -32600 "Session not found").
+                let gone = match &first {
+                    Err(Error::HttpStatus { status: 404, .. }) => true,
+                    Ok(r) => r.status == 404 || is_example_no_session(r),
+                    Err(_) => false,
+                };
+                let received = if gone && session.is_some() {
+                    // The session expired: start a new one, retry once.
+                    self.transport.trace_line(|| {
+                        "< 404 to a request with a session: starting a new session".into()
+                    });
+                    self.forget_session(session.as_deref());
+                    match self.mode()? {
+                        Mode::Legacy { version, session } => {
+                            self.legacy_request(method, &params, &version, session.as_deref())?
                         }
+                        Mode::Modern { .. } => unreachable!("legacy stays legacy"),
                     }
-                    other => other,
-                }
+                } else {
+                    first?
+                };
+                let tally = received.tally;
+                Ok((into_result(received)?, tally))
             }
         }
     }
@@ -481,7 +575,7 @@ impl Client {
         params: &Value,
         version: &str,
         session: Option<&str>,
-    ) -> Result<Value, Error> {
+    ) -> Result<Received, Error> {
         let mut body = json!({"jsonrpc": "2.0", "id": self.id(), "method": method});
         if !params.is_null() {
             body["params"] = params.clone();
@@ -491,9 +585,18 @@ impl Client {
             headers.push((HEADER_MCP_SESSION_ID, s.to_string()));
         }
         let transport = &self.transport;
+        let mut answered = 0u32;
         let mut answer = |req: &Value| {
+            let what = req.get("method").and_then(Value::as_str).unwrap_or("?");
+            if answered == MAX_SERVER_REQUESTS_ANSWERED {
+                transport.trace_line(|| {
+                    format!("< SSE request '{what}' not answered (more than {MAX_SERVER_REQUESTS_ANSWERED} on this call)")
+                });
+                return;
+            }
+            answered += 1;
             let id = req.get("id").cloned().unwrap_or(Value::Null);
-            let reply = if req.get("method").and_then(Value::as_str) == Some("ping") {
+            let reply = if what == "ping" {
                 json!({"jsonrpc": "2.0", "id": id, "result": {}})
             } else {
                 json!({"jsonrpc": "2.0", "id": id,
@@ -501,7 +604,7 @@ impl Client {
             };
             let _ = transport.notify(&reply, &headers);
         };
-        into_result(transport.request(&body, &headers, &mut answer)?)
+        transport.request(&body, &headers, &mut answer)
     }
 
     /// Settles the era and returns what was negotiated: the `initialize`
@@ -569,12 +672,21 @@ impl Client {
         // Every cursor followed so far (as a hash: the set stays small
         // whatever the cursors' size): any revisit is a cycle, however long.
         let mut seen = std::collections::HashSet::new();
+        let mut total = Tally::default();
         for page in 1..=MAX_LIST_PAGES {
             let params = match &cursor {
                 Some(c) => json!({"cursor": c}),
                 None => Value::Null,
             };
-            let mut r = self.request(method, params)?;
+            let (mut r, tally) = self.request_counted(method, params)?;
+            // What the items kept so far cost: the same caps as one reply.
+            total.add(tally, &format!("{method}: {page} pages hold"), "stopped")?;
+            if total.bytes > self.max_list_bytes {
+                return Err(Error::protocol(format!(
+                    "{method}: {page} pages hold {} bytes, more than the limit of {} bytes for one list (--max-list-bytes); stopped",
+                    total.bytes, self.max_list_bytes
+                )));
+            }
             let items = match r.get_mut(key).map(Value::take) {
                 Some(Value::Array(items)) => items,
                 _ => {

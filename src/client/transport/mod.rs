@@ -2,14 +2,14 @@
 //! the reply as JSON or SSE (by `Content-Type`), find the response with our
 //! id. Knows nothing of eras or MCP methods; the caller supplies headers.
 
-use std::io::Read;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::error::{Error, TransportKind, MAX_ERROR_BODY_BYTES};
-use super::sse::{SseDecoder, SseError};
+use crate::client::error::{Error, TransportKind, MAX_ERROR_BODY_BYTES};
+use crate::client::redirect::{resolve, same_origin, MAX_REDIRECTS};
+use crate::client::shape::{check_shape, Tally};
 
 /// Largest `application/json` reply body read: 16 MiB. A bigger body ends
 /// the call with a protocol violation ("response body larger than …").
@@ -20,23 +20,6 @@ pub const ACCEPT_POST: &str = "application/json, text/event-stream";
 
 /// The `User-Agent` the client sends.
 pub const CLIENT_USER_AGENT: &str = concat!("xmd-client/", env!("CARGO_PKG_VERSION"));
-
-/// Read buffer for SSE streams, in bytes.
-const SSE_READ_CHUNK: usize = 16 * 1024;
-
-/// Most times one request's SSE stream is resumed (MCP 2025-11-25,
-/// "Resumability and Redelivery", SEP-1699): when a stream that carried an
-/// event `id` closes before our response, the client reconnects with `GET`
-/// and `Last-Event-ID`. Default 5; past it the call fails with a protocol
-/// violation ("SSE stream ended ... after 5 resumptions").
-pub const MAX_SSE_RESUMES: u32 = 5;
-
-/// Wait before a resumption when the stream sent no `retry` field: 500 ms.
-pub const DEFAULT_SSE_RETRY: Duration = Duration::from_millis(500);
-
-/// Longest wait a server's `retry` field can ask for before a resumption:
-/// 10 s (a larger value is cut to it, so a call stays bounded in time).
-pub const MAX_SSE_RETRY: Duration = Duration::from_secs(10);
 
 /// A callback that sees one line per HTTP exchange (for `--verbose`).
 pub type Trace = Arc<dyn Fn(&str) + Send + Sync>;
@@ -50,19 +33,55 @@ pub(crate) struct Received {
     pub status: u16,
     /// `Mcp-Session-Id` on the reply, if any.
     pub session_id: Option<String>,
+    /// Body bytes read for it (every SSE stream and resumption included),
+    /// and the values and objects of the message that held it.
+    pub tally: Tally,
 }
 
 /// The HTTP side of a client: agent, endpoint, user headers.
+mod resume;
+
+pub use resume::{DEFAULT_SSE_RETRY, MAX_SSE_RESUMES, MAX_SSE_RETRY};
+
 pub(crate) struct Transport {
     agent: ureq::Agent,
     url: String,
+    /// Where requests go: `url`, or where a chain of `308`s moved it.
+    endpoint: Mutex<String>,
+    /// Longest one exchange may take.
+    timeout: Duration,
+    /// No exchange, wait or resumption goes past it.
+    deadline: Option<Instant>,
     headers: Vec<(String, String)>,
     trace: Option<Trace>,
 }
 
-fn agent(timeout: Duration) -> ureq::Agent {
+/// The HTTP methods the client sends.
+#[derive(Clone, Copy)]
+enum Verb {
+    Post,
+    Get,
+    Delete,
+}
+
+impl Verb {
+    fn as_str(self) -> &'static str {
+        match self {
+            Verb::Post => "POST",
+            Verb::Get => "GET",
+            Verb::Delete => "DELETE",
+        }
+    }
+}
+
+/// A resumption `GET` starts from the stream's URL, not the endpoint: only
+/// requests to the endpoint move it.
+fn verb_moves_endpoint(verb: Verb) -> bool {
+    !matches!(verb, Verb::Get)
+}
+
+fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
         .http_status_as_error(false)
         .user_agent(CLIENT_USER_AGENT)
         .max_redirects(0)
@@ -168,8 +187,11 @@ fn find_response(v: Value, id: &Value) -> Option<Value> {
 impl Transport {
     pub(crate) fn new(url: &str, timeout: Duration) -> Transport {
         Transport {
-            agent: agent(timeout),
+            agent: agent(),
             url: url.to_string(),
+            endpoint: Mutex::new(url.to_string()),
+            timeout,
+            deadline: None,
             headers: Vec::new(),
             trace: None,
         }
@@ -179,8 +201,35 @@ impl Transport {
         &self.url
     }
 
+    fn endpoint(&self) -> String {
+        self.endpoint
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     pub(crate) fn set_timeout(&mut self, timeout: Duration) {
-        self.agent = agent(timeout);
+        self.timeout = timeout;
+    }
+
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// Time the next exchange may take: the per-exchange timeout, cut to
+    /// what is left before the deadline; a timeout error once none is.
+    fn budget(&self) -> Result<Duration, Error> {
+        let Some(deadline) = self.deadline else {
+            return Ok(self.timeout);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::transport(
+                TransportKind::Timeout,
+                "the deadline passed",
+            ));
+        }
+        Ok(left.min(self.timeout))
     }
 
     pub(crate) fn add_header(&mut self, name: &str, value: &str) {
@@ -197,6 +246,11 @@ impl Transport {
         }
     }
 
+    /// One `--verbose` line from the client above.
+    pub(crate) fn trace_line(&self, line: impl FnOnce() -> String) {
+        self.trace(line);
+    }
+
     /// Our protocol headers plus the user's; a user header replaces ours of
     /// the same name.
     fn merged<'a>(&'a self, ours: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
@@ -209,30 +263,104 @@ impl Transport {
         out
     }
 
+    /// Sends one request, following same-origin `307`/`308` redirects
+    /// (the same method, headers and body) at most [`MAX_REDIRECTS`]
+    /// times; returns the answer and the URL that gave it. A chain of
+    /// `308`s only (permanent) moves the endpoint for later requests.
+    fn send(
+        &self,
+        verb: Verb,
+        mut url: String,
+        ours: &[(&'static str, String)],
+        body: Option<&[u8]>,
+        what: &str,
+    ) -> Result<(ureq::http::Response<ureq::Body>, String), Error> {
+        let mut hops = 0u32;
+        let mut permanent = true;
+        loop {
+            let budget = self.budget()?;
+            self.trace(|| format!("> {} {url} {what}", verb.as_str()));
+            let merged = self.merged(ours);
+            macro_rules! build {
+                ($req:expr) => {{
+                    let mut req = $req;
+                    for (k, v) in &merged {
+                        req = req.header(*k, *v);
+                    }
+                    req.config().timeout_global(Some(budget)).build()
+                }};
+            }
+            let resp = match verb {
+                Verb::Post => build!(self.agent.post(&url)).send(body.unwrap_or_default()),
+                Verb::Get => build!(self.agent.get(&url)).call(),
+                Verb::Delete => build!(self.agent.delete(&url)).call(),
+            }
+            .map_err(map_ureq)?;
+            let status = resp.status().as_u16();
+            if status != 307 && status != 308 {
+                if hops > 0 && permanent && verb_moves_endpoint(verb) {
+                    *self.endpoint.lock().unwrap_or_else(|p| p.into_inner()) = url.clone();
+                }
+                return Ok((resp, url));
+            }
+            let Some(location) = header(&resp, "location") else {
+                return Err(Error::HttpStatus {
+                    status,
+                    body: "redirect without a Location".into(),
+                });
+            };
+            let Some(next) = resolve(&url, &location) else {
+                return Err(Error::HttpStatus {
+                    status,
+                    body: format!("redirect to an unreadable Location {location:?}"),
+                });
+            };
+            if !same_origin(&url, &next) {
+                return Err(Error::HttpStatus {
+                    status,
+                    body: format!(
+                        "redirect from {url} to {next} refused: another origin (xmd client follows 307/308 only within the same scheme, host and port)"
+                    ),
+                });
+            }
+            if hops == MAX_REDIRECTS {
+                return Err(Error::HttpStatus {
+                    status,
+                    body: format!(
+                        "more than {MAX_REDIRECTS} redirects (the last to {next}); stopped"
+                    ),
+                });
+            }
+            hops += 1;
+            permanent &= status == 308;
+            self.trace(|| format!("< {status} Location: {next} (redirect {hops})"));
+            url = next;
+        }
+    }
+
     fn send_post(
         &self,
         body: &Value,
         headers: &[(&'static str, String)],
-    ) -> Result<ureq::http::Response<ureq::Body>, Error> {
+    ) -> Result<(ureq::http::Response<ureq::Body>, String), Error> {
         let mut ours: Vec<(&'static str, String)> = vec![
             ("Content-Type", "application/json".into()),
             ("Accept", ACCEPT_POST.into()),
         ];
         ours.extend(headers.iter().cloned());
-        let mut req = self.agent.post(&self.url);
-        for (k, v) in self.merged(&ours) {
-            req = req.header(k, v);
-        }
         let bytes = serde_json::to_vec(body).map_err(|e| Error::protocol(e.to_string()))?;
-        self.trace(|| {
-            let what = body
-                .get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("response");
-            let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            format!("> POST {} {what} [{}]", self.url, hs.join(", "))
-        });
-        req.send(&bytes[..]).map_err(map_ureq)
+        let what = body
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("response");
+        let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        self.send(
+            Verb::Post,
+            self.endpoint(),
+            &ours,
+            Some(&bytes),
+            &format!("{what} [{}]", hs.join(", ")),
+        )
     }
 
     /// Reads a non-success reply body for an [`Error::HttpStatus`].
@@ -246,6 +374,9 @@ impl Transport {
             .read_to_string()
             .unwrap_or_default();
         let body = match location {
+            Some(loc) if matches!(status, 301..=303) => {
+                format!("(Location: {loc}; not followed: only 307 and 308 keep the POST) {body}")
+            }
             Some(loc) if (300..400).contains(&status) => format!("(Location: {loc}) {body}"),
             _ => body,
         };
@@ -262,7 +393,7 @@ impl Transport {
         on_request: &mut dyn FnMut(&Value),
     ) -> Result<Received, Error> {
         let id = body.get("id").cloned().unwrap_or(Value::Null);
-        let mut resp = self.send_post(body, headers)?;
+        let (mut resp, url) = self.send_post(body, headers)?;
         let status = resp.status().as_u16();
         let session_id = header(&resp, "mcp-session-id");
         let ct = header(&resp, "content-type");
@@ -283,8 +414,9 @@ impl Transport {
             ));
         }
         let success = (200..300).contains(&status);
+        let mut read = Tally::default();
         let message = if mt == "text/event-stream" && success {
-            self.read_sse(resp, &id, headers, on_request)?
+            self.read_sse(resp, &url, &id, headers, on_request, &mut read)?
         } else if is_json(&mt) {
             let bytes = resp
                 .body_mut()
@@ -292,6 +424,8 @@ impl Transport {
                 .limit(MAX_RESPONSE_BYTES)
                 .read_to_vec()
                 .map_err(map_ureq)?;
+            read = check_shape(&bytes)?;
+            read.bytes = bytes.len() as u64;
             match serde_json::from_slice::<Value>(&bytes) {
                 Ok(v) => match find_response(v, &id) {
                     Some(m) if success || m.get("error").is_some() => m,
@@ -329,144 +463,8 @@ impl Transport {
             message,
             status,
             session_id,
+            tally: read,
         })
-    }
-
-    /// Reads SSE streams until the response with `id`: the POST's reply,
-    /// then, each time a stream that announced an event id closes first,
-    /// a `GET` with `Last-Event-ID` after the announced `retry` wait, at
-    /// most [`MAX_SSE_RESUMES`] times.
-    fn read_sse(
-        &self,
-        mut resp: ureq::http::Response<ureq::Body>,
-        id: &Value,
-        headers: &[(&'static str, String)],
-        on_request: &mut dyn FnMut(&Value),
-    ) -> Result<Value, Error> {
-        let mut last_id: Option<String> = None;
-        let mut retry: Option<u64> = None;
-        let mut resumes = 0u32;
-        loop {
-            let mut decoder = SseDecoder::new();
-            let ended = self.read_stream(&mut resp, &mut decoder, id, on_request)?;
-            if let Some(found) = ended {
-                return Ok(found);
-            }
-            last_id = decoder.last_event_id().map(str::to_string).or(last_id);
-            retry = decoder.retry_ms().or(retry);
-            let Some(event_id) = last_id.clone() else {
-                return Err(Error::protocol(format!(
-                    "SSE stream ended before the response to request {id}"
-                )));
-            };
-            if resumes == MAX_SSE_RESUMES {
-                return Err(Error::protocol(format!(
-                    "SSE stream ended before the response to request {id} after {MAX_SSE_RESUMES} resumptions"
-                )));
-            }
-            resumes += 1;
-            let wait = retry.map_or(DEFAULT_SSE_RETRY, Duration::from_millis);
-            std::thread::sleep(wait.min(MAX_SSE_RETRY));
-            resp = self.resume(&event_id, headers)?;
-        }
-    }
-
-    /// `GET` on the endpoint with `Last-Event-ID`: the resumed stream.
-    fn resume(
-        &self,
-        event_id: &str,
-        headers: &[(&'static str, String)],
-    ) -> Result<ureq::http::Response<ureq::Body>, Error> {
-        let mut ours: Vec<(&'static str, String)> = vec![
-            ("Accept", "text/event-stream".into()),
-            ("Last-Event-ID", event_id.to_string()),
-        ];
-        ours.extend(headers.iter().cloned());
-        let mut req = self.agent.get(&self.url);
-        for (k, v) in self.merged(&ours) {
-            req = req.header(k, v);
-        }
-        self.trace(|| format!("> GET {} [Last-Event-ID: {event_id}]", self.url));
-        let mut resp = req.call().map_err(map_ureq)?;
-        let status = resp.status().as_u16();
-        let ct = header(&resp, "content-type");
-        self.trace(|| {
-            format!(
-                "< {status} {}",
-                ct.as_deref().unwrap_or("(no Content-Type)")
-            )
-        });
-        if !(200..300).contains(&status) {
-            return Err(self.status_error(status, &mut resp));
-        }
-        if media_type(ct.as_deref()) != "text/event-stream" {
-            return Err(Error::protocol(format!(
-                "resumed stream has Content-Type {:?} (expected text/event-stream)",
-                ct.as_deref().unwrap_or("")
-            )));
-        }
-        Ok(resp)
-    }
-
-    /// Reads one SSE stream: `Some(response)` once it carries ours, `None`
-    /// when the stream ends (or breaks) first.
-    fn read_stream(
-        &self,
-        resp: &mut ureq::http::Response<ureq::Body>,
-        decoder: &mut SseDecoder,
-        id: &Value,
-        on_request: &mut dyn FnMut(&Value),
-    ) -> Result<Option<Value>, Error> {
-        let mut reader = resp.body_mut().as_reader();
-        let mut buf = vec![0u8; SSE_READ_CHUNK];
-        loop {
-            let n = match reader.read(&mut buf) {
-                Ok(0) => return Ok(None),
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    let err = map_io(&e);
-                    // A stream cut mid-way (not a timeout) may be resumed.
-                    return match err {
-                        Error::Transport {
-                            kind: TransportKind::Timeout,
-                            ..
-                        } => Err(err),
-                        _ if decoder.last_event_id().is_some() => Ok(None),
-                        _ => Err(err),
-                    };
-                }
-            };
-            let events = decoder.feed(&buf[..n]).map_err(|e| match e {
-                SseError::EventTooLarge(_) => Error::protocol(e.to_string()),
-            })?;
-            for ev in events {
-                if ev.event != "message" {
-                    self.trace(|| format!("< SSE event '{}' skipped", ev.event));
-                    continue;
-                }
-                let v: Value = serde_json::from_str(&ev.data).map_err(|e| {
-                    Error::protocol(format!("SSE message event is not valid JSON: {e}"))
-                })?;
-                let items = match v {
-                    Value::Array(items) => items,
-                    one => vec![one],
-                };
-                for m in items {
-                    if is_our_response(&m, id) {
-                        return Ok(Some(m));
-                    }
-                    if is_request(&m) {
-                        on_request(&m);
-                    } else {
-                        self.trace(|| {
-                            let what = m.get("method").and_then(Value::as_str).unwrap_or("?");
-                            format!("< SSE message '{what}' skipped")
-                        });
-                    }
-                }
-            }
-        }
     }
 
     /// POSTs a notification or a response (expects 202; any 2xx passes).
@@ -475,7 +473,7 @@ impl Transport {
         body: &Value,
         headers: &[(&'static str, String)],
     ) -> Result<u16, Error> {
-        let mut resp = self.send_post(body, headers)?;
+        let (mut resp, _) = self.send_post(body, headers)?;
         let status = resp.status().as_u16();
         self.trace(|| format!("< {status}"));
         if (200..300).contains(&status) {
@@ -487,16 +485,14 @@ impl Transport {
 
     /// `DELETE` on the endpoint with the given headers; returns the status.
     pub(crate) fn delete(&self, headers: &[(&'static str, String)]) -> Result<u16, Error> {
-        let ours: Vec<(&'static str, String)> = headers.to_vec();
-        let mut req = self.agent.delete(&self.url);
-        for (k, v) in self.merged(&ours) {
-            req = req.header(k, v);
-        }
-        self.trace(|| {
-            let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            format!("> DELETE {} [{}]", self.url, hs.join(", "))
-        });
-        let resp = req.call().map_err(map_ureq)?;
+        let hs: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        let (resp, _) = self.send(
+            Verb::Delete,
+            self.endpoint(),
+            headers,
+            None,
+            &format!("[{}]", hs.join(", ")),
+        )?;
         let status = resp.status().as_u16();
         self.trace(|| format!("< {status}"));
         Ok(status)
