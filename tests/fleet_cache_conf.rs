@@ -97,10 +97,12 @@ fn choose<'l>(locations: &'l [Location], uri: &str) -> &'l Location {
         .iter()
         .filter(|l| matches!(l.kind, Kind::Prefix { .. }) && uri.starts_with(&l.pattern))
         .max_by_key(|l| l.pattern.len());
-    if let Some(l @ Location {
-        kind: Kind::Prefix { no_regex: true },
-        ..
-    }) = prefix
+    if let Some(
+        l @ Location {
+            kind: Kind::Prefix { no_regex: true },
+            ..
+        },
+    ) = prefix
     {
         return l;
     }
