@@ -26,8 +26,10 @@
 #              replicas (first 40 at once: each post on every replica, then
 #              8 in flight) make exactly 10 requests reach the fake, each
 #              with Host and TLS server name api.fxtwitter.com
-#   syndication the fallback's path through the proxy reaches X's endpoint
-#              as /tweet-result with its own Host and server name
+#   syndication a tool call of the post FxTwitter fails makes a replica
+#              (--syndication-url http://<proxy>/syndication) ask X's
+#              endpoint through the proxy: the fake gets /tweet-result?id=...
+#              with Host and server name cdn.syndication.twimg.com
 # One PASS/FAIL line each; exit status 1 on any FAIL. nginx runs with private
 # prefixes (never the system one) and is installed with apt-get when missing
 # (root only). Everything started here is stopped on exit.
@@ -416,14 +418,19 @@ print(json.dumps({"ok": results.count("ok"), "first_wave": len(first),
                   "failures": [r for r in results if r != "ok"][:5]}))
 PY
 COUNTS=$(curl -sk "https://127.0.0.1:$FPORT/__fake/requests")
-# The fallback's path through the proxy: X's endpoint gets /tweet-result with
-# its own Host and server name (the fake answers 404 for it).
+# The fallback's path through the proxy: a post FxTwitter fails makes a
+# replica ask X's endpoint (--syndication-url $PROXY/syndication), which must
+# get /tweet-result with its own Host and server name (the fake answers 404).
 curl -sk -X POST "https://127.0.0.1:$FPORT/__fake/reset" >/dev/null
-SYN_STATUS=$(curl -s -o /dev/null -w '%{http_code}' -A xmd-ci "$PROXY/syndication/tweet-result?id=1&token=a" || true)
+SYN_STATUS=$(curl -s -o "$TMP/syn.json" -w '%{http_code}' -X POST "http://127.0.0.1:${FLEET_PORTS[0]}/mcp" \
+  -H 'Content-Type: application/json' -H 'Accept: application/json' -H 'MCP-Protocol-Version: 2025-11-25' \
+  -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x_md_get_post","arguments":{"url":"https://x.com/demo_author/status/'"$BAD_ID"'","thread":"off"}}}' || true)
+SYN_TEXT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["content"][0]["text"][:160])' "$TMP/syn.json" 2>/dev/null || true)
 SYN_COUNTS=$(curl -sk "https://127.0.0.1:$FPORT/__fake/requests")
 sleep 0.3
 python3 - "$(tail -n 1 "$TMP/part2.out" 2>/dev/null || true)" "$COUNTS" "$SYN_STATUS" "$SYN_COUNTS" \
-  "$TMP/cache/logs/access.log" "$FLEET_CALLS" "$FLEET_POSTS" "$FLEET_REPLICAS" >"$TMP/verdict2.out" <<'PY'
+  "$TMP/cache/logs/access.log" "$FLEET_CALLS" "$FLEET_POSTS" "$FLEET_REPLICAS" "$BAD_ID" "$SYN_TEXT" \
+  >"$TMP/verdict2.out" <<'PY'
 import json, re, sys
 try:
     r = json.loads(sys.argv[1])
@@ -432,6 +439,7 @@ except Exception:
     r = None
 counts, syn_status, syn = json.loads(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])
 log, calls, posts, replicas = sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])
+bad_id, syn_text = sys.argv[9], sys.argv[10]
 statuses = {}
 for line in open(log, encoding="utf-8"):
     m = re.search(r" cache=(\S+)", line)
@@ -451,10 +459,13 @@ if r is not None:
                f"(first {r['first_wave']} at once) -> {counts['total']} requests to the fake FxTwitter over TLS "
                f"(Host and SNI {sorted(counts['sni'])}); the proxy's cache statuses {statuses}")
     print(("FAIL fleet-cache: " + "; ".join(problems) + f" ({summary})") if problems else f"PASS fleet-cache: {summary}")
-want = {"/tweet-result?id=1&token=a": 1}
-ok = (syn_status == "404" and syn["paths"] == want and syn["hosts"] == {"cdn.syndication.twimg.com": 1}
-      and syn["sni"] == {"cdn.syndication.twimg.com": 1})
-detail = f"GET /syndication/tweet-result?id=1&token=a -> {syn_status}, the fake saw {syn['paths']} Host {syn['hosts']} SNI {syn['sni']}"
+x = [p for p in syn["paths"] if p.startswith(f"/tweet-result?id={bad_id}&token=")]
+fx = [p for p in syn["paths"] if p.startswith("/2/")]
+hosts = {"api.fxtwitter.com": sum(syn["paths"][p] for p in fx), "cdn.syndication.twimg.com": sum(syn["paths"][p] for p in x)}
+ok = (syn_status == "200" and len(x) == 1 and fx and len(x) + len(fx) == len(syn["paths"])
+      and syn["hosts"] == hosts and syn["sni"] == hosts)
+detail = (f"tool call of post {bad_id} (FxTwitter 500) -> {syn_status} {syn_text[:80]!r}; the fake saw {syn['paths']}, "
+          f"Host {syn['hosts']}, SNI {syn['sni']}")
 print(f"PASS syndication: {detail}" if ok else f"FAIL syndication: {detail}")
 PY
 
