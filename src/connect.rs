@@ -11,8 +11,8 @@ use std::process::ExitCode;
 /// Placeholder for the escaped MCP URL in [`Client::template`].
 pub const URL_SLOT: &str = "{URL}";
 
-/// The MCP URL `xmd connect` uses when neither `--url` nor
-/// `XMD_PUBLIC_URL` is given: the default listen address's endpoint.
+/// The MCP URL `xmd connect` uses when none of `--url`, `XMD_PUBLIC_URL`
+/// and `XMD_LISTEN` is given: the default listen address's endpoint.
 pub const DEFAULT_MCP_URL: &str = "http://127.0.0.1:8080/mcp";
 
 /// The language a snippet is written in, which decides how the URL is
@@ -248,7 +248,8 @@ pub fn help() -> String {
          then a curl line that lists the tools.\n\n\
          Options:\n  \
          --url URL     the MCP endpoint URL to put in the snippets, used as given\n                \
-         [default: $XMD_PUBLIC_URL/mcp, else ",
+         [default: $XMD_PUBLIC_URL/mcp, else http://$XMD_LISTEN/mcp (an\n                \
+         unspecified address such as 0.0.0.0 read as loopback), else ",
     );
     out.push_str(DEFAULT_MCP_URL);
     out.push_str("]\n  -h, --help    print this help\n\nClients:\n");
@@ -284,6 +285,22 @@ pub enum Request {
 /// A usage error message: unknown client or option, a missing or invalid
 /// `--url`, or a second client.
 pub fn parse(args: &[String], public_url: Option<&str>) -> Result<Request, String> {
+    parse_with_listen(args, public_url, None)
+}
+
+/// [`parse`], with the `XMD_LISTEN` value too: without `--url` and
+/// `XMD_PUBLIC_URL`, the snippets name `http://<listen>/mcp`, as `xmd
+/// serve` reads the same variable. An unspecified address (`0.0.0.0`,
+/// `[::]`: every interface) becomes the loopback address of its family,
+/// which reaches that server from this machine ([`listen_note`] says so).
+///
+/// # Errors
+/// Those of [`parse`], and an `XMD_LISTEN` that is not `IP:PORT`.
+pub fn parse_with_listen(
+    args: &[String],
+    public_url: Option<&str>,
+    listen: Option<&str>,
+) -> Result<Request, String> {
     let mut client_id = None;
     let mut url = None;
     let mut i = 0;
@@ -308,14 +325,55 @@ pub fn parse(args: &[String], public_url: Option<&str>) -> Result<Request, Strin
         }
         i += 1;
     }
-    let url = match (url, public_url.filter(|u| !u.trim().is_empty())) {
-        (Some(u), _) => check_url("--url", &u)?,
-        (None, Some(base)) => mcp_url(&check_url("XMD_PUBLIC_URL", base)?),
-        (None, None) => DEFAULT_MCP_URL.to_string(),
+    let listen = listen.map(str::trim).filter(|l| !l.is_empty());
+    let url = match (url, public_url.filter(|u| !u.trim().is_empty()), listen) {
+        (Some(u), _, _) => check_url("--url", &u)?,
+        (None, Some(base), _) => mcp_url(&check_url("XMD_PUBLIC_URL", base)?),
+        (None, None, Some(l)) => format!("http://{}/mcp", reachable(listen_addr(l)?)),
+        (None, None, None) => DEFAULT_MCP_URL.to_string(),
     };
     Ok(Request::Print {
         client: client_id,
         url,
+    })
+}
+
+/// `XMD_LISTEN` as `xmd serve` reads it.
+fn listen_addr(value: &str) -> Result<std::net::SocketAddr, String> {
+    value.parse().map_err(|_| {
+        format!("invalid XMD_LISTEN '{value}' (expected IP:PORT, e.g. 127.0.0.1:8080)")
+    })
+}
+
+/// A listen address a client on this machine can connect to: an
+/// unspecified address becomes the loopback address of its family.
+fn reachable(addr: std::net::SocketAddr) -> std::net::SocketAddr {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => (Ipv4Addr::LOCALHOST, addr.port()).into(),
+        IpAddr::V6(ip) if ip.is_unspecified() => (Ipv6Addr::LOCALHOST, addr.port()).into(),
+        _ => addr,
+    }
+}
+
+/// The note `xmd connect` prints on stderr when the snippets come from an
+/// `XMD_LISTEN` of every interface (no `--url`, no `XMD_PUBLIC_URL`): they
+/// name loopback, which works from this machine only.
+pub fn listen_note(
+    args: &[String],
+    public_url: Option<&str>,
+    listen: Option<&str>,
+) -> Option<String> {
+    let given = |v: Option<&str>| v.is_some_and(|v| !v.trim().is_empty());
+    if given(public_url) || args.iter().any(|a| a == "--url" || a.starts_with("--url=")) {
+        return None;
+    }
+    let addr = listen_addr(listen?.trim()).ok()?;
+    addr.ip().is_unspecified().then(|| {
+        format!(
+            "XMD_LISTEN={addr} listens on every interface; the snippets name {}, which works from this machine only: set XMD_PUBLIC_URL to the URL other machines use",
+            reachable(addr)
+        )
     })
 }
 
@@ -363,12 +421,17 @@ pub fn render(client: Option<&str>, url: &str) -> String {
 /// code (0, or 2 on a usage error, reported on stderr).
 pub fn main(args: &[String]) -> ExitCode {
     let public_url = std::env::var("XMD_PUBLIC_URL").ok();
-    match parse(args, public_url.as_deref()) {
+    let listen = std::env::var("XMD_LISTEN").ok();
+    let (public_url, listen) = (public_url.as_deref(), listen.as_deref());
+    match parse_with_listen(args, public_url, listen) {
         Ok(Request::Help) => {
             print!("{}", help());
             ExitCode::SUCCESS
         }
         Ok(Request::Print { client, url }) => {
+            if let Some(note) = listen_note(args, public_url, listen) {
+                eprintln!("xmd connect: note: {note}");
+            }
             print!("{}", render(client, &url));
             ExitCode::SUCCESS
         }

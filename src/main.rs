@@ -124,13 +124,11 @@ fn main() -> ExitCode {
         )
     };
     stderr_line(line);
+    if let Some(warning) = xmd::app::landing::unreachable_public_url(&config.public_url) {
+        stderr_line(warning_line(json_log, &warning));
+    }
     xmd::app::upstream_check::spawn(&config.upstream, &config.syndication_url, move |warning| {
-        stderr_line(if json_log {
-            serde_json::json!({"time": rfc3339_now(), "event": "warning", "message": warning})
-                .to_string()
-        } else {
-            format!("xmd: warning: {warning}")
-        });
+        stderr_line(warning_line(json_log, &warning));
     });
     let started = std::time::Instant::now();
     match server.run(app) {
@@ -148,6 +146,17 @@ fn main() -> ExitCode {
             eprintln!("xmd: event loop failed: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// A start-up warning as a log line: `xmd: warning: …`, or a JSON
+/// `"event": "warning"` object under `--log-format json`.
+fn warning_line(json_log: bool, warning: &str) -> String {
+    if json_log {
+        serde_json::json!({"time": rfc3339_now(), "event": "warning", "message": warning})
+            .to_string()
+    } else {
+        format!("xmd: warning: {warning}")
     }
 }
 

@@ -268,7 +268,10 @@ fn server_routes_the_page_on_slash() {
 
 fn xmd_connect(args: &[&str], public_url: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_xmd"));
-    cmd.arg("connect").args(args).env_remove("XMD_PUBLIC_URL");
+    cmd.arg("connect")
+        .args(args)
+        .env_remove("XMD_PUBLIC_URL")
+        .env_remove("XMD_LISTEN");
     if let Some(u) = public_url {
         cmd.env("XMD_PUBLIC_URL", u);
     }

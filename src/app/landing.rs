@@ -17,6 +17,24 @@ use crate::x::tools::Tools;
 /// Media type of the page.
 pub const CONTENT_TYPE: &str = "text/html; charset=utf-8";
 
+/// The warning for a public base URL whose host is the unspecified
+/// address (`0.0.0.0` or `[::]`): what `xmd serve` prints at start-up and
+/// the landing page shows under the MCP URL. That is the default public
+/// URL of a server listening on every interface without `--public-url`
+/// (the container image's case): it hands out a URL no client can connect
+/// to. `None` for any other URL.
+pub fn unreachable_public_url(public_url: &str) -> Option<String> {
+    let host = crate::app::origin::url_host(public_url)?;
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let ip: std::net::IpAddr = bare.parse().ok()?;
+    ip.is_unspecified().then(|| {
+        format!(
+            "the public URL {} names the unspecified address {host}, which no client can connect to, and the MCP URL, the snippets and every self link carry it. Set --public-url (XMD_PUBLIC_URL) to the URL clients use, e.g. XMD_PUBLIC_URL=https://xmd.example.com",
+            public_url.trim_end_matches('/')
+        )
+    })
+}
+
 /// The page for a public base URL (no trailing slash, e.g.
 /// `https://x.example.com`); the MCP endpoint is that plus `/mcp`.
 pub fn page(public_url: &str) -> String {
@@ -28,6 +46,11 @@ pub fn page(public_url: &str) -> String {
     out.push_str(&escape(DESCRIPTION));
     out.push_str("</p>\n</header>\n\n<section aria-labelledby=\"endpoint\">\n<h2 id=\"endpoint\">MCP URL</h2>\n");
     out.push_str(&snip("url", "MCP URL", &url, true, Some("mcp-url")));
+    if let Some(warning) = unreachable_public_url(base) {
+        out.push_str("<p class=\"note\" role=\"alert\" id=\"unreachable\"><strong>Not reachable as shown:</strong> ");
+        out.push_str(&escape(&warning));
+        out.push_str("</p>\n");
+    }
     out.push_str("<p>One URL, no key, no OAuth: point your client at it and the tools below show up. Pick your client.</p>\n</section>\n\n");
 
     out.push_str("<section aria-labelledby=\"connect\">\n<h2 id=\"connect\">Connect</h2>\n<nav class=\"chips\" aria-label=\"Clients\">");

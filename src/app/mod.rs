@@ -53,6 +53,11 @@ pub const SERVER_CARD_MEDIA_TYPE: &str = "application/mcp-server-card+json";
 const MCP_ALLOW: &str = "GET, HEAD, POST, OPTIONS";
 /// `Allow` for read-only routes.
 const READ_ALLOW: &str = "GET, HEAD, OPTIONS";
+/// The `405` message of every read-only route: names the MCP endpoint, the
+/// one path that takes a POST (a client pointed at the base URL or a
+/// document instead of `/mcp` learns where to send it).
+pub const READ_ONLY_HINT: &str =
+    "this resource is read-only (GET, HEAD); MCP clients POST JSON-RPC to /mcp";
 /// Request headers a browser client may send (CORS preflight answer).
 const CORS_ALLOW_HEADERS: &str = "Content-Type, Accept, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID";
 /// Preflight cache lifetime in seconds.
@@ -144,7 +149,7 @@ fn metrics_route(method: &Method) -> Response {
             Body::Owned(METRICS.render().into_bytes()),
         ),
         Method::Options => preflight(READ_ALLOW, None),
-        _ => method_not_allowed(READ_ALLOW, "this resource is read-only"),
+        _ => method_not_allowed(READ_ALLOW, READ_ONLY_HINT),
     }
 }
 
@@ -284,7 +289,7 @@ impl App {
                 Response::with_body(200, doc.content_type, doc.body(&self.public))
             }
             Method::Options => preflight(READ_ALLOW, None),
-            _ => method_not_allowed(READ_ALLOW, "this resource is read-only"),
+            _ => method_not_allowed(READ_ALLOW, READ_ONLY_HINT),
         }
     }
 

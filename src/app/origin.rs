@@ -13,6 +13,10 @@ use std::net::IpAddr;
 
 use crate::text::trim_ows;
 
+/// Why a `Host` is refused on a loopback listener, and the setting that
+/// admits it: the client sees `403` with `Forbidden: ` and this text.
+pub const HOST_REFUSED: &str = "Host not allowed: this server listens on a loopback address and answers only a loopback Host (localhost, 127.0.0.1, [::1]) or the host of its public URL; to admit this host, start it with --public-url (XMD_PUBLIC_URL) set to the URL clients use, e.g. --public-url https://xmd.example.com";
+
 /// The rule in force.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OriginPolicy {
@@ -79,7 +83,7 @@ impl OriginPolicy {
                     is_loopback_name(name) || (!public_host.is_empty() && name == public_host)
                 });
                 if !host_ok {
-                    return Verdict::Forbid("Host not allowed");
+                    return Verdict::Forbid(HOST_REFUSED);
                 }
                 match origin {
                     None => Verdict::Allow(None),
@@ -158,7 +162,7 @@ mod tests {
                 Some("evil.example.com"),
                 Some("http://evil.example.com")
             ),
-            Verdict::Forbid("Host not allowed")
+            Verdict::Forbid(HOST_REFUSED)
         );
         assert_eq!(
             check(&p, Some("localhost"), Some("http://attacker.example")),
@@ -171,7 +175,7 @@ mod tests {
         assert_eq!(check(&p, None, None), Verdict::Allow(None));
         assert_eq!(
             check(&p, Some("127.0.0.1.evil.com"), None),
-            Verdict::Forbid("Host not allowed")
+            Verdict::Forbid(HOST_REFUSED)
         );
     }
 

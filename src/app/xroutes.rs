@@ -215,7 +215,7 @@ pub fn method_not_allowed() -> Response {
     let mut r = problem(
         405,
         "method_not_allowed",
-        "this route is read-only: use GET or HEAD",
+        "this route is read-only: use GET or HEAD; MCP clients POST JSON-RPC to /mcp",
         None,
     )
     .header("Allow", READ_ALLOW);

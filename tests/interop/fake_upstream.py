@@ -18,6 +18,10 @@ upstream and is only range-checked (1-100, else 400 like FxTwitter).
   GET /2/thread/1900000000000000000        200 the largest thread: 64 posts of 25,000
         characters each by demo_author (issue 14), built in memory
   GET /2/status|thread/2086600000000000001 401 status-401-private.json
+  GET /2/status|thread/2086000000000000500 500 {"status":null,"thread":null,"author":null,
+        "code":500}: a post FxTwitter fails to fetch from X (issue 30: the fleet check)
+  GET /2/status|thread/20872088472980160NN 200 status-plain.json as post NN (00-99): the
+        same post under 100 distinct ids, for checks that need many distinct posts
   GET /2/status|thread/<other digits>      404 status-404-not-found.json
   GET /2/status|thread/<non-digits>        400 id: tweet ID must be a numeric snowflake
   GET /2/status|thread/2086000000000000429 429 error-429-rate-limited.json, Retry-After: 30
@@ -48,10 +52,17 @@ with an `error` body; a path with a trailing slash is redirected (301) to the
 slash-less path. `--rate-limit` makes every /2/ request a 429 with Retry-After.
 
 Test hooks outside /2/: `GET /__fake/requests` returns
-{"total": n, "paths": {"/2/...?...": count}} and `POST /__fake/reset` clears it.
+{"total": n, "paths": {"/2/...?...": count}, "hosts": {Host: count},
+"sni": {server name: count}} (sni: TLS only; "" when none was sent) and
+`POST /__fake/reset` clears it.
+
+With --tls-cert and --tls-key the fake speaks HTTPS (for a proxy in front of
+it that verifies FxTwitter's certificate and sends its server name).
+--delay-ms holds every /2/ answer that long (so concurrent requests overlap).
 
 Usage: fake_upstream.py [--host 127.0.0.1] [--port 0] [--fixtures DIR]
-                        [--rate-limit] [--verbose]
+                        [--rate-limit] [--verbose] [--delay-ms N]
+                        [--tls-cert PEM --tls-key PEM]
 With --port 0 the chosen port is printed alone on the first stdout line. The
 server prints nothing else unless --verbose (one line per request, stderr).
 """
@@ -61,7 +72,9 @@ import base64
 import json
 import os
 import sys
+import ssl
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
@@ -76,6 +89,10 @@ LONG_POST_CHARS = 25000
 # Posts whose quote and repost lists fail upstream (upstream.md section 6.1).
 NO_TIMELINE_ID = "2086000000000000404"
 FAILED_LIST_ID = "2086000000000000500"
+# The post FxTwitter answers 500 for (status and thread), same id.
+FAILED_POST_ID = FAILED_LIST_ID
+# Ids 2087208847298016000-099: status-plain.json under a hundred ids.
+MANY_POSTS_PREFIX = "20872088472980160"
 RETRY_AFTER = "30"
 TRUTHY = {"1", "true", "yes", "on", ""}
 NOT_FOUND = {"code": 404, "message": "Not found"}
@@ -155,6 +172,12 @@ def long_thread():
             "replying_to": {"screen_name": HANDLE, "status": str(int(pid) - 1)} if i else None,
         })
     return {"code": 200, "status": rows[0], "thread": rows, "author": author}
+
+
+def renamed_post(body, sid):
+    """`body` (a /2/status answer) as the post `sid`."""
+    status = dict(body["status"], id=sid, url=f"https://x.com/{HANDLE}/status/{sid}")
+    return dict(body, status=status)
 
 
 def timeline_cursor_sort_index(cursor):
@@ -258,6 +281,13 @@ def route(fx, path, query):
             return Answer(404, NOT_FOUND)
         if sid == PRIVATE_ID:
             return Answer(401, fx.private)
+        if sid == FAILED_POST_ID:
+            return Answer(500, {"status": None, "thread": None, "author": None, "code": 500})
+        if len(sid) == 19 and sid.startswith(MANY_POSTS_PREFIX):
+            body = renamed_post(fx.status["2087208847298015232"], sid)
+            if kind == "thread":
+                body = dict(body, thread=[body["status"]])
+            return Answer(200, body)
         table = fx.status if kind == "status" else fx.thread
         body = table.get(sid)
         if body is None and kind == "thread" and sid in fx.status:
@@ -397,21 +427,29 @@ class Counter:
     def __init__(self):
         self.lock = threading.Lock()
         self.paths = {}
+        self.hosts = {}
+        self.sni = {}
 
-    def add(self, target):
+    def add(self, target, host, sni):
         with self.lock:
             self.paths[target] = self.paths.get(target, 0) + 1
+            self.hosts[host] = self.hosts.get(host, 0) + 1
+            if sni is not None:
+                self.sni[sni] = self.sni.get(sni, 0) + 1
 
     def snapshot(self):
         with self.lock:
-            return {"total": sum(self.paths.values()), "paths": dict(self.paths)}
+            return {"total": sum(self.paths.values()), "paths": dict(self.paths),
+                    "hosts": dict(self.hosts), "sni": dict(self.sni)}
 
     def reset(self):
         with self.lock:
             self.paths.clear()
+            self.hosts.clear()
+            self.sni.clear()
 
 
-def make_handler(fx, counter, rate_limit_all, verbose):
+def make_handler(fx, counter, rate_limit_all, verbose, delay=0.0):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         # Without this, headers and body leave as two writes and Nagle plus
@@ -441,7 +479,12 @@ def make_handler(fx, counter, rate_limit_all, verbose):
             split = urlsplit(self.path)
             if split.path == "/__fake/requests":
                 return self.send_json(Answer(200, counter.snapshot()))
-            counter.add(self.path)
+            sni = None
+            if isinstance(self.connection, ssl.SSLSocket):
+                sni = getattr(self.connection, "xmd_sni", "")
+            counter.add(self.path, self.headers.get("Host", ""), sni)
+            if delay and split.path.startswith("/2/"):
+                time.sleep(delay)
             if not self.headers.get("User-Agent"):
                 return self.send_json(Answer(401, {
                     "error": "You must identify yourself with a User-Agent header in order to use the FxTwitter API. "
@@ -482,12 +525,24 @@ def main(argv=None):
     p.add_argument("--fixtures", default=os.path.join(here, "fixtures"))
     p.add_argument("--rate-limit", action="store_true", help="answer every /2/ request with 429")
     p.add_argument("--verbose", action="store_true", help="log each request to stderr")
+    p.add_argument("--delay-ms", type=int, default=0, help="hold every /2/ answer this long")
+    p.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    p.add_argument("--tls-key", help="the certificate's private key (PEM)")
     args = p.parse_args(argv)
 
     fx = Fixtures(args.fixtures)
-    handler = make_handler(fx, Counter(), args.rate_limit, args.verbose)
+    handler = make_handler(fx, Counter(), args.rate_limit, args.verbose, args.delay_ms / 1000)
     server = ThreadingHTTPServer((args.host, args.port), handler)
     server.daemon_threads = True
+    if args.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+
+        def remember_sni(sock, name, _ctx):
+            sock.xmd_sni = name or ""
+
+        ctx.sni_callback = remember_sni
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     if args.port == 0:
         print(server.server_address[1], flush=True)
     try:
