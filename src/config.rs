@@ -184,6 +184,24 @@ pub const DEFAULT_UPSTREAM_BUDGET: u32 = 15;
 /// boundary with a note naming the call that continues.
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 60_000;
 
+/// Shortest `--cursor-secret` / `XMD_CURSOR_SECRET` accepted, in bytes:
+/// 32, the size of an HMAC-SHA256 output (RFC 2104 §3). A shorter secret
+/// is a usage error (exit 2). Without a secret each process draws a
+/// random key at start, so its cursors are refused by other replicas and
+/// after a restart.
+pub const MIN_CURSOR_SECRET_BYTES: usize = 32;
+
+/// The key material of `--cursor-secret`: never printed (its `Debug`
+/// says only its length).
+#[derive(Clone, PartialEq, Eq)]
+pub struct CursorSecret(pub Vec<u8>);
+
+impl std::fmt::Debug for CursorSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CursorSecret({} bytes)", self.0.len())
+    }
+}
+
 /// Default deadline of one tool call: 30 s, under the TypeScript SDKs'
 /// 60 s request timeout. Setting: `--call-timeout` / `XMD_CALL_TIMEOUT`.
 /// A thread walk that reaches it returns what it has with a note; with
@@ -311,6 +329,9 @@ pub struct Config {
     /// Deadline of one tool call; see
     /// [`DEFAULT_CALL_TIMEOUT`].
     pub call_timeout: Duration,
+    /// The key cursors are signed with (`--cursor-secret`); `None`: a
+    /// random key per process. See [`MIN_CURSOR_SECRET_BYTES`].
+    pub cursor_secret: Option<CursorSecret>,
     /// Access-log format; default plain.
     pub log_format: LogFormat,
     /// HTTP limits.
@@ -343,6 +364,7 @@ impl Config {
             trusted_proxies: TrustedProxies::default(),
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            cursor_secret: None,
             log_format: LogFormat::Plain,
             limits: Limits::default(),
         }

@@ -197,6 +197,12 @@ impl App {
                 max_chars: config.max_result_chars,
                 public_url: public.clone(),
                 call_timeout: config.call_timeout,
+                cursor_key: config
+                    .cursor_secret
+                    .as_ref()
+                    .map_or_else(crate::x::cursor::CursorKey::random, |s| {
+                        crate::x::cursor::CursorKey::from_secret(&s.0)
+                    }),
             },
         );
         if let Some(fallback) = fallback {

@@ -62,6 +62,9 @@ pub struct Settings {
     pub public_url: String,
     /// Deadline of one call ([`DEFAULT_CALL_TIMEOUT`]).
     pub call_timeout: Duration,
+    /// The key continuation cursors are signed with (`--cursor-secret`,
+    /// else random per process).
+    pub cursor_key: super::cursor::CursorKey,
 }
 
 impl Default for Settings {
@@ -70,6 +73,7 @@ impl Default for Settings {
             max_chars: DEFAULT_MAX_RESULT_CHARS,
             public_url: String::new(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            cursor_key: super::cursor::CursorKey::random(),
         }
     }
 }

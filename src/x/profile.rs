@@ -205,7 +205,8 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     let scope = cursor::handle_scope(handle);
     let (start, marks) = match &args.cursor {
         Some(c) => {
-            let pos = cursor::decode(c, CursorKind::Profile, &scope).map_err(cursor_error)?;
+            let pos = cursor::decode(&run.settings.cursor_key, c, CursorKind::Profile, &scope)
+                .map_err(cursor_error)?;
             (Some(pos.upstream), pos.seen)
         }
         None => (None, Vec::new()),
@@ -328,6 +329,7 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     };
     let encode = |upstream: String, k: usize| {
         cursor::encode(
+            &run.settings.cursor_key,
             CursorKind::Profile,
             &scope,
             &cursor::Position {
