@@ -110,8 +110,11 @@ fn fake() -> FakeUpstream {
     f
 }
 
+/// The server, its cursors signed with the secret of `tools_for`, so
+/// its answers are the in-process tools' byte for byte.
 fn start(up: &FakeUpstream) -> Xmd {
-    Xmd::start(&["--upstream", &up.base_url()])
+    let secret = std::str::from_utf8(common::browse::TEST_CURSOR_SECRET).unwrap();
+    Xmd::start(&["--upstream", &up.base_url(), "--cursor-secret", secret])
 }
 
 /// A tool's Markdown as this server writes it: its links to the HTTP

@@ -13,7 +13,7 @@
 //!   forged instead, see [`forge_profile_cursor`]);
 //! - `tag` is the HMAC-SHA256 ([`CursorKey`]) of the rest and of the
 //!   arguments the cursor is bound to (the whole search query, a thread's
-//!   shape), [`TAG_CHARS`] characters of URL-safe base64. Without the key
+//!   shape), [`TAG_CHARS`] lower-case hex digits. Without the key
 //!   no one can make a cursor the server accepts: an altered, truncated,
 //!   made-up cursor, or one replayed with other arguments, is refused
 //!   before any upstream request. The key comes from `--cursor-secret`
@@ -45,11 +45,12 @@ pub const MAX_UPSTREAM_CURSOR_BYTES: usize = 900;
 /// not served again.
 pub const MAX_ROW_MARKS: usize = 40;
 
-/// Characters of a cursor's tag: 43, the whole 32-byte HMAC-SHA256 in
-/// URL-safe base64 without padding (untruncated, so it is checked with
-/// `ring::hmac::verify` in constant time). A cursor whose last `:`-field is
-/// not exactly this is refused.
-pub const TAG_CHARS: usize = 43;
+/// Characters of a cursor's tag: 64, the whole 32-byte HMAC-SHA256 in
+/// lower-case hex (untruncated, so it is checked with `ring::hmac::verify`
+/// in constant time; hex, so no character of it is Markdown punctuation
+/// that a note would escape). A cursor whose last `:`-field is not exactly
+/// this is refused.
+pub const TAG_CHARS: usize = 64;
 
 /// Shortest `--cursor-secret` accepted, in bytes: 32, the output size of
 /// SHA-256 (RFC 2104 §3: a shorter key weakens the MAC). A shorter secret
@@ -103,21 +104,21 @@ impl CursorKey {
 
     fn tag(&self, body: &str, bound: &str) -> String {
         let t = hmac::sign(&self.0, &Self::message(body, bound));
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(t.as_ref())
+        let mut hex = String::with_capacity(TAG_CHARS);
+        for b in t.as_ref() {
+            let _ = write!(hex, "{b:02x}");
+        }
+        hex
     }
 
     fn verify(&self, body: &str, bound: &str, tag: &str) -> bool {
-        if tag.len() != TAG_CHARS {
+        // Only lower-case hex of the full length: one tag, one spelling.
+        if tag.len() != TAG_CHARS || !tag.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
             return false;
         }
-        let Ok(t) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(tag) else {
-            return false;
-        };
-        // Only the canonical spelling: the last character's unused bits
-        // must be zero, or two spellings would carry one tag.
-        if base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&t) != tag {
-            return false;
-        }
+        let t: Vec<u8> = (0..TAG_CHARS / 2)
+            .filter_map(|i| u8::from_str_radix(&tag[2 * i..2 * i + 2], 16).ok())
+            .collect();
         hmac::verify(&self.0, &Self::message(body, bound), &t).is_ok()
     }
 }
@@ -486,15 +487,13 @@ mod tests {
         );
         assert_eq!(mac.len(), TAG_CHARS);
         // The tag is HMAC-SHA256 over the context, the body, NUL and the
-        // bound arguments (none here), in URL-safe base64.
+        // bound arguments (none here), in lower-case hex.
         let want = hmac::sign(
             &hmac::Key::new(hmac::HMAC_SHA256, b"a test secret of at least 32 bytes!!"),
             format!("xmd cursor v1\0{body}\0").as_bytes(),
         );
-        assert_eq!(
-            mac,
-            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(want.as_ref())
-        );
+        let hex: String = want.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(mac, hex);
         assert_eq!(decode(&k, &c, CursorKind::Followers, &demo), Ok(pos));
         let e = decode(&k, &c, CursorKind::Following, &demo).unwrap_err();
         assert!(e.starts_with("This cursor was issued by x_md_get_followers and cannot be used with x_md_get_following."), "{e}");
@@ -512,10 +511,13 @@ mod tests {
         assert!(decode(&k, &fnv, CursorKind::Followers, &demo)
             .unwrap_err()
             .starts_with(forged));
-        // Each other spelling of the tag's last character (four share its
-        // six bits' top four) is refused: one tag has one spelling.
+        // The same tag in upper case, or with any other last digit, is
+        // refused: one tag, one spelling.
+        let upper = format!("{body}:{}", mac.to_ascii_uppercase());
+        assert_ne!(upper, c);
+        assert!(decode(&k, &upper, CursorKind::Followers, &demo).is_err());
         let (head, last) = c.split_at(c.len() - 1);
-        for ch in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".chars() {
+        for ch in "0123456789abcdefABCDEF".chars() {
             let other = format!("{head}{ch}");
             if ch.to_string() != last {
                 assert!(
