@@ -177,12 +177,15 @@ pub const DEFAULT_RATE_BURST: u32 = 60;
 /// agent sees `… (HTTP 503, code upstream_budget, retry after 1s)`.
 pub const DEFAULT_UPSTREAM_BUDGET: u32 = 15;
 
-/// Default budget of a result's text content, in characters (Unicode
-/// scalar values): 60,000, about 15k tokens, under Claude Code's 25,000
-/// token limit for a tool result. Setting: `--max-result-chars` /
+/// Default budget of a result's text content: 40,000 characters (UTF-16
+/// code units, as JavaScript counts them) and, with it, half as many
+/// estimated tokens, 20,000 (`x::budget::Measure`: a conservative
+/// estimate, non-ASCII text costing a token or more per character). Both
+/// stay a fifth under what Claude Code keeps inline (50,000 characters,
+/// 25,000 tokens), whatever the script. Setting: `--max-result-chars` /
 /// `XMD_MAX_RESULT_CHARS`. Past it the result stops at a post or row
 /// boundary with a note naming the call that continues.
-pub const DEFAULT_MAX_RESULT_CHARS: usize = 60_000;
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 40_000;
 
 /// Shortest `--cursor-secret` / `XMD_CURSOR_SECRET` accepted, in bytes:
 /// 32, the size of an HMAC-SHA256 output (RFC 2104 §3). A shorter secret

@@ -503,8 +503,8 @@ fn answer(
         });
         if let Some(c) = &next {
             let left_out = format!(
-                "Result budget of {} characters reached: this result shows posts {}–{end} of {total}; posts {}–{total} were left out.",
-                run.max_chars(),
+                "{} reached: this result shows posts {}–{end} of {total}; posts {}–{total} were left out.",
+                super::budget::budget_phrase(run.max_chars()),
                 start + 1,
                 end + 1
             );
