@@ -162,7 +162,7 @@ fn every_method(s: &Setup, era: Era, modern: bool) {
             format!("{base}/llms-full.txt"),
             format!("{base}/openapi.json"),
             format!("{base}/index.md"),
-            format!("{base}/.well-known/mcp/server-card.json"),
+            format!("{base}/mcp/server-card"),
         ]
     );
     assert_eq!(resources[0].mime_type.as_deref(), Some("text/plain"));
