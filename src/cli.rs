@@ -50,6 +50,7 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--idle-timeout", env: "XMD_IDLE_TIMEOUT", value: "SECS", help: format!("idle keep-alive time before closing [default: {}]", secs(config::DEFAULT_IDLE_TIMEOUT)) },
         Setting { flag: "--upstream-timeout", env: "XMD_UPSTREAM_TIMEOUT", value: "SECS", help: format!("timeout of one upstream request [default: {}]", secs(config::DEFAULT_UPSTREAM_TIMEOUT)) },
         Setting { flag: "--max-result-chars", env: "XMD_MAX_RESULT_CHARS", value: "CHARS", help: format!("text budget of one tool result, {} to {}; a longer result stops at a post or row boundary with a note giving the cursor and the exact call that continues [default: {}]", crate::x::budget::MIN_RESULT_CHARS, crate::x::budget::MAX_RESULT_CHARS_LIMIT, config::DEFAULT_MAX_RESULT_CHARS) },
+        Setting { flag: "--cursor-secret", env: "XMD_CURSOR_SECRET", value: "SECRET", help: format!("key of the HMAC-SHA256 that signs continuation cursors, at least {} bytes (e.g. `openssl rand -hex 32`); give every replica of a fleet the same one so each accepts the others' cursors. Prefer the environment variable: a flag shows in the process list [default: a random key per process; its cursors are refused by other replicas and after a restart]", config::MIN_CURSOR_SECRET_BYTES) },
         Setting { flag: "--call-timeout", env: "XMD_CALL_TIMEOUT", value: "SECS", help: format!("deadline of one tool call; a thread walk past it returns what it has with a note, or isError code deadline with nothing to show [default: {}]", secs(config::DEFAULT_CALL_TIMEOUT)) },
         Setting { flag: "--shutdown-grace", env: "XMD_SHUTDOWN_GRACE", value: "SECS", help: format!("how long SIGTERM waits for in-flight requests [default: {}]", secs(config::DEFAULT_SHUTDOWN_GRACE)) },
         Setting { flag: "--rate-limit", env: "XMD_RATE_LIMIT", value: "PER_SEC", help: format!("tool calls per second per client address (IPv6: per /64) that reach a worker (a repeated call answered from the result cache costs the upstream nothing and is not counted); past it and the burst the call is an isError result naming the seconds to wait; 0 turns it off [default: {}]", config::DEFAULT_RATE_LIMIT) },
@@ -214,6 +215,17 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
                 )))
             }
         };
+    }
+    if let Some((name, v)) = lookup("--cursor-secret") {
+        let min = config::MIN_CURSOR_SECRET_BYTES;
+        // The value is never echoed: it is a key.
+        if v.len() < min {
+            return Err(UsageError(format!(
+                "invalid {name}: {} bytes, expected at least {min} (a random secret, e.g. `openssl rand -hex 32`; the same on every replica)",
+                v.len()
+            )));
+        }
+        config.cursor_secret = Some(config::CursorSecret(v.into_bytes()));
     }
     if let Some(d) = seconds("--call-timeout")? {
         config.call_timeout = d;
@@ -657,6 +669,44 @@ mod tests {
             parse(&args(&["--rate-limit", "-1"]), &none).unwrap_err(),
             UsageError("invalid --rate-limit '-1' (expected a whole number >= 0)".into())
         );
+    }
+
+    #[test]
+    fn cursor_secret_from_flag_or_env_and_too_short_refused() {
+        let none = |_: &str| None;
+        assert_eq!(serve(&[], &none).cursor_secret, None);
+        let long = "k".repeat(32);
+        let c = serve(&["--cursor-secret", &long], &none);
+        assert_eq!(
+            c.cursor_secret,
+            Some(config::CursorSecret(long.clone().into_bytes()))
+        );
+        let env = |k: &str| (k == "XMD_CURSOR_SECRET").then(|| "e".repeat(40));
+        assert_eq!(
+            serve(&[], &env).cursor_secret.unwrap().0,
+            "e".repeat(40).into_bytes()
+        );
+        // A flag wins over the environment.
+        assert_eq!(
+            serve(&["--cursor-secret", &long], &env)
+                .cursor_secret
+                .unwrap()
+                .0,
+            long.as_bytes()
+        );
+        // 31 bytes: refused, and the value is not echoed.
+        let short = "s3cr3t-value-of-31-bytes-xxxxxx";
+        assert_eq!(short.len(), 31);
+        let e = parse(&args(&["--cursor-secret", short]), &none).unwrap_err();
+        assert_eq!(e, UsageError("invalid --cursor-secret: 31 bytes, expected at least 32 (a random secret, e.g. `openssl rand -hex 32`; the same on every replica)".into()));
+        let env = |k: &str| (k == "XMD_CURSOR_SECRET").then(|| "short".to_string());
+        let e = parse(&args(&[]), &env).unwrap_err();
+        assert!(
+            e.0.starts_with("invalid XMD_CURSOR_SECRET: 5 bytes"),
+            "{}",
+            e.0
+        );
+        assert!(!format!("{:?}", serve(&["--cursor-secret", &long], &none)).contains(&long));
     }
 
     #[test]

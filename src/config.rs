@@ -177,12 +177,33 @@ pub const DEFAULT_RATE_BURST: u32 = 60;
 /// agent sees `… (HTTP 503, code upstream_budget, retry after 1s)`.
 pub const DEFAULT_UPSTREAM_BUDGET: u32 = 15;
 
-/// Default budget of a result's text content, in characters (Unicode
-/// scalar values): 60,000, about 15k tokens, under Claude Code's 25,000
-/// token limit for a tool result. Setting: `--max-result-chars` /
+/// Default budget of a result's text content: 40,000 characters (UTF-16
+/// code units, as JavaScript counts them) and, with it, half as many
+/// estimated tokens, 20,000 (`x::budget::Measure`: a conservative
+/// estimate, non-ASCII text costing a token or more per character). Both
+/// stay a fifth under what Claude Code keeps inline (50,000 characters,
+/// 25,000 tokens), whatever the script. Setting: `--max-result-chars` /
 /// `XMD_MAX_RESULT_CHARS`. Past it the result stops at a post or row
 /// boundary with a note naming the call that continues.
-pub const DEFAULT_MAX_RESULT_CHARS: usize = 60_000;
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 40_000;
+
+/// Shortest `--cursor-secret` / `XMD_CURSOR_SECRET` accepted, in bytes:
+/// 32, the size of an HMAC-SHA256 output (RFC 2104 §3). A shorter secret
+/// is a usage error (exit 2). Without a secret each process draws a
+/// random key at start, so its cursors are refused by other replicas and
+/// after a restart.
+pub const MIN_CURSOR_SECRET_BYTES: usize = 32;
+
+/// The key material of `--cursor-secret`: never printed (its `Debug`
+/// says only its length).
+#[derive(Clone, PartialEq, Eq)]
+pub struct CursorSecret(pub Vec<u8>);
+
+impl std::fmt::Debug for CursorSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CursorSecret({} bytes)", self.0.len())
+    }
+}
 
 /// Default deadline of one tool call: 30 s, under the TypeScript SDKs'
 /// 60 s request timeout. Setting: `--call-timeout` / `XMD_CALL_TIMEOUT`.
@@ -311,6 +332,9 @@ pub struct Config {
     /// Deadline of one tool call; see
     /// [`DEFAULT_CALL_TIMEOUT`].
     pub call_timeout: Duration,
+    /// The key cursors are signed with (`--cursor-secret`); `None`: a
+    /// random key per process. See [`MIN_CURSOR_SECRET_BYTES`].
+    pub cursor_secret: Option<CursorSecret>,
     /// Access-log format; default plain.
     pub log_format: LogFormat,
     /// HTTP limits.
@@ -343,6 +367,7 @@ impl Config {
             trusted_proxies: TrustedProxies::default(),
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            cursor_secret: None,
             log_format: LogFormat::Plain,
             limits: Limits::default(),
         }

@@ -85,12 +85,13 @@ pub fn resources(public_url: &str, server_card: &str) -> Vec<Resource> {
         })
         .collect();
     out.push(Resource {
-        uri: format!("{public_url}/.well-known/mcp/server-card.json"),
+        uri: format!("{public_url}/mcp/server-card"),
         name: "server-card.json".to_string(),
         title: "MCP server card".to_string(),
-        description: "This server's MCP server card: identity, endpoint, transport, tools."
-            .to_string(),
-        mime_type: "application/json".to_string(),
+        description:
+            "This server's MCP server card: identity, endpoint, transport, protocol revisions."
+                .to_string(),
+        mime_type: "application/mcp-server-card+json".to_string(),
         text: server_card.to_string(),
     });
     out

@@ -102,6 +102,7 @@ fn main() -> ExitCode {
         "shutdown_grace_s": config.shutdown_grace.as_secs(),
         "max_result_chars": config.max_result_chars,
         "call_timeout_s": config.call_timeout.as_secs(),
+        "cursor_key": if config.cursor_secret.is_some() { "--cursor-secret" } else { "random per process" },
         "allowed_origins": config.allowed_origins,
         "trusted_proxies": config.trusted_proxies.ranges_text(),
         "proxy_header": config.trusted_proxies.header().name(),

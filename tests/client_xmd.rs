@@ -140,21 +140,17 @@ fn every_method(s: &Setup, era: Era, modern: bool) {
     assert_eq!((code, msg.as_str()), (-32602, "Unknown tool: nope"));
     assert_eq!(data.unwrap()["availableTools"], json!(TOOLS));
 
-    // Invalid arguments are a tool execution error from 2025-11-25 on
-    // (SEP-1303), which both eras here speak: the model reads them.
-    let r = c.call_tool("x_md_get_post", json!({})).unwrap();
-    assert!(r.is_error);
+    let (code, msg, _) = rpc_err(c.call_tool("x_md_get_post", json!({})).unwrap_err());
+    assert_eq!(code, -32602);
     assert!(
-        r.text()
-            .starts_with("Invalid arguments for tool x_md_get_post: supply `url`"),
-        "{}",
-        r.text()
+        msg.starts_with("Invalid arguments for tool x_md_get_post: supply `url`"),
+        "{msg}"
     );
-    assert!(r.structured_content.is_none());
-    let r = c
-        .call_tool("x_md_get_post", json!({"url": POST_URL, "bogus": 1}))
-        .unwrap();
-    assert!(r.is_error, "{}", r.text());
+    let (code, _, _) = rpc_err(
+        c.call_tool("x_md_get_post", json!({"url": POST_URL, "bogus": 1}))
+            .unwrap_err(),
+    );
+    assert_eq!(code, -32602);
 
     let resources = c.list_resources().unwrap();
     let uris: Vec<String> = resources.iter().map(|r| r.uri.clone()).collect();
@@ -166,7 +162,7 @@ fn every_method(s: &Setup, era: Era, modern: bool) {
             format!("{base}/llms-full.txt"),
             format!("{base}/openapi.json"),
             format!("{base}/index.md"),
-            format!("{base}/.well-known/mcp/server-card.json"),
+            format!("{base}/mcp/server-card"),
         ]
     );
     assert_eq!(resources[0].mime_type.as_deref(), Some("text/plain"));

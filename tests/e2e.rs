@@ -572,11 +572,17 @@ fn quotes_and_reposts_tools_call_over_the_wire() {
     let up = upstream();
     serve_status_list(&up, "quotes");
     serve_status_list(&up, "reposts");
-    let x = start(&up, &[]);
+    // One cursor secret, so the server's cursors are the in-process ones.
+    let secret = "e2e-cursor-secret-of-at-least-32-bytes";
+    let x = start(&up, &["--cursor-secret", secret]);
     let tools = xmd::x::tools::Tools::new(Arc::new(xmd::x::upstream::HttpUpstream::new(
         &up.base_url(),
         Duration::from_secs(5),
-    )));
+    )))
+    .with_settings(xmd::x::budget::Settings {
+        cursor_key: xmd::x::cursor::CursorKey::from_secret(secret.as_bytes()),
+        ..Default::default()
+    });
     let public = format!("http://{}", x.addr);
     for (tool, key) in [("x_md_get_quotes", "posts"), ("x_md_get_reposts", "users")] {
         let mut args = json!({"url": POST_URL, "limit": 2});

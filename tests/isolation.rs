@@ -22,14 +22,6 @@ const LEGACY: [&str; 3] = [
     "MCP-Protocol-Version: 2025-11-25",
 ];
 
-/// 2025-06-18: the newest revision that answers invalid arguments with a
-/// JSON-RPC `-32602` (from 2025-11-25 on they are a tool error, SEP-1303).
-const V0618: [&str; 3] = [
-    "Content-Type: application/json",
-    "Accept: application/json, text/event-stream",
-    "MCP-Protocol-Version: 2025-06-18",
-];
-
 /// A legacy `tools/call` body.
 fn call(id: u32, name: &str, arguments: &Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -65,15 +57,8 @@ fn item1_deeply_nested_arguments_get_a_precise_short_error() {
         "[".repeat(123),
         "]".repeat(123)
     );
-    let v = roundtrip(&x, &post(&x.host(), &V0618, &body)).json();
-    assert_eq!(v["error"]["code"], -32602, "{v}");
-    assert_eq!(v["id"], 3);
     let v = roundtrip(&x, &post(&x.host(), &LEGACY, &body)).json();
-    assert_eq!(v["result"]["isError"], true, "{v}");
-    assert!(v["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .starts_with("Invalid arguments for tool x_md_get_post: "));
+    assert_eq!(v["error"]["code"], -32602, "{v}");
     assert_eq!(v["id"], 3);
 }
 
@@ -97,31 +82,21 @@ fn item1_a_hundred_thousand_unknown_keys_get_a_short_error() {
     assert!(took < Duration::from_secs(2), "{took:?}");
     // 1,000 keys: the tool's -32602, with the count, the allowed names
     // once and the tool's inputSchema once, before any key is examined.
-    let why = "Invalid arguments for tool x_md_get_post: `arguments` has 1000 properties; this tool \
-         takes at most 12: url, handle, id, thread, replies, max_posts, format, full, userinfo, context, cursor, max_chars";
     let r = roundtrip(
         &x,
-        &post(&x.host(), &V0618, &call(7, "x_md_get_post", &keys(1000))),
+        &post(&x.host(), &LEGACY, &call(7, "x_md_get_post", &keys(1000))),
     );
     assert_eq!(r.status, 200);
     let v = r.json();
     assert_eq!(v["id"], 7);
     assert_eq!(v["error"]["code"], -32602);
-    assert_eq!(v["error"]["message"], why);
+    assert_eq!(
+        v["error"]["message"],
+        "Invalid arguments for tool x_md_get_post: `arguments` has 1000 properties; this tool \
+         takes at most 12: url, handle, id, thread, replies, max_posts, format, full, userinfo, context, cursor, max_chars"
+    );
     assert_eq!(v["error"]["data"].as_object().unwrap().len(), 1);
     assert_eq!(v["error"]["data"]["inputSchema"]["type"], "object");
-    assert!(r.body.len() < 8 * 1024, "{}", r.body.len());
-    // From 2025-11-25 on: the same words as a tool error the model reads.
-    let r = roundtrip(
-        &x,
-        &post(&x.host(), &LEGACY, &call(7, "x_md_get_post", &keys(1000))),
-    );
-    let v = r.json();
-    assert_eq!(
-        v["result"],
-        json!({"content": [{"type": "text", "text": format!("{why}. The tool's inputSchema is in tools/list.")}],
-               "isError": true})
-    );
     assert!(r.body.len() < 8 * 1024, "{}", r.body.len());
     // Ten keys, all unknown: each named once, the allowed list once.
     let args: serde_json::Map<String, Value> =
@@ -130,7 +105,7 @@ fn item1_a_hundred_thousand_unknown_keys_get_a_short_error() {
         &x,
         &post(
             &x.host(),
-            &V0618,
+            &LEGACY,
             &call(8, "x_md_get_post", &Value::Object(args)),
         ),
     );

@@ -155,7 +155,8 @@ fn page_shows_the_configured_url_in_every_snippet() {
             "/llms.txt",
             "/llms-full.txt",
             "/openapi.json",
-            "/.well-known/mcp/server-card.json",
+            "/mcp/server-card",
+            "/.well-known/ai-catalog.json",
         ] {
             let href = format!("href=\"{}\"", landing::escape(&format!("{base}{path}")));
             assert!(html.contains(&href), "{href}");

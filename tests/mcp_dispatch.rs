@@ -158,8 +158,18 @@ fn discover_result() -> Value {
            "ttlMs": 3_600_000, "cacheScope": "public", "_meta": server_meta()})
 }
 
+/// The tool definitions as `tools/list` serves them: each declares the
+/// result budget (the default, 40,000) to Claude Code.
+fn served_definitions() -> Value {
+    let mut defs = Tools::definitions();
+    for t in defs.as_array_mut().unwrap() {
+        t["_meta"] = json!({"anthropic/maxResultSizeChars": 40_000});
+    }
+    defs
+}
+
 fn modern_tools_list() -> Value {
-    json!({"resultType": "complete", "tools": Tools::definitions(), "ttlMs": 3_600_000,
+    json!({"resultType": "complete", "tools": served_definitions(), "ttlMs": 3_600_000,
            "cacheScope": "public", "_meta": server_meta()})
 }
 
@@ -198,7 +208,7 @@ fn initialize_result(v: &str) -> Value {
            "serverInfo": server_info, "instructions": INSTRUCTIONS})
 }
 
-/// `Tools::definitions()` restricted to the keys revision `v` defines.
+/// [`served_definitions`] restricted to the keys revision `v` defines.
 fn legacy_tools(v: &str) -> Value {
     let keys: &[&str] = match v {
         "2025-03-26" => &["name", "description", "inputSchema", "annotations"],
@@ -223,7 +233,7 @@ fn legacy_tools(v: &str) -> Value {
             "execution",
         ],
     };
-    let defs = Tools::definitions();
+    let defs = served_definitions();
     Value::Array(
         defs.as_array()
             .unwrap()

@@ -151,7 +151,7 @@ fn get_mcp_without_sse_is_the_discovery_manifest() {
         serde_json::json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
     );
     assert_eq!(
-        v["serverCard"]["transport"]["endpoint"],
+        v["serverCard"]["remotes"][0]["url"],
         format!("http://{}/mcp", x.addr)
     );
     for path in ["/mcp/server-card", "/.well-known/mcp/server-card.json"] {
@@ -164,7 +164,7 @@ fn get_mcp_without_sse_is_the_discovery_manifest() {
             r.header("content-type").as_deref(),
             Some("application/mcp-server-card+json")
         );
-        assert_eq!(r.json()["serverInfo"]["name"], "xmd");
+        assert_eq!(r.json()["name"], "io.github.xmd/xmd");
     }
     let r = roundtrip(
         &x,

@@ -307,9 +307,9 @@ fn foreign_and_forged_cursors_touch_nothing() {
         ("x_md_get_profile", json!({"handle": "demo_author", "cursor": c}), "This cursor was issued by x_md_get_followers and cannot be used with x_md_get_profile."),
         ("x_md_search_posts", json!({"q": "a", "cursor": c}), "This cursor was issued by x_md_get_followers and cannot be used with x_md_search_posts."),
         ("x_md_get_followers", json!({"handle": "other", "cursor": c}), "This cursor belongs to @demo_author, not @other."),
-        ("x_md_get_followers", json!({"handle": "demo_author", "cursor": c.replace("@2", "@9")}), "The cursor is not one xmd issued (altered, truncated or made up)."),
-        ("x_md_get_followers", json!({"handle": "demo_author", "cursor": "@3"}), "The cursor is not one xmd issued"),
-        ("x_md_get_profile", json!({"handle": "demo_author", "cursor": "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA"}), "The cursor is not one xmd issued"),
+        ("x_md_get_followers", json!({"handle": "demo_author", "cursor": c.replace("@2", "@9")}), "The cursor is not one this server issued for these arguments (altered, truncated, made up,"),
+        ("x_md_get_followers", json!({"handle": "demo_author", "cursor": "@3"}), "The cursor is not one this server issued"),
+        ("x_md_get_profile", json!({"handle": "demo_author", "cursor": "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA"}), "The cursor is not one this server issued"),
         ("x_md_search_posts", json!({"q": "demo", "feed": "users", "cursor": "x"}), "this cursor is not a feed=users cursor;"),
     ];
     for (tool, args, want) in cases {

@@ -140,7 +140,8 @@ fn ids(sc: &Value) -> Vec<String> {
 #[test]
 fn i1_budget_cuts_at_post_boundaries_and_continues_without_repeats() {
     let up = thread_upstream(64, 25_000, "long note ");
-    let x = start(&up, &[]);
+    // The budget these numbers were chosen for (the default is 40,000).
+    let x = start(&up, &["--max-result-chars", "60000"]);
     let args = json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "replies": "off"});
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
@@ -166,7 +167,7 @@ fn i1_budget_cuts_at_post_boundaries_and_continues_without_repeats() {
         assert_eq!(shown.len(), 2, "two 25,000-character posts fit 60,000");
         let start = seen.len() - shown.len();
         let note = format!(
-            "> **Note:** Result budget of 60000 characters reached: this result shows posts {}–{} of 64; posts {}–64 were left out. Continue with `x_md_get_post {{\"cursor\":\"{c}\",\"handle\":\"demo_author\",\"id\":\"{FIRST_ID}\",\"replies\":\"off\"}}` (the raw cursor: `cursor=\"{c}\"`), or open [Continue →](http://{}/demo_author/status/{FIRST_ID}?replies=off&cursor={}).",
+            "> **Note:** Result budget of 60000 characters (30000 estimated tokens) reached: this result shows posts {}–{} of 64; posts {}–64 were left out. Continue with `x_md_get_post {{\"cursor\":\"{c}\",\"handle\":\"demo_author\",\"id\":\"{FIRST_ID}\",\"replies\":\"off\"}}` (the raw cursor: `cursor=\"{c}\"`), or open [Continue →](http://{}/demo_author/status/{FIRST_ID}?replies=off&cursor={}).",
             start + 1,
             seen.len(),
             seen.len() + 1,
@@ -700,7 +701,7 @@ fn i1_rows_are_cut_at_row_boundaries_and_continue() {
             &json!({"code": 200, "results": rows, "cursor": {"bottom": null}}).to_string(),
         ),
     );
-    let x = start(&up, &[]);
+    let x = start(&up, &["--max-result-chars", "60000"]);
     let mut args = json!({"q": "long"});
     let mut seen = Vec::new();
     for call_no in 0.. {
@@ -816,6 +817,42 @@ fn i6_a_queued_call_whose_client_left_never_runs() {
     assert_eq!(metric(&x, "xmd_tool_calls_cancelled_total"), 2);
 }
 
+/// A thread that shrank between two calls (posts deleted): its cursor now
+/// points past the end and is refused plainly, not as a forgery.
+#[test]
+fn i1_a_cursor_past_the_end_of_a_shrunk_thread_is_refused_plainly() {
+    let up = thread_upstream(6, 25_000, "note ");
+    let whole = {
+        let rows: Vec<Value> = (0..6)
+            .map(|i| {
+                status(
+                    i,
+                    &format!("{i:03} {}", "note ".repeat(5_000)),
+                    i.checked_sub(1),
+                )
+            })
+            .collect();
+        json!({"code": 200, "status": rows[0], "thread": rows}).to_string()
+    };
+    let alone = json!({"code": 200, "status": status(0, "alone", None), "thread": [status(0, "alone", None)]}).to_string();
+    up.route(
+        &format!("/2/thread/{FIRST_ID}"),
+        vec![Answer::json(200, &whole), Answer::json(200, &alone)],
+    );
+    let x = start(&up, &["--cache-bytes", "0"]);
+    let args = json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "replies": "off", "max_chars": 30_000});
+    let r = call(&x, "x_md_get_post", &args);
+    assert_eq!(ids(&r["structuredContent"]).len(), 1);
+    let mut next = args.clone();
+    next["cursor"] = r["structuredContent"]["next_cursor"].clone();
+    let e = call(&x, "x_md_get_post", &next);
+    assert_eq!(e["isError"], true);
+    assert_eq!(
+        text(&e),
+        "The cursor points past the end of this thread (1 posts now); omit `cursor` to start at the first post. (HTTP 400, code invalid_cursor)"
+    );
+}
+
 /// Item 1, the per-call argument: `max_chars` lowers the budget (and is
 /// kept in the continuation), and can never raise it.
 #[test]
@@ -828,7 +865,7 @@ fn i1_max_chars_only_lowers_the_budget() {
             &json!({"code": 200, "status": status(0, "alone", None)}).to_string(),
         ),
     );
-    let x = start(&up, &[]);
+    let x = start(&up, &["--max-result-chars", "60000"]);
     let base = json!({"handle": "demo_author", "id": FIRST_ID.to_string(), "replies": "off"});
     let mut lower = base.clone();
     lower["max_chars"] = json!(30_000);
@@ -836,22 +873,27 @@ fn i1_max_chars_only_lowers_the_budget() {
     let t = text(&r);
     assert!(t.chars().count() <= 30_000);
     assert_eq!(ids(&r["structuredContent"]).len(), 1);
-    assert!(t.contains("Result budget of 30000 characters reached"));
+    assert!(t.contains("Result budget of 30000 characters (15000 estimated tokens) reached"));
     assert!(
         t.contains("\"max_chars\":30000"),
         "the continuation keeps it"
     );
     assert!(t.contains("&max_chars=30000&cursor="));
-    // A cursor past the end (here: with thread=off) is refused plainly.
+    // A thread cursor is bound to the arguments that shape the thread:
+    // with thread=off it is refused, before any upstream request.
     let mut off = lower.clone();
     off["thread"] = json!("off");
     off["cursor"] = r["structuredContent"]["next_cursor"].clone();
+    let asked = up.request_count();
     let e = call(&x, "x_md_get_post", &off);
     assert_eq!(e["isError"], true);
-    assert_eq!(
-        text(&e),
-        "The cursor points past the end of this thread (1 posts now); omit `cursor` to start at the first post. (HTTP 400, code invalid_cursor)"
+    assert!(
+        text(&e).starts_with("The cursor is not one this server issued for these arguments"),
+        "{}",
+        text(&e)
     );
+    assert!(text(&e).ends_with("(HTTP 400, code invalid_cursor)"));
+    assert_eq!(up.request_count(), asked);
     let mut higher = base.clone();
     higher["max_chars"] = json!(160_000);
     let r = call(&x, "x_md_get_post", &higher);

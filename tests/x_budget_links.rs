@@ -623,10 +623,26 @@ fn a_bio_over_the_budget_is_cut_and_the_posts_still_shown() {
         );
         let t = text(&r);
         assert!(t.chars().count() <= max_chars, "{}", t.chars().count());
+        // A quarter of the budget in characters and in estimated tokens
+        // (the documented rule: ASCII a third of a token, U+2028 two).
+        let cap = max_chars / 4;
+        let (mut units, mut thirds, mut shown) = (0, 0, 0);
+        for c in bio.chars() {
+            units += c.len_utf16();
+            thirds += if c.is_ascii() {
+                1
+            } else {
+                3 * (c.len_utf8() - 1)
+            };
+            if units > cap || thirds > 3 * (cap / 2) {
+                break;
+            }
+            shown += 1;
+        }
+        assert!(shown < cap, "the token estimate binds first here");
         assert!(
             t.contains(&format!(
-                " … (bio cut: {} of its {} characters are shown; it alone exceeds the result budget)",
-                max_chars / 4,
+                " … (bio cut: {shown} of its {} characters are shown; it alone exceeds the result budget)",
                 bio.chars().count()
             )),
             "{t}"

@@ -62,8 +62,9 @@ proptest! {
             got.extend(w.items.iter().map(|r| r["id"].as_str().unwrap().to_string()));
             notes.extend(w.notes.clone());
             let Some(next) = w.next else { break };
-            let c = cursor::encode(CursorKind::Followers, "scope", &next);
-            let back = cursor::decode(&c, CursorKind::Followers, "scope");
+            let (key, scope) = (cursor::CursorKey::random(), cursor::Bound::scope("scope"));
+            let c = cursor::encode(&key, CursorKind::Followers, &scope, &next);
+            let back = cursor::decode(&key, &c, CursorKind::Followers, &scope);
             prop_assert!(back.is_ok(), "{} refused: {:?}", c, back);
             let back = back.unwrap();
             prop_assert_eq!((&back.upstream, back.offset), (&next.upstream, next.offset));
@@ -121,8 +122,9 @@ proptest! {
             let w = walk_list(&mut fetch, &|_: &Value| true, start.take(), 1, limit).unwrap();
             got.extend(w.items.iter().map(|r| r["id"].as_str().unwrap().to_string()));
             let Some(next) = w.next else { break };
-            let c = cursor::encode(CursorKind::Followers, "scope", &next);
-            let back = cursor::decode(&c, CursorKind::Followers, "scope");
+            let (key, scope) = (cursor::CursorKey::random(), cursor::Bound::scope("scope"));
+            let c = cursor::encode(&key, CursorKind::Followers, &scope, &next);
+            let back = cursor::decode(&key, &c, CursorKind::Followers, &scope);
             prop_assert!(back.is_ok(), "{} refused: {:?}", c, back);
             let back = back.unwrap();
             prop_assert_eq!((&back.upstream, back.offset), (&next.upstream, next.offset));

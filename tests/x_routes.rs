@@ -110,8 +110,11 @@ fn fake() -> FakeUpstream {
     f
 }
 
+/// The server, its cursors signed with the secret of `tools_for`, so
+/// its answers are the in-process tools' byte for byte.
 fn start(up: &FakeUpstream) -> Xmd {
-    Xmd::start(&["--upstream", &up.base_url()])
+    let secret = std::str::from_utf8(common::browse::TEST_CURSOR_SECRET).unwrap();
+    Xmd::start(&["--upstream", &up.base_url(), "--cursor-secret", secret])
 }
 
 /// A tool's Markdown as this server writes it: its links to the HTTP
@@ -752,7 +755,7 @@ fn openapi_round_trip_every_documented_path_answers_and_every_route_is_documente
     let table: BTreeSet<String> = app.route_table().into_iter().collect();
     let documented: BTreeSet<String> = paths.keys().cloned().collect();
     assert_eq!(table, documented, "route table vs openapi.json paths");
-    assert_eq!(table.len(), 22);
+    assert_eq!(table.len(), 23);
 }
 
 /// `tests/fixtures/oas-3.1-schema.json` is the OpenAPI Initiative's JSON

@@ -122,7 +122,11 @@ pub fn page(public_url: &str) -> String {
             "/openapi.json",
             "OpenAPI 3.1 description of the HTTP routes",
         ),
-        ("/.well-known/mcp/server-card.json", "the MCP server card"),
+        ("/mcp/server-card", "the MCP server card"),
+        (
+            "/.well-known/ai-catalog.json",
+            "the AI Catalog that points to the card",
+        ),
     ] {
         let href = format!("{base}{path}");
         out.push_str(&format!(

@@ -63,5 +63,5 @@ fn both_server_card_paths_share_one_body() {
     assert!(Arc::ptr_eq(&a, &b));
     assert_eq!(&a[..], server_card_text("http://127.0.0.1:8080").as_bytes());
     let card: serde_json::Value = serde_json::from_slice(&a).unwrap();
-    assert_eq!(card["transport"]["endpoint"], "http://127.0.0.1:8080/mcp");
+    assert_eq!(card["remotes"][0]["url"], "http://127.0.0.1:8080/mcp");
 }

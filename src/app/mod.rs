@@ -9,7 +9,8 @@
 //! | | GET, HEAD | discovery manifest; `405` when `Accept` asks for `text/event-stream` |
 //! | | OPTIONS | `204` CORS preflight |
 //! | | DELETE, PUT, PATCH, CONNECT, TRACE | `405` with `Allow` |
-//! | `/mcp/server-card`, `/.well-known/mcp/server-card.json` | GET, HEAD | server card |
+//! | `/mcp/server-card`, `/.well-known/mcp/server-card.json` (old path) | GET, HEAD | server card |
+//! | `/.well-known/ai-catalog.json` | GET, HEAD | AI Catalog naming the card |
 //! | `/server.json` | GET, HEAD | registry manifest |
 //! | `/healthz` | GET, HEAD | `{"status":"ok"}` |
 //! | `/llms.txt`, `/llms-full.txt`, `/openapi.json`, `/index.md` | GET, HEAD | embedded documents |
@@ -80,6 +81,7 @@ enum DocBody {
 #[derive(Clone, Copy)]
 enum DocKind {
     ServerCard,
+    AiCatalog,
     ServerJson,
     Manifest,
     Landing,
@@ -90,6 +92,9 @@ impl DocKind {
     fn build(self, public: &str) -> Vec<u8> {
         match self {
             DocKind::ServerCard => server_card_text(public).into_bytes(),
+            DocKind::AiCatalog => {
+                crate::json::to_string_pretty(&statics::ai_catalog(public)).into_bytes()
+            }
             DocKind::ServerJson => crate::json::to_vec(&statics::server_json(public)),
             DocKind::Manifest => {
                 crate::json::to_vec(&statics::manifest(public, &statics::server_card(public)))
@@ -203,6 +208,12 @@ impl App {
                 max_chars: config.max_result_chars,
                 public_url: public.clone(),
                 call_timeout: config.call_timeout,
+                cursor_key: config
+                    .cursor_secret
+                    .as_ref()
+                    .map_or_else(crate::x::cursor::CursorKey::random, |s| {
+                        crate::x::cursor::CursorKey::from_secret(&s.0)
+                    }),
             },
         );
         if let Some(fallback) = fallback {
@@ -248,13 +259,19 @@ impl App {
                 route: ROUTE_HEALTHZ,
             },
             StaticDoc::lazy(landing::CONTENT_TYPE, DocKind::Landing, ROUTE_LANDING),
+            StaticDoc::lazy(
+                statics::AI_CATALOG_MEDIA_TYPE,
+                DocKind::AiCatalog,
+                ROUTE_SERVER_CARD,
+            ),
         ];
         let mut routes = HashMap::from([
-            ("/mcp/server-card", 0),
-            ("/.well-known/mcp/server-card.json", 0),
+            (statics::SERVER_CARD_PATH, 0),
+            (statics::OLD_SERVER_CARD_PATH, 0),
             ("/server.json", 1),
             ("/healthz", 2),
             ("/", 3),
+            (statics::AI_CATALOG_PATH, 4),
         ]);
         for doc in crate::docs::DOCS {
             routes.insert(doc.path, docs.len());
@@ -281,6 +298,33 @@ impl App {
             xroutes,
             proxies: config.trusted_proxies.clone(),
         }
+    }
+
+    /// The server card and the AI Catalog as SEP-2127's draft asks
+    /// ("Caching"): `Cache-Control: public, max-age=3600`, an `ETag` over
+    /// the body, and `304 Not Modified` for a matching `If-None-Match`.
+    fn discovery_caching(
+        &self,
+        response: Response,
+        head: &crate::http::Head,
+        doc: &StaticDoc,
+    ) -> Response {
+        if response.status != 200 {
+            return response;
+        }
+        let tag = match doc.body(&self.public) {
+            Body::Shared(b) => xhttp::etag(&b),
+            Body::Static(b) => xhttp::etag(b),
+            _ => return response,
+        };
+        let response = if xhttp::none_match(head.header("if-none-match"), &tag) {
+            Response::new(304)
+        } else {
+            response
+        };
+        response
+            .header("ETag", tag)
+            .header("Cache-Control", "public, max-age=3600")
     }
 
     fn static_route(&self, method: &Method, doc: &StaticDoc) -> Response {
@@ -492,7 +536,13 @@ impl Handler for App {
                 later => later,
             }
         } else if let Some(doc) = self.routes.get(path).and_then(|&i| self.docs.get(i)) {
-            Handled::Now(routed(self.static_route(&head.method, doc), doc.route))
+            let r = self.static_route(&head.method, doc);
+            let r = if doc.route == ROUTE_SERVER_CARD {
+                self.discovery_caching(r, head, doc)
+            } else {
+                r
+            };
+            Handled::Now(routed(r, doc.route))
         } else if path == "/metrics" {
             Handled::Now(routed(metrics_route(&head.method), ROUTE_METRICS))
         } else if let Some(handled) = self.xroutes.handle(head, client) {

@@ -16,76 +16,20 @@ use crate::x::tools::{
 ///
 /// # Errors
 ///
-/// [`Refusal::Protocol`] (`-32602`) for a missing or non-string `name`,
-/// and `Unknown tool: <name>` with `data.availableTools`;
-/// [`Refusal::Arguments`] for invalid arguments (including non-object
-/// `arguments`), whose `-32602` carries `data.inputSchema`, the tool's
-/// input schema.
-pub(crate) fn prepare(params: Option<&Map<String, Value>>) -> Result<ToolCall, Refusal> {
-    prepare_call(params).map_err(|(e, arguments)| {
-        if arguments {
-            Refusal::Arguments(e)
-        } else {
-            Refusal::Protocol(e)
-        }
-    })
-}
-
-/// Why a `tools/call` was not run.
-#[derive(Debug)]
-pub(crate) enum Refusal {
-    /// Not a call of a known tool: a JSON-RPC error in every revision.
-    Protocol(RpcError),
-    /// A known tool's arguments are invalid. From 2025-11-25 on (SEP-1303,
-    /// MCP 2025-11-25 server/tools §Error Handling) this is a tool
-    /// execution error, a result with `isError: true` that the model sees
-    /// and can correct ([`Refusal::as_tool_error`]); before, a JSON-RPC
-    /// error, as 2025-06-18 and 2025-03-26 list invalid arguments among
-    /// the protocol errors.
-    Arguments(RpcError),
-}
-
-impl Refusal {
-    /// The refusal as a tool execution error for `version`, or `None`
-    /// when that revision answers it as a JSON-RPC error.
-    pub(crate) fn as_tool_error(&self, version: ProtocolVersion) -> Option<ToolOutput> {
-        match self {
-            Refusal::Arguments(e) if version >= ProtocolVersion::V2025_11_25 => Some(ToolOutput {
-                text: format!(
-                    "{}. The tool's inputSchema is in tools/list.",
-                    e.message.trim_end_matches('.')
-                ),
-                structured: None,
-                is_error: true,
-            }),
-            _ => None,
-        }
-    }
-
-    /// The JSON-RPC error of the refusal.
-    pub(crate) fn into_rpc_error(self) -> RpcError {
-        match self {
-            Refusal::Protocol(e) | Refusal::Arguments(e) => e,
-        }
-    }
-}
-
-/// [`prepare`], the error flagged `true` when it is about the arguments.
-fn prepare_call(params: Option<&Map<String, Value>>) -> Result<ToolCall, (RpcError, bool)> {
+/// `-32602` for a missing or non-string `name`; `Unknown tool: <name>` with
+/// `data.availableTools`; or invalid arguments (including non-object
+/// `arguments`) with `data.inputSchema`, the tool's input schema.
+pub(crate) fn prepare(params: Option<&Map<String, Value>>) -> Result<ToolCall, RpcError> {
     let name = match params.and_then(|p| p.get("name")) {
         Some(Value::String(n)) => n.as_str(),
         Some(_) => {
-            return Err((
-                RpcError::invalid_params(
-                    "Invalid params: params.name must be a string naming a tool",
-                ),
-                false,
+            return Err(RpcError::invalid_params(
+                "Invalid params: params.name must be a string naming a tool",
             ))
         }
         None => {
-            return Err((
-                RpcError::invalid_params("Invalid params: params.name is missing"),
-                false,
+            return Err(RpcError::invalid_params(
+                "Invalid params: params.name is missing",
             ))
         }
     };
@@ -94,15 +38,12 @@ fn prepare_call(params: Option<&Map<String, Value>>) -> Result<ToolCall, (RpcErr
             .with_data(json!({"availableTools": TOOL_NAMES}))
     };
     if crate::x::registry::Tool::from_name(name).is_none() {
-        return Err((unknown(), false));
+        return Err(unknown());
     }
     // The schema is built only for an error reply: a valid call skips it.
     let invalid = |why: &str| {
-        (
-            RpcError::invalid_params(format!("Invalid arguments for tool {name}: {why}"))
-                .with_data(json!({"inputSchema": Tools::input_schema(name)})),
-            true,
-        )
+        RpcError::invalid_params(format!("Invalid arguments for tool {name}: {why}"))
+            .with_data(json!({"inputSchema": Tools::input_schema(name)}))
     };
     let arguments = match params.and_then(|p| p.get("arguments")) {
         None | Some(Value::Null) => None,
@@ -115,7 +56,7 @@ fn prepare_call(params: Option<&Map<String, Value>>) -> Result<ToolCall, (RpcErr
     };
     match Tools::prepare(name, arguments) {
         Ok(call) => Ok(call),
-        Err(PrepareError::UnknownTool) => Err((unknown(), false)),
+        Err(PrepareError::UnknownTool) => Err(unknown()),
         Err(PrepareError::InvalidArguments(why)) => Err(invalid(&why)),
     }
 }
@@ -387,9 +328,7 @@ mod tests {
     /// (bytes, parsed JSON).
     fn refusal(name: &str, arguments: Value) -> (Vec<u8>, Value) {
         let params = json!({"name": name, "arguments": arguments});
-        let err = prepare(params.as_object())
-            .expect_err("refused")
-            .into_rpc_error();
+        let err = prepare(params.as_object()).expect_err("refused");
         let bytes = super::super::jsonrpc::error_message(Some(&Id::Int(1)), &err);
         let v = serde_json::from_slice(&bytes).unwrap();
         (bytes, v)
@@ -402,9 +341,7 @@ mod tests {
             .collect();
         let params = json!({"name": "x_md_get_profile", "arguments": args});
         let started = std::time::Instant::now();
-        let err = prepare(params.as_object())
-            .expect_err("refused")
-            .into_rpc_error();
+        let err = prepare(params.as_object()).expect_err("refused");
         let bytes = super::super::jsonrpc::error_message(Some(&Id::Int(1)), &err);
         let took = started.elapsed();
         let v: Value = serde_json::from_slice(&bytes).unwrap();
@@ -484,13 +421,7 @@ mod tests {
             use proptest::{prop_assert, prop_assert_eq};
             let args: Map<String, Value> = keys.iter().map(|k| (k.clone(), value.clone())).collect();
             let params = json!({"name": tool, "arguments": args});
-            let Err(refusal) = prepare(params.as_object()) else { return Ok(()) };
-            // From 2025-11-25 on the same refusal is a tool error, as short.
-            let out = refusal.as_tool_error(ProtocolVersion::V2025_11_25).expect("a tool error");
-            prop_assert!(out.is_error && out.text.len() <= super::super::jsonrpc::MAX_ERROR_REPLY_BYTES);
-            prop_assert!(out.text.starts_with(&format!("Invalid arguments for tool {tool}: ")), "{}", out.text);
-            prop_assert!(refusal.as_tool_error(ProtocolVersion::V2025_06_18).is_none());
-            let err = refusal.into_rpc_error();
+            let Err(err) = prepare(params.as_object()) else { return Ok(()) };
             let bytes = super::super::jsonrpc::error_message(Some(&Id::Int(1)), &err);
             prop_assert!(bytes.len() <= super::super::jsonrpc::MAX_ERROR_REPLY_BYTES, "{}", bytes.len());
             let v: Value = serde_json::from_slice(&bytes).unwrap();

@@ -396,19 +396,7 @@ fn serve(
                     modern_tail: st.modern_tail.clone(),
                 }))
             }
-            Err(refusal) => match refusal.as_tool_error(version) {
-                Some(out) => Outcome::Reply(Reply {
-                    status: 200,
-                    body: Some(call::reply_from(
-                        &id,
-                        version,
-                        &call::SerializedOutput::new(&out),
-                        &st.modern_tail,
-                    )),
-                    tail: None,
-                }),
-                None => fail(Some(&id), refusal.into_rpc_error(), era),
-            },
+            Err(e) => fail(Some(&id), e, era),
         },
         _ => fail(Some(&id), RpcError::method_not_found(), era),
     }

@@ -251,7 +251,7 @@ impl Mcp {
         resources: impl FnOnce() -> Vec<Resource> + Send + 'static,
         tools: Arc<Tools>,
     ) -> Mcp {
-        let statics = statics::Statics::new(&info, Box::new(resources));
+        let statics = statics::Statics::new(&info, Box::new(resources), tools.settings().max_chars);
         Mcp {
             info,
             tools,

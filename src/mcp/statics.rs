@@ -124,6 +124,9 @@ pub(crate) struct Source {
     version: String,
     /// The resources, in `resources/list` order.
     resources: LazyLock<Vec<Resource>, ResourceSource>,
+    /// The result budget (`--max-result-chars`) every tool declares as
+    /// `_meta["anthropic/maxResultSizeChars"]`.
+    max_result_chars: usize,
 }
 
 impl Source {
@@ -282,8 +285,25 @@ fn initialize(src: &Source, v: ProtocolVersion) -> Value {
 }
 
 fn tools_list(src: &Source, v: ProtocolVersion) -> Value {
+    let mut tools = tool_definitions(v);
+    // Claude Code keeps a result inline up to this many characters (and
+    // exempts it from its token ceiling); other clients ignore the key.
+    // 2025-03-26 has no `_meta` on a tool.
+    if tool_keys(v).is_none_or(|k| k.contains(&"_meta")) {
+        for t in tools.as_array_mut().into_iter().flatten() {
+            if let Value::Object(t) = t {
+                let meta = t.entry("_meta").or_insert_with(|| json!({}));
+                if let Value::Object(meta) = meta {
+                    meta.insert(
+                        crate::x::budget::MAX_RESULT_SIZE_META.into(),
+                        json!(src.max_result_chars),
+                    );
+                }
+            }
+        }
+    }
     let mut m = Map::new();
-    m.insert("tools".into(), tool_definitions(v));
+    m.insert("tools".into(), tools);
     src.list(v, Value::Object(m))
 }
 
@@ -303,11 +323,16 @@ fn prompts_list(src: &Source, v: ProtocolVersion) -> Value {
 impl Statics {
     /// Prepares the results; nothing is serialized (and `resources` is not
     /// called) until a request needs it.
-    pub(crate) fn new(info: &ServerInfo, resources: ResourceSource) -> Statics {
+    pub(crate) fn new(
+        info: &ServerInfo,
+        resources: ResourceSource,
+        max_result_chars: usize,
+    ) -> Statics {
         let src = Arc::new(Source {
             name: info.name.clone(),
             version: info.version.clone(),
             resources: LazyLock::new(resources),
+            max_result_chars,
         });
         let mut modern_tail = br#","resultType":"complete","_meta":"#.to_vec();
         crate::json::write(&mut modern_tail, &src.meta());
@@ -358,6 +383,7 @@ mod tests {
                     text: "# hi\n".into(),
                 }]
             }),
+            crate::config::DEFAULT_MAX_RESULT_CHARS,
         )
     }
 

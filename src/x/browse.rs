@@ -494,7 +494,9 @@ pub fn connections(
     let handle = args.handle.as_str();
     let scope = cursor::handle_scope(handle);
     let start = match &args.cursor {
-        Some(c) => Some(cursor::decode(c, kind, &scope).map_err(cursor_error)?),
+        Some(c) => {
+            Some(cursor::decode(&run.settings.cursor_key, c, kind, &scope).map_err(cursor_error)?)
+        }
         None => None,
     };
     let base = format!("/2/profile/{handle}/{which}");
@@ -521,9 +523,13 @@ pub fn connections(
             ));
         }
     }
-    let next_cursor = walk.next.as_ref().map(|p| cursor::encode(kind, &scope, p));
+    let next_cursor = walk
+        .next
+        .as_ref()
+        .map(|p| cursor::encode(&run.settings.cursor_key, kind, &scope, p));
     let path = format!("/{handle}/{which}");
-    let cursor_at = |k: usize| cursor::encode(kind, &scope, &walk.cut_at(k));
+    let cursor_at =
+        |k: usize| cursor::encode(&run.settings.cursor_key, kind, &scope, &walk.cut_at(k));
     let (text, structured) = fit_rows(
         run,
         walk.items.len(),

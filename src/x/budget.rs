@@ -52,6 +52,109 @@ pub const MAX_RESULT_CHARS_LIMIT: usize = 160_000;
 /// a cut marker and the continuation note.
 pub const MIN_RESULT_CHARS: usize = 2_000;
 
+/// Claude Code's ceiling for one tool result's text, in characters
+/// (JavaScript string length, UTF-16 code units): 50,000. A longer result
+/// is moved to a file and the model sees a 2 KB preview, unless the tool
+/// declares a higher `_meta["anthropic/maxResultSizeChars"]`.
+pub const CLAUDE_CODE_MAX_CHARS: usize = 50_000;
+
+/// Claude Code's ceiling for one tool result in tokens
+/// (`MAX_MCP_OUTPUT_TOKENS`): 25,000; past it the result goes to a file
+/// too.
+pub const CLAUDE_CODE_MAX_TOKENS: usize = 25_000;
+
+/// The key a tool's `tools/list` entry declares its result ceiling under
+/// (Claude Code reads it; other clients ignore `_meta` keys they do not
+/// know). xmd declares the configured budget, `--max-result-chars`.
+pub const MAX_RESULT_SIZE_META: &str = "anthropic/maxResultSizeChars";
+
+/// What a text costs against the result budget, in one pass over its
+/// bytes:
+/// - `chars`: UTF-16 code units, as JavaScript (and so Claude Code)
+///   counts a string: one per character, two for a character beyond the
+///   Basic Multilingual Plane (most emoji);
+/// - `tokens`: a conservative token estimate, in thirds of a token: an
+///   ASCII character costs a third of a token (real text averages a
+///   quarter), any other character one token per UTF-8 byte after its
+///   first: 1 for accented Latin, Greek, Cyrillic, Arabic, Hebrew; 2 for
+///   CJK, kana, Hangul, Thai, Devanagari; 3 for emoji and everything
+///   beyond the BMP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Measure {
+    /// UTF-16 code units.
+    pub chars: usize,
+    /// Estimated tokens times three.
+    pub token_thirds: usize,
+}
+
+impl Measure {
+    /// The measure of `s`.
+    pub fn of(s: &str) -> Measure {
+        let mut m = Measure::default();
+        for &b in s.as_bytes() {
+            match b {
+                0x00..=0x7f => {
+                    m.chars += 1;
+                    m.token_thirds += 1;
+                }
+                0x80..=0xbf => m.token_thirds += 3,
+                0xc0..=0xef => m.chars += 1,
+                _ => m.chars += 2,
+            }
+        }
+        m
+    }
+
+    /// The estimated tokens, rounded up.
+    pub fn tokens(&self) -> usize {
+        self.token_thirds.div_ceil(3)
+    }
+
+    /// Whether this is within the budget of `max_chars` characters and
+    /// [`token_budget`]`(max_chars)` estimated tokens.
+    pub fn within(&self, max_chars: usize) -> bool {
+        self.chars <= max_chars && self.token_thirds <= 3 * token_budget(max_chars)
+    }
+}
+
+/// The estimated-token budget that goes with a character budget: half of
+/// it (Claude Code's own ratio, 25,000 tokens to 50,000 characters). At
+/// the default 40,000 characters: 20,000 tokens.
+pub fn token_budget(max_chars: usize) -> usize {
+    max_chars / 2
+}
+
+/// Whether `text` is within the budget of `max_chars` (see [`Measure`]).
+pub fn within_budget(text: &str, max_chars: usize) -> bool {
+    Measure::of(text).within(max_chars)
+}
+
+/// `Result budget of N characters (T estimated tokens)`, for notes.
+pub fn budget_phrase(max_chars: usize) -> String {
+    format!(
+        "Result budget of {max_chars} characters ({} estimated tokens)",
+        token_budget(max_chars)
+    )
+}
+
+/// How many characters (Unicode scalar values) of `s` from its start are
+/// within the budget of `max_chars` (see [`Measure`]).
+pub fn prefix_within(s: &str, max_chars: usize) -> usize {
+    let mut m = Measure::default();
+    let mut n = 0;
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        let add = Measure::of(c.encode_utf8(&mut buf));
+        m.chars += add.chars;
+        m.token_thirds += add.token_thirds;
+        if !m.within(max_chars) {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
 /// How tool results are shaped, server-wide.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -62,6 +165,9 @@ pub struct Settings {
     pub public_url: String,
     /// Deadline of one call ([`DEFAULT_CALL_TIMEOUT`]).
     pub call_timeout: Duration,
+    /// The key continuation cursors are signed with (`--cursor-secret`,
+    /// else random per process).
+    pub cursor_key: super::cursor::CursorKey,
 }
 
 impl Default for Settings {
@@ -70,6 +176,7 @@ impl Default for Settings {
             max_chars: DEFAULT_MAX_RESULT_CHARS,
             public_url: String::new(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            cursor_key: super::cursor::CursorKey::random(),
         }
     }
 }
@@ -216,7 +323,7 @@ pub fn wire_bytes(text: &str, structured: &Structured) -> usize {
 pub fn fits(max_chars: usize, text: &str, structured: &Structured) -> bool {
     let within = |bytes: usize| bytes + CACHE_MEMBER_BYTES <= MAX_PAYLOAD_BYTES;
     let bound = 2 + crate::json::MAX_ESCAPED_BYTES_PER_BYTE * text.len() + structured.max_len();
-    text.chars().count() <= max_chars && (within(bound) || within(wire_bytes(text, structured)))
+    within_budget(text, max_chars) && (within(bound) || within(wire_bytes(text, structured)))
 }
 
 /// A result as the reply writer writes it: the text as a JSON string and
@@ -382,9 +489,13 @@ pub fn fit_rows(
         let next = if k < n {
             let c = cursor_at(k);
             let left_out = format!(
-                "Result budget of {} characters reached: this result shows {k} of the {n} rows read{}; the rest were left out.",
-                run.max_chars(),
-                if cut.inside.is_some() { " (that row cut: it alone exceeds the budget)" } else { "" }
+                "{} reached: this result shows {k} of the {n} rows read{}; the rest were left out.",
+                budget_phrase(run.max_chars()),
+                if cut.inside.is_some() {
+                    " (that row cut: it alone exceeds the budget)"
+                } else {
+                    ""
+                }
             );
             notes.push(run.continue_note_plain(&left_out, &c));
             Some(c)
@@ -443,13 +554,16 @@ pub const HARD_CUT_MARK: &str =
 /// Returns the result serialized (the one serialization a reply uses).
 pub fn enforce(text: &mut String, structured: &mut Structured, max_chars: usize) -> Wire {
     let within = |bytes: usize| bytes + CACHE_MEMBER_BYTES <= MAX_PAYLOAD_BYTES;
-    let text_fits = text.chars().count() <= max_chars;
+    let text_fits = within_budget(text, max_chars);
     let mut wire = Wire::of(text, structured);
     if text_fits && within(wire.len()) {
         return wire;
     }
     if !text_fits {
-        let keep = max_chars.saturating_sub(HARD_CUT_MARK.chars().count());
+        let keep = prefix_within(
+            text,
+            max_chars.saturating_sub(2 * Measure::of(HARD_CUT_MARK).chars),
+        );
         let head = cut_text(text, keep).to_string();
         *text = head + HARD_CUT_MARK;
         wire.text.clear();

@@ -277,13 +277,32 @@ fn truncate<T>(posts: &mut Vec<(T, &'static str)>, cap: usize) -> bool {
     true
 }
 
+/// What a thread cursor is bound to: the requested post (written) and
+/// the arguments that choose the thread's posts (covered by its tag).
+fn thread_scope(args: &PostArgs) -> cursor::Bound {
+    cursor::Bound {
+        scope: args.target.id.clone(),
+        args: format!(
+            "thread={}&replies={}&context={}&max_posts={}",
+            args.thread.as_str(),
+            args.replies.as_str(),
+            args.context.as_str(),
+            args.max_posts
+        ),
+    }
+}
+
 /// Runs `x_md_get_post`.
 pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostResult, XError> {
-    let focal_id = args.target.id.as_str();
     let resume = match &args.cursor {
         Some(c) => Some(
-            cursor::decode(c, CursorKind::Thread, focal_id)
-                .map_err(|m| XError::new(400, super::error::code::INVALID_CURSOR, m))?,
+            cursor::decode(
+                &run.settings.cursor_key,
+                c,
+                CursorKind::Thread,
+                &thread_scope(args),
+            )
+            .map_err(|m| XError::new(400, super::error::code::INVALID_CURSOR, m))?,
         ),
         None => None,
     };
@@ -472,8 +491,9 @@ fn answer(
         let next = (end < total).then(|| {
             let last = shown.last().and_then(Status::id).unwrap_or("").to_string();
             cursor::encode(
+                &run.settings.cursor_key,
                 CursorKind::Thread,
-                focal_id,
+                &thread_scope(args),
                 &Position {
                     upstream: last,
                     offset: end,
@@ -483,8 +503,8 @@ fn answer(
         });
         if let Some(c) = &next {
             let left_out = format!(
-                "Result budget of {} characters reached: this result shows posts {}–{end} of {total}; posts {}–{total} were left out.",
-                run.max_chars(),
+                "{} reached: this result shows posts {}–{end} of {total}; posts {}–{total} were left out.",
+                super::budget::budget_phrase(run.max_chars()),
                 start + 1,
                 end + 1
             );

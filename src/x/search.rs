@@ -193,7 +193,7 @@ pub fn search(
     let mut users_next = None;
     if feed == "users" {
         if let Some(c) = &args.cursor {
-            users_skip = cursor::decode(c, CursorKind::Search, &scope)
+            users_skip = cursor::decode(&run.settings.cursor_key, c, CursorKind::Search, &scope)
                 .ok()
                 .filter(|p| p.offset > 0 && p.upstream.is_empty())
                 .map(|p| p.offset)
@@ -211,6 +211,7 @@ pub fn search(
         if list.len() > args.limit {
             list.truncate(args.limit);
             users_next = Some(cursor::encode(
+                &run.settings.cursor_key,
                 CursorKind::Search,
                 &scope,
                 &cursor::Position {
@@ -226,7 +227,10 @@ pub fn search(
         );
     } else {
         let start = match &args.cursor {
-            Some(c) => Some(cursor::decode(c, CursorKind::Search, &scope).map_err(cursor_error)?),
+            Some(c) => Some(
+                cursor::decode(&run.settings.cursor_key, c, CursorKind::Search, &scope)
+                    .map_err(cursor_error)?,
+            ),
             None => None,
         };
         let upstream_feed = match feed {
@@ -251,7 +255,7 @@ pub fn search(
     let next_cursor = walk
         .next
         .as_ref()
-        .map(|p| cursor::encode(CursorKind::Search, &scope, p))
+        .map(|p| cursor::encode(&run.settings.cursor_key, CursorKind::Search, &scope, p))
         .or(users_next);
     let extra = vec![("q", query.to_string()), ("feed", feed.to_string())];
     let rows = users.as_ref().map_or(walk.items.len(), Vec::len);
@@ -264,7 +268,7 @@ pub fn search(
         } else {
             walk.cut_at(k)
         };
-        cursor::encode(CursorKind::Search, &scope, &at)
+        cursor::encode(&run.settings.cursor_key, CursorKind::Search, &scope, &at)
     };
     let (text, structured) = fit_rows(
         run,

@@ -168,8 +168,9 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
     } = rows;
     let kind = list.kind();
     let (handle, id, args) = (a.target.handle.as_str(), a.target.id.as_str(), &a.list);
+    let (key, scope) = (&run.settings.cursor_key, cursor::Bound::scope(id));
     let start = match &args.cursor {
-        Some(c) => Some(cursor::decode(c, kind, id).map_err(cursor_error)?),
+        Some(c) => Some(cursor::decode(key, c, kind, &scope).map_err(cursor_error)?),
         None => None,
     };
     let base = format!("/2/status/{id}/{}", kind.tag());
@@ -181,7 +182,10 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
         .into_iter()
         .map(shape)
         .collect();
-    let next_cursor = walk.next.as_ref().map(|p| cursor::encode(kind, id, p));
+    let next_cursor = walk
+        .next
+        .as_ref()
+        .map(|p| cursor::encode(key, kind, &scope, p));
     let post_url = format!(
         "https://x.com/{}/status/{id}",
         author.as_deref().unwrap_or("i")
@@ -193,7 +197,7 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
     } else {
         format!("/i/status/{id}/{}", list.route_segment())
     };
-    let cursor_at = |k: usize| cursor::encode(kind, id, &walk.cut_at(k));
+    let cursor_at = |k: usize| cursor::encode(key, kind, &scope, &walk.cut_at(k));
     let (title, empty, key) = match list {
         StatusList::Quotes => ("Quotes of", "No quotes on this page.", "posts"),
         StatusList::Reposts => ("Reposts of", "No reposts on this page.", "users"),

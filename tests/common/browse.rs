@@ -44,12 +44,21 @@ pub fn serve_demo_timeline(fake: &FakeUpstream) {
     );
 }
 
-/// A runner over the fake with the default cache.
+/// The cursor secret of [`tools_for`]: fixed, so the cursors in goldens
+/// are the same on every run.
+pub const TEST_CURSOR_SECRET: &[u8] = b"xmd tests: a fixed cursor secret, 32+ bytes";
+
+/// A runner over the fake with the default cache and settings, its
+/// cursors signed with [`TEST_CURSOR_SECRET`].
 pub fn tools_for(fake: &FakeUpstream) -> Tools {
     Tools::new(Arc::new(HttpUpstream::new(
         &fake.base_url(),
         Duration::from_secs(5),
     )))
+    .with_settings(xmd::x::budget::Settings {
+        cursor_key: xmd::x::cursor::CursorKey::from_secret(TEST_CURSOR_SECRET),
+        ..Default::default()
+    })
 }
 
 /// Validates `structured` against the output schema of `tool`; panics

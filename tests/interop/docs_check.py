@@ -42,7 +42,7 @@ PLACEHOLDERS = {"{{PUBLIC_URL}}", "{{VERSION}}"}
 TOOLS = ["x_md_get_post", "x_md_get_profile", "x_md_search_posts", "x_md_get_followers", "x_md_get_following",
          "x_md_get_quotes", "x_md_get_reposts"]
 REQUIRED_ROUTES = [
-    "/mcp", "/mcp/server-card", "/.well-known/mcp/server-card.json", "/server.json",
+    "/mcp", "/mcp/server-card", "/.well-known/mcp/server-card.json", "/.well-known/ai-catalog.json", "/server.json",
     "/healthz", "/llms.txt", "/llms-full.txt", "/openapi.json", "/index.md",
 ]
 # Hosts the documents may cite (specifications, and X permalinks as tool
@@ -220,7 +220,7 @@ def check_index(templates):
     problems = []
     if not text.startswith("# "):
         problems.append("does not start with an H1")
-    for target in ("/llms.txt", "/llms-full.txt", "/openapi.json", "/mcp", "/.well-known/mcp/server-card.json", "/server.json"):
+    for target in ("/llms.txt", "/llms-full.txt", "/openapi.json", "/mcp", "/mcp/server-card", "/.well-known/ai-catalog.json", "/server.json"):
         if f"]({{{{PUBLIC_URL}}}}{target})" not in text:
             problems.append(f"no link to {{{{PUBLIC_URL}}}}{target}")
     return problems, "links every document and discovery route"

@@ -219,6 +219,9 @@ fn c08_batches_execute_nothing() {
     assert_eq!(f.upstream.0.load(Ordering::SeqCst), 0);
 }
 
+/// The handshake-era revisions; 2026-07-28 is tested with `mh`.
+const HANDSHAKE_REVISIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
 #[test]
 fn c14_unknown_tool_and_invalid_arguments() {
     let f = fixture();
@@ -268,8 +271,7 @@ fn c14_unknown_tool_and_invalid_arguments() {
         )
     );
 
-    // (g) arguments that are not an object: up to 2025-06-18, -32602 with
-    // the tool's inputSchema; from 2025-11-25 on (SEP-1303), a tool error.
+    // (g) arguments that are not an object: -32602 with the tool's inputSchema.
     let schema = Tools::input_schema("x_md_get_profile").expect("schema");
     let want = |id: i64| {
         err_data(
@@ -280,38 +282,16 @@ fn c14_unknown_tool_and_invalid_arguments() {
         )
     };
     let g = json!({"name": "x_md_get_profile", "arguments": "handle=example_user"});
-    let (s, b) = send(
-        &f,
-        &lh("2025-06-18"),
-        &req(json!(16), "tools/call", g.clone()),
-    );
-    assert_eq!((s, b), (200, want(16)));
-    let text = "Invalid arguments for tool x_md_get_profile: params.arguments must be an object of named arguments. The tool's inputSchema is in tools/list.";
-    let (s, b) = send(
-        &f,
-        &lh("2025-11-25"),
-        &req(json!(160), "tools/call", g.clone()),
-    );
-    assert_eq!(
-        (s, b),
-        (
-            200,
-            json!({"jsonrpc": "2.0", "id": 160, "result": {
-                "content": [{"type": "text", "text": text}], "isError": true}})
-        )
-    );
+    // Every handshake revision answers the same -32602 (the product's
+    // contract overrides SEP-1303's isError, protocol.md M17).
+    for v in HANDSHAKE_REVISIONS {
+        let (s, b) = send(&f, &lh(v), &req(json!(16), "tools/call", g.clone()));
+        assert_eq!((s, b), (200, want(16)), "{v}");
+    }
     let mut h = mh("tools/call");
     h.push(("Mcp-Name", "x_md_get_profile".into()));
     let (s, b) = send(&f, &h, &modern_req(json!(17), "tools/call", g));
-    assert_eq!(s, 200);
-    assert_eq!(b["id"], 17);
-    assert_eq!(
-        b["result"]["content"],
-        json!([{"type": "text", "text": text}])
-    );
-    assert_eq!(b["result"]["isError"], true);
-    assert_eq!(b["result"]["resultType"], "complete");
-    assert_eq!(b["result"].get("structuredContent"), None);
+    assert_eq!((s, b), (400, want(17)));
 
     // params.name missing or not a string.
     let (s, b) = send(
@@ -348,9 +328,7 @@ fn c14_unknown_tool_and_invalid_arguments() {
 #[test]
 fn c14_invalid_arguments_from_the_tool_carry_its_schema() {
     // Whatever the tools reject (per their real schemas), the dispatcher
-    // must turn it into -32602 with that tool's inputSchema up to
-    // 2025-06-18, and into a tool error with the same words from
-    // 2025-11-25 on (SEP-1303).
+    // must turn it into -32602 with that tool's inputSchema.
     let f = fixture();
     let candidates = [
         json!({"handle": "has spaces here"}),
@@ -365,37 +343,22 @@ fn c14_invalid_arguments_from_the_tool_carry_its_schema() {
             else {
                 continue;
             };
-            let call = req(
+            let want = err_data(
                 json!(1),
-                "tools/call",
-                json!({"name": name, "arguments": args}),
+                -32602,
+                &format!("Invalid arguments for tool {name}: {why}"),
+                json!({"inputSchema": Tools::input_schema(name).unwrap()}),
             );
-            let (s, b) = send(&f, &lh("2025-06-18"), &call);
-            assert_eq!(
-                (s, b),
-                (
-                    200,
-                    err_data(
-                        json!(1),
-                        -32602,
-                        &format!("Invalid arguments for tool {name}: {why}"),
-                        json!({"inputSchema": Tools::input_schema(name).unwrap()})
-                    )
-                )
-            );
-            let (s, b) = send(&f, &lh("2025-11-25"), &call);
-            let text = format!(
-                "Invalid arguments for tool {name}: {}. The tool's inputSchema is in tools/list.",
-                why.trim_end_matches('.')
-            );
-            assert_eq!(
-                (s, b),
-                (
-                    200,
-                    json!({"jsonrpc": "2.0", "id": 1, "result": {
-                        "content": [{"type": "text", "text": text}], "isError": true}})
-                )
-            );
+            let call = json!({"name": name, "arguments": args});
+            for v in HANDSHAKE_REVISIONS {
+                let (s, b) = send(&f, &lh(v), &req(json!(1), "tools/call", call.clone()));
+                assert_eq!((s, b), (200, want.clone()), "{v} {name} {args}");
+            }
+            // 2026-07-28: the same error, in a 400.
+            let mut h = mh("tools/call");
+            h.push(("Mcp-Name", name.to_string()));
+            let (s, b) = send(&f, &h, &modern_req(json!(1), "tools/call", call));
+            assert_eq!((s, b), (400, want), "2026-07-28 {name} {args}");
         }
     }
     assert_eq!(f.upstream.0.load(Ordering::SeqCst), 0);

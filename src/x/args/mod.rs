@@ -127,7 +127,7 @@ pub const MAX_CHARS: Prop = Prop {
         max: crate::x::budget::MAX_RESULT_CHARS_LIMIT as i64,
         default: crate::config::DEFAULT_MAX_RESULT_CHARS as i64,
     },
-    description: "Most characters of text in this result, 2,000 to 160,000. It can only lower the server's budget (default 60,000); a longer result stops at a post or row boundary with a note and `next_cursor` to continue.",
+    description: "Most characters of text in this result, 2,000 to 160,000. It can only lower the server's budget (default 40,000); a longer result stops at a post or row boundary with a note and `next_cursor` to continue.",
 };
 
 /// `url` of a tool that names one post.
