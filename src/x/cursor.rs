@@ -8,8 +8,8 @@
 //!   to `<feed>.<hash of the query>`;
 //! - `payload` is the upstream position: the upstream cursor (possibly
 //!   empty for the first upstream page), then `@<offset>` when the previous
-//!   result was cut inside an upstream page (lists only; profile cursors are
-//!   forged instead, see [`forge_profile_cursor`]);
+//!   result was cut inside an upstream page (every list, the profile
+//!   timeline included);
 //! - `check` is 8 hex digits of FNV-1a over the rest, so a hand-edited or
 //!   made-up cursor is refused before any upstream request.
 
@@ -196,7 +196,7 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
         None => (payload, Vec::new()),
     };
     let (upstream, offset) = match payload.rsplit_once('@') {
-        Some((u, n)) if kind != CursorKind::Profile => {
+        Some((u, n)) => {
             let n: usize = n
                 .parse()
                 .ok()
@@ -206,7 +206,7 @@ pub fn decode(cursor: &str, kind: CursorKind, scope: &str) -> Result<Position, S
         }
         _ => (payload, 0),
     };
-    if !can_carry(upstream) || (kind == CursorKind::Profile && upstream.is_empty()) {
+    if !can_carry(upstream) {
         return Err(forged());
     }
     Ok(Position {
@@ -304,22 +304,6 @@ impl TimelineCursor {
     }
 }
 
-/// Forges the bottom cursor that continues a profile timeline just below
-/// post `last_id` (upstream.md §2.4): the `issuedAt` of the real bottom
-/// cursor when it decodes, else `now_ms`; direction 2.
-pub fn forge_profile_cursor(real_bottom: Option<&str>, last_id: &str, now_ms: i64) -> String {
-    let issued_at = real_bottom
-        .and_then(TimelineCursor::decode)
-        .map(|c| c.issued_at)
-        .unwrap_or(now_ms);
-    TimelineCursor {
-        issued_at,
-        sort_index: last_id.to_string(),
-        direction: 2,
-    }
-    .encode()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,15 +311,11 @@ mod tests {
     const PAGE1_BOTTOM: &str = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA";
 
     #[test]
-    fn thrift_round_trip_and_forge() {
+    fn thrift_round_trip() {
         let c = TimelineCursor::decode(PAGE1_BOTTOM).unwrap();
         assert_eq!(c.sort_index, "2086358206971392000");
         assert_eq!(c.direction, 2);
         assert_eq!(c.encode(), PAGE1_BOTTOM);
-        assert_eq!(
-            forge_profile_cursor(Some(PAGE1_BOTTOM), "2087208847298015232", 0),
-            "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NzIwODg0NzI5ODAxNTIzMggAAwAAAAIAAA"
-        );
         assert_eq!(TimelineCursor::decode("DAAD"), None);
         assert_eq!(TimelineCursor::decode("!!"), None);
     }

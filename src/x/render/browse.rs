@@ -220,7 +220,16 @@ pub fn push_tail(lines: &mut Vec<String>, notes: &[String], cont: Option<&Contin
     if let Some(c) = cont {
         lines.push(String::new());
         lines.push(continuation_line(c));
+        lines.push(String::new());
+        lines.push(cursor_line(&c.next_cursor));
     }
+}
+
+/// The raw `next_cursor`, as the agent passes it back in `cursor`, in a
+/// code span (a cursor holds no backtick, and no renderer changes a code
+/// span's text).
+pub fn cursor_line(next_cursor: &str) -> String {
+    format!("next_cursor: `{next_cursor}` (pass it as `cursor`, with the same other arguments, to continue)")
 }
 
 /// The bio with any t.co link the upstream left unexpanded replaced by its
