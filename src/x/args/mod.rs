@@ -184,7 +184,7 @@ pub const POST_PROPS: [Prop; 12] = [
     Prop {
         name: "userinfo",
         kind: Kind::Enum(UserInfo::NAMES),
-        description: "Author profile blocks: off (default), author (for the first post) or all (for the first post of each author).",
+        description: "Author profile blocks: off (default), author (for the requested post's author) or all (for the first post of each author).",
     },
     Prop {
         name: "context",

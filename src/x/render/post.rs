@@ -497,7 +497,10 @@ pub fn post_blocks(
         .enumerate()
         .map(|(i, post)| {
             let meta = match opts.userinfo {
-                UserInfo::Author => first + i == 0,
+                // The requested post's author (`context` `post`; a post
+                // without `context` is the requested one), not the first
+                // post's: in a thread that is an ancestor's.
+                UserInfo::Author => s(post, "context").unwrap_or("post") == "post",
                 UserInfo::All => handle(post).is_some_and(|h| seen.insert(h.to_ascii_lowercase())),
                 UserInfo::Off => false,
             };
