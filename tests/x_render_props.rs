@@ -736,14 +736,14 @@ fn handles_post(h: [&str; 4]) -> Vec<Value> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
 
-    /// Valid X handles (`[A-Za-z0-9_]{1,15}`, so `_x_` and `__init__`)
+    /// Valid X handles (`[A-Za-z0-9_]{1,20}`, so `_x_` and `__init__`)
     /// never become emphasis: wherever a handle is shown (heading,
     /// "Replying to" and its URL, quoted authors, the Source line), the
     /// structure equals the one with plain handles, and the reader sees
     /// the handle as typed.
     #[test]
     fn valid_handles_never_become_structure(
-        h in prop::array::uniform4("[A-Za-z0-9_]{1,15}"),
+        h in prop::array::uniform4("[A-Za-z0-9_]{1,20}"),
         mode in 0..3usize,
     ) {
         let (format, full) = [("markdown", false), ("markdown", true), ("obsidian", false)][mode];

@@ -56,7 +56,7 @@ proptest! {
     /// author, never by the request.
     #[test]
     fn the_requested_handle_never_becomes_the_author(
-        handle in "[A-Za-z0-9_]{1,15}",
+        handle in "[A-Za-z0-9_]{1,20}",
         by_url in any::<bool>(),
     ) {
         let fake = lists_fake();
