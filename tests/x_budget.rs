@@ -209,7 +209,7 @@ fn i1_one_post_over_the_budget_is_cut_inside_and_marked() {
         t.contains("**[Cut: this post alone exceeds the result budget; "),
         "{t}"
     );
-    assert!(t.contains(" of 25000 characters of its text are shown. The whole post: https://x.com/demo_author/status/1900000000000000000]**"));
+    assert!(t.contains(" of 25000 characters of its text are shown. The whole post: <https://x.com/demo_author/status/1900000000000000000>]**"));
     let sc = &r["structuredContent"];
     assert_eq!(sc["truncated"], true);
     assert_eq!(sc["posts"][0]["text_truncated"], true);

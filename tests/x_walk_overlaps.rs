@@ -38,9 +38,9 @@ enum Cell {
 /// How the last page ends.
 #[derive(Debug, Clone)]
 enum End {
-    NoCursor,
-    OwnCursor,
-    PreviousCursor,
+    Absent,
+    Own,
+    Previous,
 }
 
 #[derive(Debug, Clone)]
@@ -57,11 +57,7 @@ fn script() -> impl Strategy<Value = Script> {
     ];
     (
         prop::collection::vec(page, 1..7),
-        prop_oneof![
-            Just(End::NoCursor),
-            Just(End::OwnCursor),
-            Just(End::PreviousCursor)
-        ],
+        prop_oneof![Just(End::Absent), Just(End::Own), Just(End::Previous)],
     )
         .prop_map(|(pages, end)| Script { pages, end })
 }
@@ -128,9 +124,9 @@ fn serve(
             json!(format!("c{}", i + 1))
         } else {
             match s.end {
-                End::NoCursor => Value::Null,
-                End::OwnCursor if i > 0 => json!(format!("c{i}")),
-                End::PreviousCursor if i > 1 => json!(format!("c{}", i - 1)),
+                End::Absent => Value::Null,
+                End::Own if i > 0 => json!(format!("c{i}")),
+                End::Previous if i > 1 => json!(format!("c{}", i - 1)),
                 // The first page's cursor is the empty one: no cursor.
                 _ => Value::Null,
             }
