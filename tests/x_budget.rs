@@ -210,7 +210,7 @@ fn i1_one_post_over_the_budget_is_cut_inside_and_marked() {
         t.contains("**[Cut: this post alone exceeds the result budget; "),
         "{t}"
     );
-    assert!(t.contains(" of 25000 characters of its text are shown. The whole post: https://x.com/demo_author/status/1900000000000000000]**"));
+    assert!(t.contains(" of 25000 characters of its text are shown. The whole post: <https://x.com/demo_author/status/1900000000000000000>]**"));
     let sc = &r["structuredContent"];
     assert_eq!(sc["truncated"], true);
     assert_eq!(sc["posts"][0]["text_truncated"], true);
@@ -581,7 +581,7 @@ fn i7_links_resolve_under_the_public_url() {
         .replace('@', "%40")
         .replace('!', "%21");
     assert!(
-        t.ends_with(&format!("[Continue →](https://tools.example.org/xmd/demo_author/followers?limit=2&cursor={encoded}) · [Next page (2) →](https://tools.example.org/xmd/demo_author/followers?limit=2&page=2)\n")),
+        t.ends_with(&format!("[Continue →](https://tools.example.org/xmd/demo_author/followers?limit=2&cursor={encoded}) · [Next page (2) →](https://tools.example.org/xmd/demo_author/followers?limit=2&page=2)\n\nnext_cursor: `{c}` (pass it as `cursor`, with the same other arguments, to continue)\n")),
         "{t}"
     );
     let raw = call(
@@ -621,11 +621,13 @@ fn follower(i: u32) -> Value {
     json!({"id": (1000 + i).to_string(), "screen_name": format!("f{i}"), "name": format!("F {i}")})
 }
 
-/// Item 8: a page that repeats the previous one (new cursor, same rows),
-/// and a cursor that does not advance: no row twice, within one result or
-/// across consecutive ones; the walk ends there with a note.
+/// Item 8 (and issue 27 item 1): a page that repeats rows of the one
+/// before (new cursor) never shows a row twice, within one result or
+/// across consecutive ones, and the walk goes on past the repeats; it
+/// ends where the cursor does not advance. Pages without a new row stop
+/// it at `MAX_PAGES_WITHOUT_NEW_ROWS` with a note and a cursor.
 #[test]
-fn i8_repeated_rows_end_the_walk() {
+fn i8_repeated_rows_are_skipped_not_the_end() {
     let up = FakeUpstream::start();
     let page = |rows: &[u32], bottom: &str| {
         let rows: Vec<Value> = rows.iter().map(|&i| follower(i)).collect();
@@ -638,10 +640,10 @@ fn i8_repeated_rows_end_the_walk() {
     up.on(&format!("{base}?count=20"), page(&[1, 2, 3], "c1"));
     up.on(
         &format!("{base}?cursor=c1&count=20"),
-        page(&[1, 2, 3], "c2"),
+        page(&[3, 1, 4, 4, 2], "c2"),
     );
+    up.on(&format!("{base}?cursor=c2&count=20"), page(&[4, 5], "c2"));
     let x = start(&up, &[]);
-    let note = "The upstream repeated rows already shown (or a cursor that does not advance); the list ends here.";
     let users = |r: &Value| -> Vec<String> {
         r["structuredContent"]["users"]
             .as_array()
@@ -652,8 +654,8 @@ fn i8_repeated_rows_end_the_walk() {
     };
     // Within one result.
     let r = call(&x, "x_md_get_followers", &json!({"handle": "demo_author"}));
-    assert_eq!(users(&r), ["1001", "1002", "1003"]);
-    assert_eq!(r["structuredContent"]["warnings"], json!([note]));
+    assert_eq!(users(&r), ["1001", "1002", "1003", "1004", "1005"]);
+    assert_eq!(r["structuredContent"].get("warnings"), None);
     assert_eq!(r["structuredContent"].get("next_cursor"), None);
     // Across consecutive results.
     let r = call(
@@ -671,17 +673,29 @@ fn i8_repeated_rows_end_the_walk() {
         "x_md_get_followers",
         &json!({"handle": "demo_author", "limit": 3, "cursor": c}),
     );
-    assert_eq!(users(&r), Vec::<String>::new());
-    assert_eq!(r["structuredContent"]["warnings"], json!([note]));
+    assert_eq!(users(&r), ["1004", "1005"]);
+    assert_eq!(r["structuredContent"].get("warnings"), None);
     assert_eq!(r["structuredContent"].get("next_cursor"), None);
-    // A cursor that does not advance.
+    // Two pages in a row without a new row: a note and a cursor.
     let up = FakeUpstream::start();
     up.on(&format!("{base}?count=20"), page(&[1, 2], "c1"));
-    up.on(&format!("{base}?cursor=c1&count=20"), page(&[4, 5], "c1"));
+    up.on(&format!("{base}?cursor=c1&count=20"), page(&[1, 2], "c2"));
+    up.on(&format!("{base}?cursor=c2&count=20"), page(&[], "c3"));
+    up.on(&format!("{base}?cursor=c3&count=20"), page(&[6], "c3"));
     let x = start(&up, &[]);
     let r = call(&x, "x_md_get_followers", &json!({"handle": "demo_author"}));
-    assert_eq!(users(&r), ["1001", "1002", "1004", "1005"]);
-    assert_eq!(r["structuredContent"]["warnings"], json!([note]));
+    assert_eq!(users(&r), ["1001", "1002"]);
+    assert_eq!(
+        r["structuredContent"]["warnings"],
+        json!([xmd::x::browse::nothing_new_note()])
+    );
+    let c = r["structuredContent"]["next_cursor"].as_str().unwrap();
+    let r = call(
+        &x,
+        "x_md_get_followers",
+        &json!({"handle": "demo_author", "cursor": c}),
+    );
+    assert_eq!(users(&r), ["1006"]);
     assert_eq!(r["structuredContent"].get("next_cursor"), None);
 }
 

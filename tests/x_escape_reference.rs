@@ -143,8 +143,13 @@ mod reference {
             return None;
         }
         let mut out = String::with_capacity(url.len());
-        for c in url.chars() {
+        let chars: Vec<char> = url.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
             match c {
+                // The one deliberate change since (issue 27 item 5): an
+                // entity-shaped `&` is written `&amp;`, so a parser reads
+                // the `&` itself back.
+                '&' if entity_like(&chars, i) => out.push_str("&amp;"),
                 ' ' => out.push_str("%20"),
                 '(' => out.push_str("%28"),
                 ')' => out.push_str("%29"),

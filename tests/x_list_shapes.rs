@@ -370,7 +370,7 @@ fn link_paths(text: &str) -> Vec<String> {
 
 fn handle_strategy() -> impl Strategy<Value = String> {
     prop_oneof![
-        "[A-Za-z0-9_]{1,15}",
+        "[A-Za-z0-9_]{1,20}",
         prop::sample::select(RESERVED_NAMES.to_vec()).prop_map(str::to_string),
         prop::sample::select(RESERVED_NAMES.to_vec()).prop_map(|s| s.to_ascii_uppercase()),
     ]

@@ -140,12 +140,12 @@ fn full_mode_moves_source_into_details() {
         &tools_for(&fake),
         json!({"handle": "demo_author", "id": MQ_ID, "thread": "off", "full": true}),
     );
-    let head = "## Post · 1/1 — Demo Author (@demo_author)\n\nSource: https://x.com/demo_author/status/2086794960023072769\n\
+    let head = "## Post · 1/1 — Demo Author (@demo_author)\n\nSource: <https://x.com/demo_author/status/2086794960023072769>\n\
                 Date: 2026-08-10T12:41:03Z\nStats: 208 likes · 11 reposts · 7 replies · 24,110 views\n\nBefore and after";
     assert!(out.text.starts_with(head), "{}", out.text);
     assert!(
         out.text
-            .ends_with("> Source: https://x.com/demo_quoted/status/2086531185730670592"),
+            .ends_with("> Source: <https://x.com/demo_quoted/status/2086531185730670592>"),
         "{}",
         out.text
     );
@@ -311,8 +311,8 @@ fn c25_tombstone_quote() {
     assert_eq!(
         out.text,
         "## Post · 1/1 — Example (@example_user)\n\nLook at this\n\n> **Quoted post** — unavailable (deleted)\n>\n\
-         > Source: https://x.com/i/status/1700000000000000009\n\nDate: 2024-10-02T12:00:00Z\n\
-         Source: https://x.com/example_user/status/1800000000000000002"
+         > Source: <https://x.com/i/status/1700000000000000009>\n\nDate: 2024-10-02T12:00:00Z\n\
+         Source: <https://x.com/example_user/status/1800000000000000002>"
     );
 }
 
@@ -481,7 +481,7 @@ fn c29_articles_never_render_empty() {
         out.text,
         "## Post · 1/1 — Example (@example_user)\n\nhttps://x.com/i/article/1800000000000000021\n\n\
          _The article body is not available upstream; open the link above to read it._\n\n\
-         Date: 2024-10-02T12:00:00Z\nSource: https://x.com/example_user/status/1800000000000000020"
+         Date: 2024-10-02T12:00:00Z\nSource: <https://x.com/example_user/status/1800000000000000020>"
     );
     // The text shown, once: `raw_text` (its second copy) is dropped.
     let post = &out.structured.unwrap()["posts"][0];
@@ -503,7 +503,7 @@ fn c29_articles_never_render_empty() {
         "## Post · 1/1 — Example (@example_user)\n\n## Notes on \\*parsers\\* \\[draft\\]\n\nA short preview\n\n\
          _Only the article preview is available upstream; open the post link for the full article._\n\n\
          https://x.com/i/article/1800000000000000021\n\nDate: 2024-10-02T12:00:00Z\n\
-         Source: https://x.com/example_user/status/1800000000000000020"
+         Source: <https://x.com/example_user/status/1800000000000000020>"
     );
 }
 

@@ -59,7 +59,7 @@ proptest! {
     #[test]
     fn a_link_to_a_posts_page_names_the_post(
         host in host(),
-        handle in "[A-Za-z0-9_]{1,15}",
+        handle in "[A-Za-z0-9_]{1,20}",
         id in any::<u64>(),
         page in sub_page(),
         tail in tail(),

@@ -583,7 +583,18 @@ fn continuation_links_resolve_to_the_tools_next_pages() {
         let page = get(&x, target).text();
         assert_eq!(page, abs(&x, &out.text));
         let origin = format!("http://{}", x.addr);
-        let line = page.lines().last().unwrap();
+        // The Continue line, then the raw cursor's line (issue 27 item 6).
+        let line = page
+            .lines()
+            .find(|l| l.starts_with("[Continue →]("))
+            .unwrap();
+        assert_eq!(
+            page.lines().last().unwrap(),
+            format!(
+                "next_cursor: `{}` (pass it as `cursor`, with the same other arguments, to continue)",
+                s["next_cursor"].as_str().unwrap()
+            )
+        );
         let cont = line
             .strip_prefix("[Continue →](")
             .unwrap()

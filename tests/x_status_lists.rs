@@ -56,7 +56,7 @@ proptest! {
     /// author, never by the request.
     #[test]
     fn the_requested_handle_never_becomes_the_author(
-        handle in "[A-Za-z0-9_]{1,15}",
+        handle in "[A-Za-z0-9_]{1,20}",
         by_url in any::<bool>(),
     ) {
         let fake = lists_fake();
@@ -148,6 +148,11 @@ fn golden_quotes_and_reposts() {
         want.push(format!(
             "{base}?cursor={}&count=20",
             q(&format!("{which}-page2.json"))
+        ));
+        // The empty page's own bottom: X answers the empty page again.
+        want.push(format!(
+            "{base}?cursor={}&count=20",
+            q(&format!("{which}-page3-empty.json"))
         ));
     }
     want.sort();
@@ -256,6 +261,15 @@ fn budget_cut_continues_at_the_first_row_left_out() {
         &format!(
             "/2/status/{LIST_POST}/reposts?cursor={}&count=20",
             query_encode(c)
+        ),
+        Answer::fixture(200, "reposts-page3-empty.json"),
+    );
+    // Past the end X answers the empty page again (its bottom is the
+    // cursor just read: the end).
+    fake.on(
+        &format!(
+            "/2/status/{LIST_POST}/reposts?cursor={}&count=20",
+            query_encode(&bottom("reposts-page3-empty.json"))
         ),
         Answer::fixture(200, "reposts-page3-empty.json"),
     );
@@ -452,11 +466,12 @@ proptest! {
                 "cursor": {"top": x_cursor(seed, 0), "bottom": x_cursor(seed, n + 1)}});
             pages.insert(path(n), body.to_string());
         }
-        pages.insert(
-            path(sizes.len()),
-            json!({"code": 200, "results": [],
-                "cursor": {"top": x_cursor(seed, 0), "bottom": x_cursor(seed, sizes.len() + 9)}}).to_string(),
-        );
+        // Past the end X answers the empty page again: its bottom is the
+        // cursor just read, which ends the walk.
+        let end = json!({"code": 200, "results": [],
+            "cursor": {"top": x_cursor(seed, 0), "bottom": x_cursor(seed, sizes.len() + 9)}}).to_string();
+        pages.insert(path(sizes.len()), end.clone());
+        pages.insert(path(sizes.len() + 9), end);
         let tools = Tools::with_cache_bytes(Arc::new(Pages(pages)), 0).with_settings(Settings {
             max_chars,
             ..Settings::default()

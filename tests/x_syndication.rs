@@ -85,7 +85,7 @@ fn assert_one_request_with_id_and_token(s: &FakeUpstream, id: &str) {
 const PLAIN_MARKDOWN: &str = "## Post · 1/1 — Ada Example (@ada_example)\n\n\
 Shipping 0.9 tonight & the docs are \\<finally> done: https://example.com/notes/0.9 #release\n\n\
 Date: 2026-07-14T09:05:31Z\n\
-Source: https://x.com/ada_example/status/1901234567890123456\n\n\
+Source: <https://x.com/ada_example/status/1901234567890123456>\n\n\
 > **Note:** FxTwitter failed (code fxtwitter_error), so this post comes from the fallback, X's \
 syndication endpoint. It cannot include the thread, the replies, or the repost, quote, bookmark \
 and view counts.";
@@ -407,12 +407,12 @@ fn photos_alt_text_and_quoted_video_map_into_the_fxtwitter_shape() {
         out.text,
         format!(
             "## Post · 1/1 — Bruno Sample (@bruno_sample)\n\n\
-             Replying to @ada_example · https://x.com/ada_example/status/1897654321098765432\n\n\
+             Replying to @ada_example · <https://x.com/ada_example/status/1897654321098765432>\n\n\
              Before and after, same coffee, two mugs.\n\n\
              > ![A white mug of black coffee on a wooden desk](https://pbs.twimg.com/media/GxAaBbCcDdEe1.jpg)\n\
              > ![image](https://pbs.twimg.com/media/GxFfGgHhIiJj2.jpg)\n\n\
              Date: 2026-07-15T18:22:07Z\n\
-             Source: https://x.com/bruno_sample/status/1902345678901234567\n\n\
+             Source: <https://x.com/bruno_sample/status/1902345678901234567>\n\n\
              > **Note:** FxTwitter failed (code fxtwitter_error), {NOTE}"
         )
     );
@@ -475,9 +475,9 @@ fn gif_alt_text_card_poll_and_parent_map_and_render() {
              > ![A hiker waving from the \\[summit\\] cairn, looped](https://pbs.twimg.com/tweet_video_thumb/Gf4Hi5Jk6LmN.jpg)\n\n\
              > **Link card:** Ridge loop \\| Trail notes\n\
              > 12 km, 900 m of climbing; water at the second hut.\n\
-             > https://example.org/trails/ridge (example.org)\n\n\
+             > <https://example.org/trails/ridge> (example.org)\n\n\
              Date: 2026-07-17T11:20:45Z\n\
-             Source: https://x.com/dara_sample/status/1905678901234567890\n\n\
+             Source: <https://x.com/dara_sample/status/1905678901234567890>\n\n\
              > **Note:** FxTwitter failed (code fxtwitter_error), {NOTE}"
         )
     );
@@ -497,14 +497,14 @@ fn gif_alt_text_card_poll_and_parent_map_and_render() {
         out.text,
         format!(
             "## Post · 1/1 — Emil Example (@emil_example)\n\n\
-             Replying to @dara_sample · https://x.com/dara_sample/status/1905678901234567890\n\n\
+             Replying to @dara_sample · <https://x.com/dara_sample/status/1905678901234567890>\n\n\
              Which loop next? Vote, I'll go \\_\\_first\\_\\_.\n\n\
              > **Poll** · 20 votes · Final results\n\
              > - Ridge \\[north\\] — 60% (12 votes)\n\
              > - Lake — 35% (7 votes)\n\
              > - Both — 5% (1 vote)\n\n\
              Date: 2026-07-18T20:00:00Z\n\
-             Source: https://x.com/emil_example/status/1906789012345678901\n\n\
+             Source: <https://x.com/emil_example/status/1906789012345678901>\n\n\
              > **Note:** FxTwitter failed (code fxtwitter_error), {NOTE}"
         )
     );

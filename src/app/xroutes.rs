@@ -70,7 +70,7 @@ pub struct XRoute<'a> {
 }
 
 /// Matches a request path (without query) against the X routes of the
-/// tool registry. A handle segment is 1–15 letters, digits or underscores
+/// tool registry. A handle segment is 1–20 letters, digits or underscores
 /// and not one of [`RESERVED_NAMES`]; an id segment is 1–20 digits;
 /// anything else (a trailing slash too) is not an X route.
 pub fn match_path(path: &str) -> Option<XRoute<'_>> {
@@ -479,7 +479,7 @@ mod tests {
             "/demo_author/status/",
             "/a/status/12x",
             "/a/status/123456789012345678901",
-            "/sixteen_chars_xx",
+            "/twenty_one_chars_xxxx",
             "/a.b",
             "/@demo",
             "/a/likes",

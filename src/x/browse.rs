@@ -162,14 +162,27 @@ impl<T: Row> Walk<T> {
     }
 }
 
-/// The note when the upstream repeats rows or a cursor that does not
-/// advance: the walk ends there.
-pub const REPEAT_NOTE: &str = "The upstream repeated rows already shown (or a cursor that does not advance); the list ends here.";
-
 /// The note when the upstream's `cursor.bottom` is not one an xmd cursor
 /// can carry ([`cursor::can_carry`]): the walk ends there rather than
 /// hand out a cursor the next call would refuse (or misread).
 pub const UNCARRIABLE_NOTE: &str = "The upstream sent a continuation xmd cannot carry (too long or with unexpected characters); the list ends here.";
+
+/// Upstream pages in a row without a new row (empty, or only rows
+/// already served) after which a walk stops. Default 2: one such page
+/// that carries a new cursor is read past (X sends them inside a list,
+/// and at its end an endless run of them, each with a fresh cursor); at
+/// the second the result ends with [`nothing_new_note`] and a
+/// `next_cursor` that looks further.
+pub const MAX_PAGES_WITHOUT_NEW_ROWS: usize = 2;
+
+/// The note when [`MAX_PAGES_WITHOUT_NEW_ROWS`] pages in a row brought no
+/// new row.
+pub fn nothing_new_note() -> String {
+    format!(
+        "The upstream sent {MAX_PAGES_WITHOUT_NEW_ROWS} pages in a row without a new row, \
+         which usually means the list has ended; pass next_cursor to look further."
+    )
+}
 
 /// The note when one upstream page holds more than
 /// [`MAX_CURSOR_OFFSET`] rows (FxTwitter sends about 20): only that many
@@ -181,13 +194,16 @@ pub fn long_page_note() -> String {
     )
 }
 
-/// Collects up to `limit` kept items from `start` (one block).
-/// Rows already served: in this walk (by id), and before it (by the
-/// marks the cursor carries).
+/// Rows and upstream pages already served: rows in this walk (by id) and
+/// before it (by the marks the cursor carries), and the upstream cursors
+/// this walk has read (a `cursor.bottom` among them does not advance).
 #[derive(Default)]
 struct Seen {
     ids: std::collections::HashSet<String>,
     marks: std::collections::HashSet<u32>,
+    cursors: std::collections::HashSet<String>,
+    /// Pages read in a row that brought no new row.
+    barren: usize,
 }
 
 impl Seen {
@@ -197,6 +213,15 @@ impl Seen {
     }
 }
 
+/// Collects up to `limit` kept items from `start` (one block).
+///
+/// A row already served (by id in this walk, by mark before it) is
+/// skipped and the walk goes on: an upstream page may repeat rows of the
+/// page before (a boundary post, a pinned post) or of itself. The list
+/// ends only where the upstream ends it: a page without `cursor.bottom`,
+/// or a `cursor.bottom` this walk has already read (it does not
+/// advance). An empty page that carries a new cursor is read past. Every
+/// other stop (the page budget, a cursor xmd cannot carry) adds a note.
 fn collect_block<T: Row>(
     fetch: &mut dyn FnMut(&str) -> Result<ListPage<T>, XError>,
     keep: &dyn Fn(&T) -> bool,
@@ -213,6 +238,7 @@ fn collect_block<T: Row>(
             return Ok((w, true));
         }
         *budget -= 1;
+        seen.cursors.insert(pos.upstream.clone());
         let mut page = fetch(&pos.upstream)?;
         if page.items.len() > MAX_CURSOR_OFFSET {
             // Every offset the walk writes into a cursor must be one
@@ -225,23 +251,22 @@ fn collect_block<T: Row>(
         }
         let n = page.items.len();
         let mut i = pos.offset;
-        // The rows of a resumed page before the offset were served.
-        for item in &page.items[..i.min(n)] {
+        // The kept rows of a resumed page before the offset were served.
+        // (Only kept rows count as served: a repost row carries the id of
+        // the post it reposts, which may come later as a row of its own.)
+        for item in page.items[..i.min(n)].iter().filter(|r| keep(r)) {
             if let Some(id) = item.row_id() {
                 seen.ids.insert(id.to_string());
             }
         }
-        let mut repeated = false;
+        let mut new_rows = 0;
         while i < n && w.items.len() < limit {
             let item = &mut page.items[i];
-            if let Some(id) = item.row_id() {
-                if !seen.insert(id.to_string()) {
-                    repeated = true;
-                    i += 1;
-                    continue;
-                }
-            }
-            if keep(item) {
+            if !keep(item) {
+                // Not served, but new: the upstream is still moving.
+                new_rows += 1;
+            } else if item.row_id().is_none_or(|id| seen.insert(id.to_string())) {
+                new_rows += 1;
                 w.items.push(std::mem::take(item));
                 w.positions.push(Position {
                     upstream: pos.upstream.clone(),
@@ -251,10 +276,6 @@ fn collect_block<T: Row>(
             }
             i += 1;
         }
-        if repeated {
-            w.notes.push(REPEAT_NOTE.into());
-            return Ok((w, false));
-        }
         if w.items.len() >= limit && i < n {
             w.next = Some(Position {
                 upstream: pos.upstream,
@@ -263,23 +284,32 @@ fn collect_block<T: Row>(
             });
             return Ok((w, false));
         }
+        let read_whole = pos.offset == 0;
         match page.bottom {
-            Some(b) if n > 0 && !cursor::can_carry(&b) => {
+            // The upstream's end: no cursor, or one already read.
+            None => return Ok((w, false)),
+            Some(b) if seen.cursors.contains(&b) => return Ok((w, false)),
+            Some(b) if !cursor::can_carry(&b) => {
                 w.notes.push(UNCARRIABLE_NOTE.into());
                 return Ok((w, false));
             }
-            Some(b) if n > 0 && b != pos.upstream => {
+            Some(b) => {
                 pos = Position {
                     upstream: b,
                     offset: 0,
                     seen: Vec::new(),
                 }
             }
-            Some(_) if n > 0 => {
-                w.notes.push(REPEAT_NOTE.into());
+        }
+        if read_whole && new_rows == 0 {
+            seen.barren += 1;
+            if seen.barren >= MAX_PAGES_WITHOUT_NEW_ROWS {
+                w.notes.push(nothing_new_note());
+                w.next = Some(pos);
                 return Ok((w, false));
             }
-            _ => return Ok((w, false)),
+        } else {
+            seen.barren = 0;
         }
         if w.items.len() >= limit {
             w.next = Some(pos);
@@ -290,7 +320,9 @@ fn collect_block<T: Row>(
 
 /// Walks a list: from `start` (a decoded cursor) one block, or in page
 /// mode `page` blocks from the beginning, returning the last. A list that
-/// ends before block `page` gives an empty result without `next`.
+/// ends before block `page` gives an empty result without `next`. Reads
+/// at most [`LIST_PAGE_BUDGET`] upstream pages, plus
+/// [`PAGE_BUDGET_PER_BLOCK`] per extra block.
 pub fn walk_list<T: Row>(
     fetch: &mut dyn FnMut(&str) -> Result<ListPage<T>, XError>,
     keep: &dyn Fn(&T) -> bool,
@@ -298,10 +330,24 @@ pub fn walk_list<T: Row>(
     page: usize,
     limit: usize,
 ) -> Result<Walk<T>, XError> {
+    walk_pages(fetch, keep, start, page, limit, LIST_PAGE_BUDGET)
+}
+
+/// [`walk_list`] with `first_budget` upstream pages for the first block
+/// (the profile timeline reads `profile::PROFILE_PAGE_BUDGET`).
+pub fn walk_pages<T: Row>(
+    fetch: &mut dyn FnMut(&str) -> Result<ListPage<T>, XError>,
+    keep: &dyn Fn(&T) -> bool,
+    start: Option<Position>,
+    page: usize,
+    limit: usize,
+    first_budget: usize,
+) -> Result<Walk<T>, XError> {
     let blocks = if start.is_some() { 1 } else { page.max(1) };
-    let mut budget = LIST_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
+    let total_budget = first_budget + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
+    let mut budget = total_budget;
     let mut pos = start.unwrap_or_default();
-    let seen_before = std::mem::take(&mut pos.seen);
+    let mut seen_before = std::mem::take(&mut pos.seen);
     let mut seen = Seen {
         marks: seen_before.iter().copied().collect(),
         ..Seen::default()
@@ -310,8 +356,7 @@ pub fn walk_list<T: Row>(
         let (mut w, budget_hit) = collect_block(fetch, keep, pos, limit, &mut budget, &mut seen)?;
         if budget_hit {
             w.notes.push(format!(
-                "Stopped after reading {} upstream pages{}; pass next_cursor to continue.",
-                LIST_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1),
+                "Stopped after reading {total_budget} upstream pages{}; pass next_cursor to continue.",
                 if b < blocks {
                     format!(" before reaching page {blocks}")
                 } else {
@@ -328,6 +373,9 @@ pub fn walk_list<T: Row>(
             }
             return Ok(w);
         }
+        // In page mode the earlier blocks were the earlier pages: the
+        // cursor handed out marks their rows too.
+        seen_before.extend(w.items.iter().filter_map(T::row_id).map(cursor::row_mark));
         match w.next {
             Some(p) => pos = p,
             None => {
@@ -567,7 +615,9 @@ mod tests {
     use super::*;
 
     fn pages() -> Vec<(String, ListPage<Value>)> {
-        // Three upstream pages of 4, 4 and 0 items: "", "c1", "c2".
+        // Upstream pages of 4, 4, 0 and 2 items: "", "c1", "c2" (empty,
+        // with a new cursor: read past) and "c3" (its bottom is itself:
+        // the end).
         let mk = |from: u32, n: u32, bottom: &str| ListPage {
             items: (from..from + n)
                 .map(|i| json!({"id": i.to_string()}))
@@ -578,6 +628,7 @@ mod tests {
             (String::new(), mk(1, 4, "c1")),
             ("c1".into(), mk(5, 4, "c2")),
             ("c2".into(), mk(0, 0, "c3")),
+            ("c3".into(), mk(9, 2, "c3")),
         ]
     }
 
@@ -607,8 +658,8 @@ mod tests {
 
     #[test]
     fn walks_every_item_once() {
-        let want: Vec<String> = (1..=8).map(|i| i.to_string()).collect();
-        for limit in 1..=9 {
+        let want: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
+        for limit in 1..=11 {
             assert_eq!(walk_all(limit).0, want, "limit {limit}");
         }
     }
@@ -625,10 +676,16 @@ mod tests {
             Some(Position {
                 upstream: "c1".into(),
                 offset: 2,
-                seen: ["4", "5", "6"].map(cursor::row_mark).to_vec()
+                // Page 1's rows too: the agent was served them before.
+                seen: ["1", "2", "3", "4", "5", "6"]
+                    .map(cursor::row_mark)
+                    .to_vec()
             })
         );
         let w = walk_list(&mut fetch, &|_| true, None, 4, 3).unwrap();
+        let ids: Vec<&str> = w.items.iter().map(|v| v["id"].as_str().unwrap()).collect();
+        assert_eq!((ids, w.next), (vec!["10"], None));
+        let w = walk_list(&mut fetch, &|_| true, None, 5, 3).unwrap();
         assert!(w.items.is_empty() && w.next.is_none());
         let odd = |v: &Value| v["id"].as_str().unwrap().parse::<u32>().unwrap() % 2 == 1;
         let w = walk_list(&mut fetch, &odd, None, 1, 3).unwrap();

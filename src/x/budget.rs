@@ -610,8 +610,17 @@ pub fn cut_text(s: &str, chars: usize) -> &str {
 }
 
 /// Percent-decodes a cursor that arrived URL-encoded (as copied from a
-/// `[Continue →]` link); any other string is returned as it is.
+/// `[Continue →]` link); any other string is returned as it is. A whole
+/// continuation link (relative or absolute, or the Markdown link around
+/// it) gives its `cursor` parameter: an xmd cursor never holds `?`.
 pub fn unescape_cursor(c: &str) -> std::borrow::Cow<'_, str> {
+    let c = match c.split_once('?') {
+        Some((_, query)) => query
+            .split(['&', ')', '#'])
+            .find_map(|kv| kv.strip_prefix("cursor="))
+            .unwrap_or(c),
+        None => c,
+    };
     if !c.contains('%') {
         return c.into();
     }
@@ -706,6 +715,11 @@ mod tests {
         assert_eq!(unescape_cursor("a:b"), "a:b");
         assert_eq!(unescape_cursor("100%"), "100%");
         assert_eq!(unescape_cursor("%ff"), "%ff");
+        assert_eq!(
+            unescape_cursor("[Continue →](https://h.example/x/a?limit=2&cursor=profile%3Aa%3A%402%3Aab) · [Next page (2) →](https://h.example/x/a?limit=2&page=2)"),
+            "profile:a:@2:ab"
+        );
+        assert_eq!(unescape_cursor("/a?q=b&cursor=x%3Ay&feed=top"), "x:y");
     }
 
     proptest! {

@@ -9,8 +9,8 @@
 //!   or, for search, to `<feed>.<hash of the query>`;
 //! - `payload` is the upstream position: the upstream cursor (possibly
 //!   empty for the first upstream page), then `@<offset>` when the previous
-//!   result was cut inside an upstream page (lists only; profile cursors are
-//!   forged instead, see [`forge_profile_cursor`]);
+//!   result was cut inside an upstream page (every list, the profile
+//!   timeline included);
 //! - `tag` is the HMAC-SHA256 ([`CursorKey`]) of the rest and of the
 //!   arguments the cursor is bound to (the whole search query, a thread's
 //!   shape), [`TAG_CHARS`] lower-case hex digits. Without the key
@@ -321,7 +321,7 @@ pub fn decode(
         None => (payload, Vec::new()),
     };
     let (upstream, offset) = match payload.rsplit_once('@') {
-        Some((u, n)) if kind != CursorKind::Profile => {
+        Some((u, n)) => {
             let n: usize = n
                 .parse()
                 .ok()
@@ -331,7 +331,7 @@ pub fn decode(
         }
         _ => (payload, 0),
     };
-    if !can_carry(upstream) || (kind == CursorKind::Profile && upstream.is_empty()) {
+    if !can_carry(upstream) {
         return Err(forged());
     }
     Ok(Position {
@@ -429,22 +429,6 @@ impl TimelineCursor {
     }
 }
 
-/// Forges the bottom cursor that continues a profile timeline just below
-/// post `last_id` (upstream.md §2.4): the `issuedAt` of the real bottom
-/// cursor when it decodes, else `now_ms`; direction 2.
-pub fn forge_profile_cursor(real_bottom: Option<&str>, last_id: &str, now_ms: i64) -> String {
-    let issued_at = real_bottom
-        .and_then(TimelineCursor::decode)
-        .map(|c| c.issued_at)
-        .unwrap_or(now_ms);
-    TimelineCursor {
-        issued_at,
-        sort_index: last_id.to_string(),
-        direction: 2,
-    }
-    .encode()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,15 +437,11 @@ mod tests {
     const PAGE1_BOTTOM: &str = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA";
 
     #[test]
-    fn thrift_round_trip_and_forge() {
+    fn thrift_round_trip() {
         let c = TimelineCursor::decode(PAGE1_BOTTOM).unwrap();
         assert_eq!(c.sort_index, "2086358206971392000");
         assert_eq!(c.direction, 2);
         assert_eq!(c.encode(), PAGE1_BOTTOM);
-        assert_eq!(
-            forge_profile_cursor(Some(PAGE1_BOTTOM), "2087208847298015232", 0),
-            "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NzIwODg0NzI5ODAxNTIzMggAAwAAAAIAAA"
-        );
         assert_eq!(TimelineCursor::decode("DAAD"), None);
         assert_eq!(TimelineCursor::decode("!!"), None);
     }
@@ -660,21 +640,13 @@ mod tests {
         ]
     }
 
-    fn positions(kind: CursorKind) -> impl Strategy<Value = Position> {
+    fn positions(_kind: CursorKind) -> impl Strategy<Value = Position> {
         (
             "[A-Za-z0-9_|=+/.~-]{0,60}",
             0..=MAX_CURSOR_OFFSET,
             prop::collection::vec(0u32..0x0100_0000, 0..=MAX_ROW_MARKS),
         )
-            .prop_map(move |(mut upstream, offset, seen)| {
-                if kind == CursorKind::Profile && upstream.is_empty() {
-                    upstream.push('c');
-                }
-                let offset = if kind == CursorKind::Profile {
-                    0
-                } else {
-                    offset
-                };
+            .prop_map(move |(upstream, offset, seen)| {
                 Position {
                     upstream,
                     offset,

@@ -2,14 +2,11 @@
 //! page of the account's latest original posts, fetched concurrently so the
 //! first page costs one upstream round trip.
 
-use std::collections::HashSet;
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use serde_json::json;
 
 use super::browse::{
     answer_errors, base_structured, check_account_list, continuation, cursor_error, page_path,
-    protected_error, BrowseArgs, BrowseResult, ListPage, PAGE_BUDGET_PER_BLOCK,
+    protected_error, walk_pages, BrowseArgs, BrowseResult, ListPage,
 };
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
@@ -23,9 +20,12 @@ use super::structured::Structured;
 use super::typed_read::fetch_typed;
 use super::upstream::Upstream;
 
-/// Upstream timeline pages one profile block may read. Default 8; when
-/// reached the result holds the posts collected so far, a note says so,
-/// and `next_cursor` continues from there.
+/// Upstream timeline pages one profile block may read (plus
+/// `browse::PAGE_BUDGET_PER_BLOCK` per extra block in page mode). Default
+/// 8; when reached the result holds the posts collected so far, a note
+/// says so, and `next_cursor` continues from there. The timeline is walked
+/// like every list (`browse::walk_list`): a cut inside an upstream page
+/// continues at `<cursor>@<offset>`, a repeated row is skipped.
 pub const PROFILE_PAGE_BUDGET: usize = 8;
 
 /// Fetches `/2/profile/{handle}` and returns the `user` object (also when
@@ -82,142 +82,20 @@ pub fn is_original_of(row: &Status, handle: &str) -> bool {
     own && row.is_status() && !reposted && !row.is_reply()
 }
 
-struct Block {
-    posts: Vec<Status>,
-    next: Option<String>,
-    budget_hit: bool,
-    /// The upstream repeated a post already served (or a cursor that
-    /// does not advance): the walk ended there.
-    repeated: bool,
-    /// The upstream's `cursor.bottom` is not one an xmd cursor can carry
-    /// (`cursor::can_carry`): the walk ended there.
-    uncarriable: bool,
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-/// Collects `limit` original posts from `start` (an upstream cursor, empty
-/// for the newest page); cuts an overflowing page at `limit` with a forged
-/// cursor just below the last kept post.
-fn collect(
-    fetch: &mut dyn FnMut(&str) -> Result<ListPage<Status>, XError>,
-    handle: &str,
-    start: String,
-    limit: usize,
-    budget: &mut usize,
-    seen: &mut Served,
-) -> Result<Block, XError> {
-    let mut posts = Vec::new();
-    let mut cur = start;
-    loop {
-        if *budget == 0 {
-            let next = (!cur.is_empty()).then_some(cur);
-            return Ok(Block {
-                posts,
-                next,
-                budget_hit: true,
-                repeated: false,
-                uncarriable: false,
-            });
-        }
-        *budget -= 1;
-        let page = fetch(&cur)?;
-        let page_empty = page.items.is_empty();
-        let mut repeated = false;
-        for row in page.items {
-            if is_original_of(&row, handle) {
-                if seen.insert(row.id().unwrap_or("")) {
-                    posts.push(row);
-                } else {
-                    repeated = true;
-                }
-            }
-        }
-        if posts.len() > limit {
-            // The posts past the limit were not served: the next block
-            // starts with them.
-            for p in posts.drain(limit..) {
-                seen.ids.remove(p.id().unwrap_or(""));
-            }
-            let last = posts
-                .last()
-                .expect("limit >= 1")
-                .id()
-                .unwrap_or("")
-                .to_string();
-            let forged = cursor::forge_profile_cursor(page.bottom.as_deref(), &last, now_ms());
-            return Ok(Block {
-                posts,
-                next: Some(forged),
-                budget_hit: false,
-                repeated: false,
-                uncarriable: false,
-            });
-        }
-        let next = match page.bottom {
-            Some(b) if !page_empty && b != cur && !repeated && cursor::can_carry(&b) => b,
-            b => {
-                let repeated = repeated || (!page_empty && b.as_deref() == Some(cur.as_str()));
-                return Ok(Block {
-                    posts,
-                    next: None,
-                    budget_hit: false,
-                    uncarriable: !page_empty && !repeated && b.is_some(),
-                    repeated,
-                });
-            }
-        };
-        if posts.len() == limit {
-            return Ok(Block {
-                posts,
-                next: Some(next),
-                budget_hit: false,
-                repeated: false,
-                uncarriable: false,
-            });
-        }
-        cur = next;
-    }
-}
-
-/// Posts already served: in this walk (by id), and before it (by the
-/// marks the cursor carries).
-struct Served {
-    ids: HashSet<String>,
-    marks: HashSet<u32>,
-}
-
-impl Served {
-    /// Records `id` as served; false when it was served before.
-    fn insert(&mut self, id: &str) -> bool {
-        !self.marks.contains(&cursor::row_mark(id)) && self.ids.insert(id.to_string())
-    }
-}
-
 /// Runs `x_md_get_profile`.
 pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult, XError> {
     let handle = args.handle.as_str();
     let scope = cursor::handle_scope(handle);
-    let (start, marks) = match &args.cursor {
-        Some(c) => {
-            let pos = cursor::decode(&run.settings.cursor_key, c, CursorKind::Profile, &scope)
-                .map_err(cursor_error)?;
-            (Some(pos.upstream), pos.seen)
-        }
-        None => (None, Vec::new()),
-    };
-    let mut served = Served {
-        ids: HashSet::new(),
-        marks: marks.iter().copied().collect(),
+    let start = match &args.cursor {
+        Some(c) => Some(cursor::decode(&run.settings.cursor_key, c, CursorKind::Profile, &scope).map_err(cursor_error)?),
+        None => None,
     };
     let base = format!("/2/profile/{handle}/statuses");
     let extra = "&with_replies=false";
-    let first_cursor = start.clone().unwrap_or_default();
+    let first_cursor = start
+        .as_ref()
+        .map(|p| p.upstream.clone())
+        .unwrap_or_default();
     let first_path = page_path(&base, &first_cursor, extra);
     // The profile and the first timeline page, concurrently: the profile
     // on a side thread, the page here.
@@ -250,63 +128,16 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         }
         check_account_list(f, &page_path(&base, c, extra), handle, authors)
     };
-    let blocks = if start.is_some() { 1 } else { args.page };
-    let total_budget = PROFILE_PAGE_BUDGET + PAGE_BUDGET_PER_BLOCK * (blocks - 1);
-    let mut budget = total_budget;
-    let mut cur = first_cursor.clone();
-    let mut notes = Vec::new();
-    let mut block = Block {
-        posts: vec![],
-        next: None,
-        budget_hit: false,
-        repeated: false,
-        uncarriable: false,
-    };
-    for b in 1..=blocks {
-        block = collect(
-            &mut fetch,
-            handle,
-            cur.clone(),
-            args.limit,
-            &mut budget,
-            &mut served,
-        )?;
-        if block.uncarriable {
-            notes.push(super::browse::UNCARRIABLE_NOTE.to_string());
-        }
-        if block.repeated {
-            notes.push(super::browse::REPEAT_NOTE.to_string());
-            if b < blocks {
-                // The list ended before the page asked for.
-                block.posts.clear();
-            }
-            break;
-        }
-        if block.budget_hit {
-            notes.push(format!(
-                "Stopped after reading {total_budget} upstream timeline pages; pass next_cursor to continue."
-            ));
-            break;
-        }
-        if b == blocks {
-            break;
-        }
-        match block.next.take() {
-            Some(n) => cur = n,
-            None => {
-                block = Block {
-                    posts: vec![],
-                    next: None,
-                    budget_hit: false,
-                    repeated: false,
-                    uncarriable: false,
-                };
-                break;
-            }
-        }
-    }
-    let posts: Vec<Status> = block
-        .posts
+    let keep = |row: &Status| is_original_of(row, handle);
+    let mut walk = walk_pages(
+        &mut fetch,
+        &keep,
+        start,
+        args.page,
+        args.limit,
+        PROFILE_PAGE_BUDGET,
+    )?;
+    let posts: Vec<Status> = std::mem::take(&mut walk.items)
         .into_iter()
         .map(|mut p| {
             p.normalize(0);
@@ -315,31 +146,12 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
             p
         })
         .collect();
-    // A cursor carries the marks of the posts served up to it (the newest
-    // [`cursor::MAX_ROW_MARKS`]), so a repeating upstream is caught.
-    let marks_through = |k: usize| {
-        let mut m = marks.clone();
-        m.extend(
-            posts[..k]
-                .iter()
-                .map(|p| cursor::row_mark(p.id().unwrap_or(""))),
-        );
-        m.drain(..m.len().saturating_sub(cursor::MAX_ROW_MARKS));
-        m
-    };
-    let encode = |upstream: String, k: usize| {
-        cursor::encode(
-            &run.settings.cursor_key,
-            CursorKind::Profile,
-            &scope,
-            &cursor::Position {
-                upstream,
-                offset: 0,
-                seen: marks_through(k),
-            },
-        )
-    };
-    let next_cursor = block.next.map(|n| encode(n, posts.len()));
+    walk.items = posts;
+    let posts = &walk.items;
+    let next_cursor = walk
+        .next
+        .as_ref()
+        .map(|p| cursor::encode(&run.settings.cursor_key, CursorKind::Profile, &scope, p));
     // A bio longer than a quarter of the budget is cut in the text (the
     // posts and the continuation still fit); `structuredContent` keeps it.
     // Written once, lean; each build below copies the bytes. The Markdown
@@ -351,33 +163,25 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     let bio_cap = run.max_chars() / 4;
     let cut_user;
     let shown_user = match user.description.as_deref() {
-        Some(d) if !super::budget::within_budget(d, bio_cap) => {
+        Some(d) if d.chars().count() > bio_cap => {
             let whole = d.chars().count();
-            let keep = super::budget::prefix_within(d, bio_cap);
             let mut u = user.clone();
             u.description = Some(format!(
-                "{} … (bio cut: {keep} of its {whole} characters are shown; it alone exceeds the result budget)",
-                super::budget::cut_text(d, keep)
+                "{} … (bio cut: {bio_cap} of its {whole} characters are shown; it alone exceeds the result budget)",
+                super::budget::cut_text(d, bio_cap)
             ));
             cut_user = u;
             &cut_user
         }
         _ => &user,
     };
-    // A result cut before post k continues just below post k - 1.
-    let cursor_at = |k: usize| {
-        let last = k
-            .checked_sub(1)
-            .and_then(|i| posts.get(i))
-            .and_then(Status::id)
-            .unwrap_or("");
-        encode(cursor::forge_profile_cursor(None, last, now_ms()), k)
-    };
+    // A result cut before post k continues at post k.
+    let cursor_at = |k: usize| cursor::encode(&run.settings.cursor_key, CursorKind::Profile, &scope, &walk.cut_at(k));
     let path = format!("/{handle}");
     let (text, structured) = fit_rows(
         run,
         posts.len(),
-        &notes,
+        &walk.notes,
         next_cursor,
         &cursor_at,
         &mut |k, next, notes| {

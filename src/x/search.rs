@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::browse::{
     answer_errors, base_structured, continuation, cursor_error, page_path, walk_list, BrowseArgs,
-    BrowseResult, ListPage,
+    BrowseResult, ListPage, Row as _,
 };
 use super::budget::{fit_rows, Run};
 use super::cache::Fetcher;
@@ -126,10 +126,13 @@ fn typeahead(up: &dyn Upstream, query: &str) -> Result<Vec<User>, XError> {
     if failed {
         return Err(unavailable("user search"));
     }
+    // An account the list repeats is shown once, where it first appears.
+    let mut ids = std::collections::HashSet::new();
     Ok(body
         .users
         .into_iter()
         .filter(User::is_account_row)
+        .filter(|u| u.row_id().is_none_or(|id| ids.insert(id.to_string())))
         .map(unknowns_absent)
         .collect())
 }

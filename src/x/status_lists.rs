@@ -26,7 +26,7 @@ use super::model::status::{Page, Status};
 use super::model::user::User;
 use super::registry::Tool;
 use super::render::browse::{finish, post_line, push_tail, user_line};
-use super::render::escape::escape_handle;
+use super::render::escape::{at_handle, escape_heading};
 use super::search::{list_row, unavailable};
 use super::typed_read::fetch_typed;
 use super::upstream::Upstream;
@@ -214,7 +214,7 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
             let rows = &walk.items[..k];
             let heading = match &author {
                 None => format!("# {title} post {id}"),
-                Some(h) => format!("# {title} @{}'s post {id}", escape_handle(h)),
+                Some(h) => format!("# {title} {}'s post {id}", at_handle(h, escape_heading)),
             };
             let mut md = vec![
                 heading,

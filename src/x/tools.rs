@@ -451,7 +451,7 @@ mod tests {
         use proptest::prelude::*;
         (
             proptest::sample::select(Tool::ALL.to_vec()),
-            "[A-Za-z0-9_]{1,15}",
+            "[A-Za-z0-9_]{1,20}",
             "[1-9][0-9]{0,15}",
             proptest::collection::vec(proptest::option::of(0usize..6), 12),
         )
@@ -537,7 +537,7 @@ mod tests {
         /// oracle is the spelling built from scratch in lowercase.
         #[test]
         fn every_spelling_of_a_target_is_one_call(
-            handle in "[A-Za-z0-9_]{1,15}",
+            handle in "[A-Za-z0-9_]{1,20}",
             flips in proptest::collection::vec(proptest::bool::ANY, 15),
             at in proptest::bool::ANY,
             zeros in 0usize..4,

@@ -18,6 +18,8 @@ use super::fake_upstream::{Answer, FakeUpstream};
 pub const P2: &str = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA";
 /// Bottom cursor of `profile-statuses-page2.json` (asks for the empty page 3).
 pub const P3: &str = "DAAHCgABHPg3Rk_B_-8LAAIAAAATMjA4NTYzNzA2NjE5MTgxMDU2MAgAAwAAAAIAAA";
+/// Bottom cursor of `profile-statuses-page3-empty.json` (past the end).
+pub const P4: &str = "DAAHCgABHPg3Rk_C_-8LAAIAAAATMjA4NDk2MjYyMDUxMDU3NjY0MAgAAwAAAAIAAA";
 /// Bottom cursor of `followers-page1.json`, URL-encoded as the tools send it.
 pub const FOLLOW_NEXT: &str = "2087026217579466752%7C2087478950753226753";
 /// An upstream list page with no results and no cursors (the end of a list).
@@ -40,6 +42,12 @@ pub fn serve_demo_timeline(fake: &FakeUpstream) {
     );
     fake.on(
         &format!("/2/profile/demo_author/statuses?cursor={P3}&count=20&with_replies=false"),
+        Answer::fixture(200, "profile-statuses-page3-empty.json"),
+    );
+    // Past the end X answers the empty page again (its bottom cursor is
+    // the one just read: the walk ends there).
+    fake.on(
+        &format!("/2/profile/demo_author/statuses?cursor={P4}&count=20&with_replies=false"),
         Answer::fixture(200, "profile-statuses-page3-empty.json"),
     );
 }

@@ -33,8 +33,15 @@ pub fn serve_status_list(fake: &FakeUpstream, which: &str) {
         &format!("{base}?count=20"),
         Answer::fixture(200, &format!("{which}-page1.json")),
     );
-    for (from, to) in [(1, "page2"), (2, "page3-empty")] {
-        let c = query_encode(&bottom(&format!("{which}-page{from}.json")));
+    // Past the end X answers the empty page again (its bottom cursor is
+    // the one just read: the walk ends there).
+    for (from, to) in [(1, "page2"), (2, "page3-empty"), (3, "page3-empty")] {
+        let name = if from == 3 {
+            format!("{which}-page3-empty.json")
+        } else {
+            format!("{which}-page{from}.json")
+        };
+        let c = query_encode(&bottom(&name));
         fake.on(
             &format!("{base}?cursor={c}&count=20"),
             Answer::fixture(200, &format!("{which}-{to}.json")),

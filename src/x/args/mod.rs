@@ -75,15 +75,15 @@ fn has_non_space(s: &str) -> bool {
     s.chars().any(|c| !c.is_whitespace())
 }
 
-const HANDLE_PATTERN: &str = "^@?[A-Za-z0-9_]{1,15}$";
-const HANDLE_WHAT: &str = "an X handle: 1 to 15 letters, digits or underscores, optionally starting with @ (e.g. \"example_user\")";
+const HANDLE_PATTERN: &str = "^@?[A-Za-z0-9_]{1,20}$";
+const HANDLE_WHAT: &str = "an X handle: 1 to 20 letters, digits or underscores, optionally starting with @ (e.g. \"example_user\")";
 
 /// `handle` of a profile-like tool.
 pub const HANDLE: Prop = Prop {
     name: "handle",
     kind: Kind::Str {
         min: 1,
-        max: 16,
+        max: url::MAX_HANDLE_CHARS + 1,
         pattern: Some(HANDLE_PATTERN),
         check: Some(handle_ok),
         what: HANDLE_WHAT,
@@ -141,7 +141,7 @@ pub const POST_HANDLE: Prop = Prop {
     name: "handle",
     kind: Kind::Str {
         min: 1,
-        max: 16,
+        max: url::MAX_HANDLE_CHARS + 1,
         pattern: Some(HANDLE_PATTERN),
         check: Some(handle_ok),
         what: HANDLE_WHAT,
@@ -184,7 +184,7 @@ pub const POST_PROPS: [Prop; 12] = [
     Prop {
         name: "userinfo",
         kind: Kind::Enum(UserInfo::NAMES),
-        description: "Author profile blocks: off (default), author (for the first post) or all (for the first post of each author).",
+        description: "Author profile blocks: off (default), author (for the requested post's author) or all (for the first post of each author).",
     },
     Prop {
         name: "context",

@@ -27,7 +27,7 @@ pub fn quoted(lines: Vec<String>) -> Vec<String> {
 /// A URL shown as text (never linked by xmd; a renderer that links bare
 /// URLs shows the URL itself).
 pub fn url_text(u: &str) -> String {
-    escape_inline(u)
+    super::escape::autolink(u)
 }
 
 /// A poll: `**Poll** · N votes · time left`, then `- label — P% (N votes)`
@@ -78,7 +78,9 @@ pub fn card_lines(card: &Value) -> Vec<String> {
         None => "**Link card**".into(),
     }];
     l.extend(field("description"));
-    let url = field("url");
+    let url = s(card, "url")
+        .filter(|u| !u.trim().is_empty())
+        .map(url_text);
     let domain = field("domain");
     match (url, domain) {
         (Some(u), Some(d)) => l.push(format!("{u} ({d})")),

@@ -7,7 +7,7 @@
 
 use super::date::{iso, status_date};
 use super::escape::{
-    escape_block, escape_handle, escape_heading, escape_inline, push_inline, push_link,
+    at_handle, escape_block, escape_heading, escape_inline, push_inline, push_link,
     push_profile_url,
 };
 use super::num::count as counted;
@@ -34,8 +34,8 @@ pub fn post_line(post: &Status, full: bool) -> String {
     let author = post.author.as_deref();
     match author.and_then(User::handle) {
         Some(h) => {
-            line.push_str("- [@");
-            push_inline(&mut line, h);
+            line.push_str("- [");
+            line.push_str(&at_handle(h, escape_inline));
             line.push_str("](");
             push_profile_url(&mut line, h);
             line.push_str("): ");
@@ -111,10 +111,10 @@ pub fn post_line(post: &Status, full: bool) -> String {
 fn push_shown_name(out: &mut String, user: &User) {
     match user.name.as_deref().filter(|n| !n.trim().is_empty()) {
         Some(n) => push_inline(out, n),
-        None => {
-            out.push('@');
-            push_inline(out, user.screen_name.as_deref().unwrap_or(""));
-        }
+        None => out.push_str(&at_handle(
+            user.screen_name.as_deref().unwrap_or(""),
+            escape_inline,
+        )),
     }
 }
 
@@ -123,8 +123,8 @@ fn push_account_link(out: &mut String, user: &User) {
     let handle = user.screen_name.as_deref().unwrap_or("");
     out.push('[');
     push_shown_name(out, user);
-    out.push_str(" (@");
-    push_inline(out, handle);
+    out.push_str(" (");
+    out.push_str(&at_handle(handle, escape_inline));
     out.push_str(")](");
     push_profile_url(out, handle);
     out.push(')');
@@ -220,7 +220,16 @@ pub fn push_tail(lines: &mut Vec<String>, notes: &[String], cont: Option<&Contin
     if let Some(c) = cont {
         lines.push(String::new());
         lines.push(continuation_line(c));
+        lines.push(String::new());
+        lines.push(cursor_line(&c.next_cursor));
     }
+}
+
+/// The raw `next_cursor`, as the agent passes it back in `cursor`, in a
+/// code span (a cursor holds no backtick, and no renderer changes a code
+/// span's text).
+pub fn cursor_line(next_cursor: &str) -> String {
+    format!("next_cursor: `{next_cursor}` (pass it as `cursor`, with the same other arguments, to continue)")
 }
 
 /// The bio with any t.co link the upstream left unexpanded replaced by its
@@ -268,7 +277,7 @@ pub fn profile_markdown(
             facts.push(format!("Location: {}", inline_text(l)));
         }
         if let Some(w) = user.website.as_ref().and_then(|w| w.url.as_deref()) {
-            facts.push(format!("Website: {}", inline_text(w)));
+            facts.push(format!("Website: {}", super::escape::autolink(w)));
         }
         if let Some(j) = user.joined.as_deref().filter(|j| !j.trim().is_empty()) {
             facts.push(format!(
@@ -343,7 +352,7 @@ pub fn connections_markdown(
     cont: Option<&Continuation>,
 ) -> String {
     let mut lines = vec![
-        format!("# @{} {which}", escape_handle(handle)),
+        format!("# {} {which}", at_handle(handle, escape_heading)),
         String::new(),
     ];
     if users.is_empty() {

@@ -252,9 +252,41 @@ pub fn escape_heading(text: &str) -> String {
 /// A handle for an inline position. Even a plain X handle is escaped:
 /// `_x_` and `__init__` are valid handles whose outer underscores would
 /// open and close emphasis after `@` (an intraword `_`, as in
-/// `demo_author`, stays as typed).
+/// `demo_author`, stays as typed). See [`at_handle`] for the `@handle`
+/// an agent can copy back.
 pub fn escape_handle(h: &str) -> String {
     escape_inline(h)
+}
+
+/// `@handle` for an inline position, exact in the Markdown source and
+/// rendered: as typed when no character of it needs escaping (`@demo_author`);
+/// a handle of `[A-Za-z0-9_]` that would need one (`_x_`, `cobalt_wren_`,
+/// `a__b`: an `_` that could open or close emphasis) is written as a code
+/// span, `` `@cobalt_wren_` ``, which no renderer changes and which holds
+/// no backslash an agent would copy back (a backslash-escaped `@cobalt_wren\_`
+/// was refused as "not a valid handle"). Anything else (not a handle X
+/// serves) is escaped text. `esc` is the escaping of the position
+/// ([`escape_inline`] or [`escape_heading`]).
+pub fn at_handle(h: &str, esc: fn(&str) -> String) -> String {
+    let e = esc(h);
+    let plain = !h.is_empty() && h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if e == h || !plain {
+        format!("@{e}")
+    } else {
+        format!("`@{h}`")
+    }
+}
+
+/// A bare `http(s)` URL for an inline position: an autolink `<url>` with
+/// [`link_url`]'s encoding, so a parser finds exactly that URL (no
+/// backslash-escape is processed inside an autolink, and a renderer's
+/// bare-URL linkifier cannot take a backslash into it). Anything else is
+/// escaped text, never linked.
+pub fn autolink(url: &str) -> String {
+    match link_url(url) {
+        Some(u) => format!("<{u}>"),
+        None => escape_inline(url),
+    }
 }
 
 /// A URL as a Markdown link or image destination, or `None` when it is not
@@ -271,11 +303,23 @@ pub fn link_url(url: &str) -> Option<String> {
 pub fn push_link_url(out: &mut String, url: &str) -> bool {
     match http_url(url) {
         Some(u) => {
-            push_url_encoded(out, u);
+            push_url_encoded(out, u, true);
             true
         }
         None => false,
     }
+}
+
+/// The URL a Markdown parser reads out of [`link_url`] (and out of an
+/// [`autolink`]): the same percent-encoding, with each `&` as itself (the
+/// `&amp;` that [`link_url`] writes before an entity-shaped run decodes to
+/// it). The URL xmd means to link.
+pub fn link_target(url: &str) -> Option<String> {
+    let mut out = String::new();
+    http_url(url).map(|u| {
+        push_url_encoded(&mut out, u, false);
+        out
+    })
 }
 
 /// `url` trimmed, when it is an absolute `http(s)` URL with something
@@ -291,7 +335,7 @@ fn http_url(url: &str) -> Option<&str> {
 /// Appends `s` with the characters that could end a link destination
 /// percent-encoded (see [`link_url`]); walked byte by byte, only a
 /// non-ASCII character decoded.
-fn push_url_encoded(out: &mut String, s: &str) {
+fn push_url_encoded(out: &mut String, s: &str, entities: bool) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.reserve(s.len());
     let b = s.as_bytes();
@@ -308,6 +352,10 @@ fn push_url_encoded(out: &mut String, s: &str) {
                 b'>' => ("%3E", 1),
                 b'"' => ("%22", 1),
                 b'\\' => ("%5C", 1),
+                // An entity reference (`&amp;`, `&#38;`) is decoded in a
+                // link destination and an autolink: its `&` is written as
+                // `&amp;`, which decodes to the `&` itself.
+                b'&' if entities && entity_like(&b[i + 1..]) => ("&amp;", 1),
                 // Every other ASCII whitespace is a control.
                 c if c.is_ascii_control() => ("", 1),
                 _ => {
@@ -344,7 +392,7 @@ fn push_url_encoded(out: &mut String, s: &str) {
 /// percent-encoded as in [`link_url`]) appended to `out`.
 pub fn push_profile_url(out: &mut String, handle: &str) {
     out.push_str("https://x.com/");
-    push_url_encoded(out, handle.trim_end());
+    push_url_encoded(out, handle.trim_end(), true);
 }
 
 /// `[label](url)` when `url` is an `http(s)` URL, else the label followed by
@@ -362,7 +410,7 @@ pub fn push_link(out: &mut String, label: &str, url: &str) {
             out.push('[');
             out.push_str(label);
             out.push_str("](");
-            push_url_encoded(out, u);
+            push_url_encoded(out, u, true);
             out.push(')');
         }
         None => {

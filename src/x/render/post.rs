@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::attached::{card_lines, note_lines, poll_lines, quoted, url_text};
 use super::date::{iso, post_date};
 use super::escape::{
-    escape_block, escape_handle, escape_heading, escape_inline, link_url, yaml_string,
+    at_handle, escape_block, escape_heading, escape_inline, link_url, yaml_string,
 };
 use super::media::media_lines;
 use super::num::{count as counted, grouped};
@@ -174,7 +174,7 @@ fn author_block(author: &Value) -> Vec<String> {
         l.push(format!("- **Name:** {v}"));
     }
     if let Some(v) = s(author, "screen_name").filter(|v| !v.trim().is_empty()) {
-        l.push(format!("- **Handle:** @{}", escape_handle(v)));
+        l.push(format!("- **Handle:** {}", at_handle(v, escape_inline)));
     }
     if let Some(v) = field("description") {
         l.push(format!("- **Bio:** {v}"));
@@ -282,7 +282,7 @@ fn replying_line(post: &Value, shown: &HashSet<&str>) -> Option<String> {
         return None;
     }
     let mut line = match &h {
-        Some(h) => format!("Replying to @{}", escape_handle(h)),
+        Some(h) => format!("Replying to {}", at_handle(h, escape_inline)),
         None => "Replying to a post".to_string(),
     };
     if let Some(i) = id {
@@ -348,7 +348,7 @@ fn quote_lines(q: &Value, depth: usize) -> Vec<String> {
     } else {
         let h = handle(q)
             .filter(|h| !h.trim().is_empty())
-            .map(|h| format!(" (@{})", escape_handle(h)))
+            .map(|h| format!(" ({})", at_handle(h, escape_inline)))
             .unwrap_or_default();
         blocks.push(vec![format!(
             "**Quoted post** — **{}**{h}",
@@ -416,7 +416,7 @@ fn post_lines(
     } else {
         let h = handle(post)
             .filter(|h| !h.trim().is_empty())
-            .map(|h| format!(" (@{})", escape_heading(h)))
+            .map(|h| format!(" ({})", at_handle(h, escape_heading)))
             .unwrap_or_default();
         blocks.push(vec![format!(
             "## {ctx} · {}/{n} — {}{h}",
@@ -497,7 +497,10 @@ pub fn post_blocks(
         .enumerate()
         .map(|(i, post)| {
             let meta = match opts.userinfo {
-                UserInfo::Author => first + i == 0,
+                // The requested post's author (`context` `post`; a post
+                // without `context` is the requested one), not the first
+                // post's: in a thread that is an ancestor's.
+                UserInfo::Author => s(post, "context").unwrap_or("post") == "post",
                 UserInfo::All => handle(post).is_some_and(|h| seen.insert(h.to_ascii_lowercase())),
                 UserInfo::Off => false,
             };
