@@ -1,5 +1,6 @@
 //! Markdown rendering of posts and threads (pure functions, golden-tested).
 
+pub mod article;
 pub mod attached;
 pub mod browse;
 pub mod date;

@@ -11,11 +11,10 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::article::article_blocks;
 use super::attached::{card_lines, note_lines, poll_lines, quoted, url_text};
 use super::date::{iso, post_date};
-use super::escape::{
-    escape_block, escape_handle, escape_heading, escape_inline, link_url, yaml_string,
-};
+use super::escape::{escape_block, escape_handle, escape_heading, escape_inline, yaml_string};
 use super::media::media_lines;
 use super::num::{count as counted, grouped};
 use crate::x::args::{Format, UserInfo};
@@ -201,54 +200,6 @@ fn author_block(author: &Value) -> Vec<String> {
         l.push(format!("- **Joined:** {d}"));
     }
     l
-}
-
-fn article_blocks(article: &Value) -> Vec<Vec<String>> {
-    let mut b = Vec::new();
-    if let Some(t) = s(article, "title")
-        .map(escape_heading)
-        .filter(|t| !t.is_empty())
-    {
-        b.push(vec![format!("## {t}")]);
-    }
-    let cover = article
-        .pointer("/cover_media/media_info/original_img_url")
-        .and_then(Value::as_str)
-        .and_then(link_url);
-    if let Some(c) = cover {
-        b.push(vec![format!("![cover]({c})")]);
-    }
-    let mut body = 0;
-    for block in article
-        .pointer("/content/blocks")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let text = s(block, "text").unwrap_or("");
-        let inline = escape_heading(text);
-        if inline.is_empty() {
-            continue;
-        }
-        body += 1;
-        b.push(match s(block, "type").unwrap_or("") {
-            "header-one" => vec![format!("# {inline}")],
-            "header-two" => vec![format!("## {inline}")],
-            "header-three" => vec![format!("### {inline}")],
-            "unordered-list-item" => vec![format!("- {inline}")],
-            "ordered-list-item" => vec![format!("1. {inline}")],
-            "blockquote" => vec![format!("> {inline}")],
-            _ => escape_block(text),
-        });
-    }
-    if body == 0 {
-        let preview = escape_block(s(article, "preview_text").unwrap_or(""));
-        if preview.iter().any(|l| !l.is_empty()) {
-            b.push(preview);
-        }
-        b.push(vec!["_Only the article preview is available upstream; open the post link for the full article._".into()]);
-    }
-    b
 }
 
 /// The handle and parent id a reply answers, at least one of them: from

@@ -1,0 +1,674 @@
+//! An X article as Markdown: title, dates, cover, then every Draft.js
+//! block of its body (FxEmbed's `src/helpers/article.ts` reads the same
+//! shapes):
+//!
+//! - headings nest under the post's own `##`: the title is `###`,
+//!   `header-one` `####`, `header-two` `#####`, deeper ones `######`
+//!   ([`TITLE_LEVEL`]); an article heading never outranks the post's;
+//! - list items (`unordered-list-item`, `ordered-list-item`) are grouped
+//!   into one tight list, nested by their `depth` (4 spaces a level, at
+//!   most [`MAX_LIST_DEPTH`], never more than one level below the item
+//!   before); `blockquote` is a quote; `code-block` a fenced code block;
+//! - entities: a `MARKDOWN` code block is fenced code with its language
+//!   as info string; `MEDIA` an image (a video a link and its still),
+//!   found in `media_entities`; `TWEET` a link to the post; `DIVIDER` a
+//!   thematic break (`* * *`: `---` separates posts); `LINK` a link after
+//!   its block; any other entity type, and any unknown block type, is
+//!   named in the output with its text, never dropped;
+//! - `Bold`, `Italic` and `Strikethrough` ranges (UTF-16 offsets into the
+//!   block's text) become `**…**`, `_…_` and `~~…~~` around text escaped
+//!   as all user text is ([`push_escaped`]). Three different delimiter
+//!   characters, so runs of two styles never merge; ranges that overlap
+//!   without nesting are closed and reopened where they cross. CommonMark
+//!   opens and closes emphasis only where a delimiter run is flanked right
+//!   (no white space inside it; a punctuation character inside only with
+//!   white space or punctuation outside), so a character next to a
+//!   delimiter that is not ASCII punctuation is written as a numeric
+//!   character reference (`&#97;`), whose `&` and `;` are punctuation:
+//!   `a**b**c` is `&#97;**b**&#99;`-safe whatever the neighbours are.
+//!   Proved with pulldown-cmark over generated texts and ranges
+//!   (`tests/x_article_props.rs`).
+
+use serde_json::Value;
+
+use super::date::iso;
+use super::escape::{escape_block, escape_heading, escape_inline, image, link, push_escaped};
+use crate::x::model::article::{ArticleBlock, ArticleEntity, ArticleMedia};
+use crate::x::model::attached::Article;
+
+/// The level of the article's title: one below the post's `##` heading.
+/// `header-one` is one level deeper, and so on down to `######`.
+pub const TITLE_LEVEL: usize = 3;
+
+/// Most list nesting rendered. Default 4 (Draft.js's own maximum); a
+/// deeper item is shown at this depth.
+pub const MAX_LIST_DEPTH: usize = 4;
+
+/// An inline style xmd renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// `**…**`
+    Bold,
+    /// `_…_`
+    Italic,
+    /// `~~…~~`
+    Strikethrough,
+}
+
+impl Style {
+    const ALL: [Style; 3] = [Style::Bold, Style::Italic, Style::Strikethrough];
+
+    /// The style a Draft.js `style` names (`BOLD` too), if xmd renders it.
+    pub fn named(s: &str) -> Option<Style> {
+        match s.to_ascii_lowercase().as_str() {
+            "bold" => Some(Style::Bold),
+            "italic" => Some(Style::Italic),
+            "strikethrough" => Some(Style::Strikethrough),
+            _ => None,
+        }
+    }
+
+    fn bit(self) -> u8 {
+        match self {
+            Style::Bold => 1,
+            Style::Italic => 2,
+            Style::Strikethrough => 4,
+        }
+    }
+
+    fn delimiter(self) -> &'static str {
+        match self {
+            Style::Bold => "**",
+            Style::Italic => "_",
+            Style::Strikethrough => "~~",
+        }
+    }
+}
+
+/// A style over `[start, end)` of a block's text, in UTF-16 code units.
+pub type Range = (u64, u64, Style);
+
+/// `text` with `ranges` applied, as Markdown lines (one per non-blank
+/// line of the text, trimmed; controls read as spaces). With `heading`,
+/// every `#` is escaped and a final `}` written as `&#125;` (see
+/// [`escape_heading`]).
+pub fn styled_lines(text: &str, ranges: &[Range], heading: bool) -> Vec<String> {
+    // Each character with its UTF-16 offset and its style bits.
+    let mut chars: Vec<(char, u8)> = Vec::with_capacity(text.len());
+    let mut at = 0u64;
+    for c in text.chars() {
+        let mut bits = 0;
+        for &(s, e, st) in ranges {
+            if s <= at && at < e {
+                bits |= st.bit();
+            }
+        }
+        let c = if c.is_control() && c != '\n' { ' ' } else { c };
+        chars.push((c, bits));
+        at += c.len_utf16() as u64;
+    }
+    chars
+        .split(|(c, _)| *c == '\n')
+        .filter_map(|line| {
+            let start = line.iter().position(|(c, _)| !c.is_whitespace())?;
+            let end = line.iter().rposition(|(c, _)| !c.is_whitespace())? + 1;
+            let mut out = styled_line(&line[start..end]);
+            if heading {
+                out = heading_safe(&out);
+            }
+            Some(out)
+        })
+        .collect()
+}
+
+/// A piece of a styled line: a character (written as a character
+/// reference when `reference`), or a delimiter (`open` for an opener).
+#[derive(Debug, Clone, Copy)]
+enum Tok {
+    Char { c: char, reference: bool },
+    Delim { style: Style, open: bool },
+}
+
+/// How a character next to a delimiter run counts for CommonMark's
+/// flanking rules, as far as xmd can tell without Unicode tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// The line's start or end.
+    Edge,
+    /// White space.
+    Space,
+    /// ASCII punctuation, a delimiter or a character reference.
+    Punct,
+    /// An ASCII letter or digit.
+    Word,
+    /// Any other character: a letter or punctuation.
+    Unknown,
+}
+
+fn side(t: Option<&Tok>) -> Side {
+    match t {
+        None => Side::Edge,
+        Some(
+            Tok::Delim { .. }
+            | Tok::Char {
+                reference: true, ..
+            },
+        ) => Side::Punct,
+        Some(Tok::Char { c, .. }) if c.is_whitespace() => Side::Space,
+        Some(Tok::Char { c, .. }) if c.is_ascii_punctuation() => Side::Punct,
+        Some(Tok::Char { c, .. }) if c.is_ascii() => Side::Word,
+        Some(Tok::Char { .. }) => Side::Unknown,
+    }
+}
+
+/// One trimmed, non-empty line of styled characters as Markdown.
+fn styled_line(line: &[(char, u8)]) -> String {
+    let mut toks: Vec<Tok> = Vec::with_capacity(line.len() + 8);
+    let mut open: Vec<Style> = Vec::new();
+    for &(c, bits) in line {
+        // Close down to the longest prefix still wanted, open the rest.
+        let keep = open.iter().take_while(|s| bits & s.bit() != 0).count();
+        for style in open.drain(keep..).rev() {
+            toks.push(Tok::Delim { style, open: false });
+        }
+        for style in Style::ALL {
+            if bits & style.bit() != 0 && !open.contains(&style) {
+                toks.push(Tok::Delim { style, open: true });
+                open.push(style);
+            }
+        }
+        toks.push(Tok::Char {
+            c,
+            reference: false,
+        });
+    }
+    for style in open.into_iter().rev() {
+        toks.push(Tok::Delim { style, open: false });
+    }
+    make_flanking(&mut toks);
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut run = String::new();
+    for t in &toks {
+        match *t {
+            Tok::Char {
+                c,
+                reference: false,
+            } => run.push(c),
+            Tok::Char { c, .. } => {
+                push_escaped(&mut out, &std::mem::take(&mut run));
+                push_reference(&mut out, c);
+            }
+            Tok::Delim { style, .. } => {
+                push_escaped(&mut out, &std::mem::take(&mut run));
+                out.push_str(style.delimiter());
+            }
+        }
+    }
+    push_escaped(&mut out, &run);
+    out
+}
+
+/// Marks as character references the characters next to delimiter runs
+/// that would keep a run from opening or closing (see the module docs),
+/// until nothing changes (a reference counts as punctuation, which can
+/// make its other neighbour need one too).
+fn make_flanking(toks: &mut [Tok]) {
+    let is_delim = |t: &Tok| matches!(t, Tok::Delim { .. });
+    let underscore = |t: &Tok| {
+        matches!(
+            t,
+            Tok::Delim {
+                style: Style::Italic,
+                ..
+            }
+        )
+    };
+    loop {
+        let mut changed = false;
+        let mut i = 0;
+        while i < toks.len() {
+            if !is_delim(&toks[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < toks.len() && is_delim(&toks[i]) {
+                i += 1;
+            }
+            let run = &toks[start..i];
+            let closers = run
+                .iter()
+                .take_while(|t| matches!(t, Tok::Delim { open: false, .. }))
+                .count();
+            let openers = run.len() - closers;
+            let before = start.checked_sub(1);
+            let after = (i < toks.len()).then_some(i);
+            let a = side(before.map(|b| &toks[b]));
+            let b = side(after.map(|x| &toks[x]));
+            let mut mark = Vec::new();
+            // No run may have white space inside it.
+            if closers > 0 && a == Side::Space {
+                mark.extend(before);
+            }
+            if openers > 0 && b == Side::Space {
+                mark.extend(after);
+            }
+            // Closers only: punctuation inside (the text's, or the closer
+            // before the outermost) wants space or punctuation outside; a
+            // closing `_` wants no word character after it.
+            if openers == 0
+                && matches!(b, Side::Word | Side::Unknown)
+                && (closers > 1
+                    || matches!(a, Side::Punct | Side::Unknown)
+                    || underscore(&run[run.len() - 1]))
+            {
+                mark.extend(after);
+            }
+            // Openers only: the same, mirrored.
+            if closers == 0
+                && matches!(a, Side::Word | Side::Unknown)
+                && (openers > 1 || matches!(b, Side::Punct | Side::Unknown) || underscore(&run[0]))
+            {
+                mark.extend(before);
+            }
+            for m in mark {
+                if let Tok::Char { reference, .. } = &mut toks[m] {
+                    if !*reference {
+                        *reference = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+fn push_reference(out: &mut String, c: char) {
+    out.push_str(&format!("&#{};", u32::from(c)));
+}
+
+/// `s` (escaped Markdown) with every unescaped `#` escaped (but the `#`
+/// of a character reference `&#…;`, which no closing sequence can start)
+/// and a final `}` as `&#125;`: safe at the end of an ATX heading.
+fn heading_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut escaped = false;
+    let mut after_amp = false;
+    for c in s.chars() {
+        if c == '#' && !escaped && !after_amp {
+            out.push('\\');
+        }
+        after_amp = c == '&' && !escaped;
+        escaped = c == '\\' && !escaped;
+        out.push(c);
+    }
+    let end = out.trim_end_matches(super::escape::is_bidi_control).len();
+    if out[..end].ends_with('}') && !out[..end].ends_with("\\}") {
+        let closers = out.split_off(end);
+        out.pop();
+        out.push_str("&#125;");
+        out.push_str(&closers);
+    }
+    out
+}
+
+/// The styles of a block xmd renders.
+fn ranges(block: &ArticleBlock) -> Vec<Range> {
+    block
+        .inline_style_ranges
+        .iter()
+        .filter_map(|r| {
+            let style = Style::named(r.style.as_deref()?)?;
+            let start = r.offset?;
+            Some((start, start.saturating_add(r.length?), style))
+        })
+        .collect()
+}
+
+/// The article's blocks of Markdown lines, joined by the caller with a
+/// blank line each: title, dates, cover, then the body (or, without one,
+/// the preview and a note saying so).
+pub fn article_blocks(article: &Value) -> Vec<Vec<String>> {
+    let Ok(a) = serde_json::from_value::<Article>(article.clone()) else {
+        return vec![vec![
+            "_The article could not be read; open the post link to read it._".into(),
+        ]];
+    };
+    let mut b = Vec::new();
+    if let Some(t) = a
+        .title
+        .as_deref()
+        .map(escape_heading)
+        .filter(|t| !t.is_empty())
+    {
+        b.push(vec![format!("{} {t}", "#".repeat(TITLE_LEVEL))]);
+    }
+    let date = |d: &Option<String>| {
+        d.as_deref()
+            .filter(|d| !d.trim().is_empty())
+            .map(|d| iso(d).unwrap_or_else(|| escape_inline(d)))
+    };
+    let dates: Vec<String> = [
+        date(&a.created_at).map(|d| format!("Published: {d}")),
+        date(&a.modified_at).map(|d| format!("Updated: {d}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !dates.is_empty() {
+        b.push(vec![dates.join(" · ")]);
+    }
+    if let Some(c) = a.cover_url().filter(|u| !u.is_empty()) {
+        b.push(vec![image("Cover", c)]);
+    }
+    let body = body_blocks(&a);
+    if body.is_empty() {
+        let preview = escape_block(a.preview_text.as_deref().unwrap_or(""));
+        if preview.iter().any(|l| !l.is_empty()) {
+            b.push(preview);
+        }
+        b.push(vec!["_Only the article preview is available upstream; open the post link for the full article._".into()]);
+    } else {
+        b.extend(body);
+    }
+    b
+}
+
+/// The Markdown blocks of the article's body, in document order.
+fn body_blocks(a: &Article) -> Vec<Vec<String>> {
+    let entities = a.content.as_ref().map_or(&[][..], |c| &c.entity_map[..]);
+    let mut out: Vec<Vec<String>> = Vec::new();
+    // The list being built: its lines and the depth of its last item.
+    let mut list: Option<(Vec<String>, usize)> = None;
+    for block in a.blocks() {
+        let kind = block.kind.as_deref().unwrap_or("unstyled");
+        let text = block.text.as_deref().unwrap_or("");
+        let rs = ranges(block);
+        let is_item = matches!(kind, "unordered-list-item" | "ordered-list-item");
+        if !is_item {
+            if let Some((lines, _)) = list.take() {
+                out.push(lines);
+            }
+        }
+        let lines = styled_lines(text, &rs, false);
+        match kind {
+            "unordered-list-item" | "ordered-list-item" => {
+                let (items, last) = list.get_or_insert_with(|| (Vec::new(), 0));
+                let want = usize::try_from(block.depth.unwrap_or(0)).unwrap_or(usize::MAX);
+                let depth = if items.is_empty() {
+                    0
+                } else {
+                    want.min(*last + 1).min(MAX_LIST_DEPTH)
+                };
+                *last = depth;
+                let marker = if kind == "ordered-list-item" {
+                    "1."
+                } else {
+                    "-"
+                };
+                let indent = " ".repeat(4 * depth);
+                let cont = " ".repeat(4 * depth + marker.len() + 1);
+                let mut first = true;
+                for l in hard_broken(&lines) {
+                    items.push(if first {
+                        format!("{indent}{marker} {l}")
+                    } else {
+                        format!("{cont}{l}")
+                    });
+                    first = false;
+                }
+                if first {
+                    items.push(format!("{indent}{marker}"));
+                }
+            }
+            "header-one" | "header-two" | "header-three" | "header-four" | "header-five"
+            | "header-six" => {
+                let n = ["one", "two", "three", "four", "five", "six"]
+                    .iter()
+                    .position(|w| kind.ends_with(w))
+                    .unwrap_or(0);
+                let level = (TITLE_LEVEL + 1 + n).min(6);
+                let line = styled_lines(&text.replace('\n', " "), &rs, true);
+                if let Some(l) = line.first() {
+                    out.push(vec![format!("{} {l}", "#".repeat(level))]);
+                }
+            }
+            "blockquote" => {
+                if !lines.is_empty() {
+                    out.push(hard_broken(&lines).map(|l| format!("> {l}")).collect());
+                }
+            }
+            "code-block" => out.push(fenced(text, "")),
+            "atomic" | "unstyled" | "paragraph" => {
+                if !lines.is_empty() && !(kind == "atomic" && !block.entity_ranges.is_empty()) {
+                    out.push(hard_broken(&lines).collect());
+                }
+            }
+            other => {
+                let mut l = vec![format!(
+                    "**[Article block of type “{}”, shown as text:]**",
+                    escape_inline(other)
+                )];
+                l.extend(hard_broken(&lines));
+                out.push(l);
+            }
+        }
+        let embeds = entity_blocks(block, entities, &a.media_entities);
+        if !embeds.is_empty() {
+            if let Some((lines, _)) = list.take() {
+                out.push(lines);
+            }
+            out.extend(embeds);
+        }
+    }
+    if let Some((lines, _)) = list.take() {
+        out.push(lines);
+    }
+    out
+}
+
+/// Lines joined by hard breaks: every line but the last ends with `\`.
+fn hard_broken(lines: &[String]) -> impl Iterator<Item = String> + '_ {
+    let n = lines.len();
+    lines.iter().enumerate().map(move |(i, l)| {
+        if i + 1 < n {
+            format!("{l}\\")
+        } else {
+            l.clone()
+        }
+    })
+}
+
+/// `code` as a fenced code block whose backtick fence is longer than any
+/// backtick run inside, with `info` (already checked) as info string.
+pub fn fenced(code: &str, info: &str) -> Vec<String> {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in code.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    let mut l = vec![format!("{fence}{info}")];
+    l.extend(code.lines().map(|x| {
+        x.chars()
+            .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
+            .collect::<String>()
+    }));
+    l.push(fence);
+    l
+}
+
+/// A language name safe as an info string as it is (no backslash
+/// escapes or entities to read, no backtick, no white space).
+fn plain_language(lang: &str) -> bool {
+    !lang.is_empty()
+        && lang.len() <= 40
+        && lang
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-#._/".contains(&b))
+}
+
+/// The blocks the entities of `block` stand for, in offset order.
+fn entity_blocks(
+    block: &ArticleBlock,
+    entities: &[ArticleEntity],
+    media: &[ArticleMedia],
+) -> Vec<Vec<String>> {
+    let mut ranges: Vec<_> = block.entity_ranges.iter().collect();
+    ranges.sort_by_key(|r| r.offset.unwrap_or(0));
+    let mut out = Vec::new();
+    let mut links = Vec::new();
+    for r in ranges {
+        let key = r.key.as_ref().map_or("", |k| k.as_str());
+        let Some(v) = entities
+            .iter()
+            .find(|e| e.key.as_ref().is_some_and(|k| k.as_str() == key))
+            .and_then(|e| e.value.as_ref())
+        else {
+            out.push(vec![format!(
+                "**[Article embed “{}” is missing from the article's entity map.]**",
+                escape_inline(key)
+            )]);
+            continue;
+        };
+        let data = v.data.clone().unwrap_or_default();
+        let kind = v.kind.as_deref().unwrap_or("");
+        match kind.to_ascii_uppercase().as_str() {
+            "MARKDOWN" => out.push(markdown_block(data.markdown.as_deref().unwrap_or(""))),
+            "MEDIA" => {
+                let mut l = Vec::new();
+                for item in &data.media_items {
+                    l.extend(media_lines(item, media));
+                }
+                if l.is_empty() {
+                    l.push("**[Article media with no items.]**".into());
+                }
+                out.push(l);
+            }
+            "TWEET" | "POST" => {
+                let id = data.tweet_id.as_ref().map_or("", |i| i.as_str());
+                out.push(vec![if crate::x::url::is_id(id) {
+                    link("Embedded post", &format!("https://x.com/i/status/{id}"))
+                } else {
+                    format!("**[Embedded post with an unreadable id: “{}”.]**", escape_inline(id))
+                }]);
+            }
+            "DIVIDER" => out.push(vec!["* * *".into()]),
+            "LINK" => {
+                if let Some(u) = data.url.as_deref() {
+                    let text = utf16_slice(
+                        block.text.as_deref().unwrap_or(""),
+                        r.offset.unwrap_or(0),
+                        r.length.unwrap_or(0),
+                    );
+                    let label = escape_inline(&text);
+                    let label = if label.is_empty() { "link".into() } else { label };
+                    links.push(link(&label, u));
+                }
+            }
+            _ => out.push(vec![format!(
+                "**[Article embed of type “{}”, which xmd does not render; open the post link to see it.]**",
+                escape_inline(kind)
+            )]),
+        }
+    }
+    if !links.is_empty() {
+        out.insert(0, vec![format!("Links: {}", links.join(" · "))]);
+    }
+    out
+}
+
+/// The characters of `text` whose UTF-16 offsets are in
+/// `[offset, offset + length)`.
+fn utf16_slice(text: &str, offset: u64, length: u64) -> String {
+    let end = offset.saturating_add(length);
+    let mut at = 0u64;
+    let mut out = String::new();
+    for c in text.chars() {
+        if at >= offset && at < end {
+            out.push(c);
+        }
+        at += c.len_utf16() as u64;
+    }
+    out
+}
+
+/// A `MARKDOWN` entity: a ```` ```lang ```` block as fenced code with its
+/// language (as info string when plain, else named on a line before);
+/// other Markdown as fenced `markdown` source, shown, never interpreted.
+fn markdown_block(md: &str) -> Vec<String> {
+    let Some(rest) = md.strip_prefix("```") else {
+        return fenced(md, "markdown");
+    };
+    let (first, body) = rest.split_once('\n').unwrap_or((rest, ""));
+    let lang = first.trim();
+    let body = body.trim_end_matches('\n');
+    let code = match body.rfind('\n') {
+        Some(i) if body[i + 1..].trim_start().starts_with("```") => &body[..i],
+        None if body.trim_start().starts_with("```") => "",
+        _ => body,
+    };
+    if lang.is_empty() || plain_language(lang) {
+        return fenced(code, lang);
+    }
+    let mut l = vec![format!("Code in “{}”:", escape_inline(lang))];
+    l.push(String::new());
+    l.extend(fenced(code, ""));
+    l
+}
+
+/// The lines of one `MEDIA` item: an image, or a video's link and still;
+/// an item not in `media_entities` is named.
+fn media_lines(item: &crate::x::model::article::MediaRef, media: &[ArticleMedia]) -> Vec<String> {
+    let id = item.media_id.as_ref().map_or("", |i| i.as_str());
+    let found = media.iter().find(|m| {
+        [&m.media_id, &m.id]
+            .into_iter()
+            .flatten()
+            .any(|k| !id.is_empty() && k.as_str() == id)
+    });
+    let Some(info) = found.and_then(|m| m.media_info.as_ref()) else {
+        return vec![format!(
+            "**[Article media {} ({}) is not in the article's media list; open the post link to see it.]**",
+            escape_inline(id),
+            escape_inline(item.media_category.as_deref().unwrap_or("unknown kind"))
+        )];
+    };
+    let video = info.typename.as_deref().is_some_and(|t| t != "ApiImage")
+        || !info.all_variants().is_empty();
+    if !video {
+        return match info.original_img_url.as_deref() {
+            Some(u) => vec![image("Image", u)],
+            None => vec!["**[Article image without a URL.]**".into()],
+        };
+    }
+    let label = if info.typename.as_deref() == Some("ApiGif") {
+        "GIF"
+    } else {
+        "Video"
+    };
+    let best = info
+        .all_variants()
+        .iter()
+        .filter(|v| v.content_type.as_deref() == Some("video/mp4") || v.content_type.is_none())
+        .filter(|v| v.url.is_some())
+        .max_by_key(|v| v.bitrate.unwrap_or(0))
+        .or_else(|| info.all_variants().iter().find(|v| v.url.is_some()));
+    let mut l = Vec::new();
+    match best.and_then(|v| v.url.as_deref()) {
+        Some(u) => l.push(link(label, u)),
+        None => l.push(format!("**[Article {label} without a playable URL.]**")),
+    }
+    if let Some(still) = info
+        .media_url_https
+        .as_deref()
+        .or(info.original_img_url.as_deref())
+    {
+        l.push(image(&format!("{label} thumbnail"), still));
+    }
+    l
+}
