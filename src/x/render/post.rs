@@ -25,6 +25,10 @@ use crate::x::model::{self, count, handle, is_tombstone, s};
 /// are shown as a link only.
 pub const MAX_QUOTE_DEPTH: usize = 3;
 
+/// What a post whose source sent only the start of its text says, under
+/// that text (the syndication fallback's answer for a long post).
+pub const PARTIAL_TEXT_NOTE: &str = "Text cut at the source: X's syndication endpoint (the fallback while FxTwitter fails) sends only the first ~270 characters of a long post. For the whole text, call again when FxTwitter answers, or open the post link.";
+
 /// How to render.
 #[derive(Debug, Clone, Copy)]
 pub struct RenderOptions {
@@ -258,6 +262,10 @@ fn body_blocks(post: &Value, depth: usize) -> (Vec<Vec<String>>, bool) {
     let lines = escape_block(&text);
     if lines.iter().any(|l| !l.is_empty()) {
         b.push(lines);
+        shown = true;
+    }
+    if post.get("text_partial").and_then(Value::as_bool) == Some(true) {
+        b.push(vec![format!("**[{}]**", PARTIAL_TEXT_NOTE)]);
         shown = true;
     }
     if article.is_none() && text.contains("/i/article/") {
