@@ -500,7 +500,8 @@ fn c29_articles_never_render_empty() {
     );
     assert_eq!(
         out.text,
-        "## Post · 1/1 — Example (@example_user)\n\n## Notes on \\*parsers\\* \\[draft\\]\n\nA short preview\n\n\
+        "## Post · 1/1 — Example (@example_user)\n\n### Notes on \\*parsers\\* \\[draft\\]\n\n\
+         Published: 2024-10-02T12:00:00.000Z\n\nA short preview\n\n\
          _Only the article preview is available upstream; open the post link for the full article._\n\n\
          https://x.com/i/article/1800000000000000021\n\nDate: 2024-10-02T12:00:00Z\n\
          Source: https://x.com/example_user/status/1800000000000000020"
