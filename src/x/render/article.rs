@@ -443,7 +443,7 @@ fn body_blocks(a: &Article) -> Vec<Vec<String>> {
             }
             "code-block" => out.push(fenced(text, "")),
             "atomic" | "unstyled" | "paragraph" => {
-                if !lines.is_empty() && !(kind == "atomic" && !block.entity_ranges.is_empty()) {
+                if !lines.is_empty() && (kind != "atomic" || block.entity_ranges.is_empty()) {
                     out.push(hard_broken(&lines).collect());
                 }
             }
