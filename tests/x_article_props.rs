@@ -234,7 +234,7 @@ fn hard(lines: &[String], prefix: &str, cont: &str) -> String {
         s.push_str(if i == 0 { prefix } else { cont });
         s.push_str(l);
         if i + 1 < lines.len() {
-            s.push_str("\\\n");
+            s.push('\n');
         }
     }
     s

@@ -412,7 +412,7 @@ fn body_blocks(a: &Article) -> Vec<Vec<String>> {
                 let indent = " ".repeat(4 * depth);
                 let cont = " ".repeat(4 * depth + marker.len() + 1);
                 let mut first = true;
-                for l in hard_broken(&lines) {
+                for l in lines_of(&lines) {
                     items.push(if first {
                         format!("{indent}{marker} {l}")
                     } else {
@@ -438,13 +438,13 @@ fn body_blocks(a: &Article) -> Vec<Vec<String>> {
             }
             "blockquote" => {
                 if !lines.is_empty() {
-                    out.push(hard_broken(&lines).map(|l| format!("> {l}")).collect());
+                    out.push(lines_of(&lines).map(|l| format!("> {l}")).collect());
                 }
             }
             "code-block" => out.push(fenced(text, "")),
             "atomic" | "unstyled" | "paragraph" => {
                 if !lines.is_empty() && (kind != "atomic" || block.entity_ranges.is_empty()) {
-                    out.push(hard_broken(&lines).collect());
+                    out.push(lines_of(&lines).collect());
                 }
             }
             other => {
@@ -452,7 +452,7 @@ fn body_blocks(a: &Article) -> Vec<Vec<String>> {
                     "**[Article block of type “{}”, shown as text:]**",
                     escape_inline(other)
                 )];
-                l.extend(hard_broken(&lines));
+                l.extend(lines_of(&lines));
                 out.push(l);
             }
         }
@@ -470,16 +470,10 @@ fn body_blocks(a: &Article) -> Vec<Vec<String>> {
     out
 }
 
-/// Lines joined by hard breaks: every line but the last ends with `\`.
-fn hard_broken(lines: &[String]) -> impl Iterator<Item = String> + '_ {
-    let n = lines.len();
-    lines.iter().enumerate().map(move |(i, l)| {
-        if i + 1 < n {
-            format!("{l}\\")
-        } else {
-            l.clone()
-        }
-    })
+/// The lines of a block, one Markdown line each (soft line breaks, as
+/// post text keeps its lines: every line is escaped as a line start).
+fn lines_of(lines: &[String]) -> impl Iterator<Item = String> + '_ {
+    lines.iter().cloned()
 }
 
 /// `code` as a fenced code block whose backtick fence is longer than any

@@ -43,6 +43,10 @@ pub fn poll_lines(poll: &Value) -> Vec<String> {
     {
         head.push(t);
     }
+    if let Some(e) = s(poll, "ends_at").filter(|e| !e.trim().is_empty()) {
+        let at = super::date::iso(e).unwrap_or_else(|| escape_inline(e));
+        head.push(format!("ends {at}"));
+    }
     let mut l = vec![head.join(" · ")];
     for c in poll
         .get("choices")

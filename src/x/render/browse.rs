@@ -258,10 +258,12 @@ pub fn profile_markdown(
     if full {
         let n = |c: Option<u64>| c.map_or("?".to_string(), super::num::grouped);
         lines.push(format!(
-            "Followers: {} · Following: {} · Posts: {}",
+            "Followers: {} · Following: {} · Posts: {} · Likes: {} · Media: {}",
             n(user.followers),
             n(user.following),
-            n(user.statuses)
+            n(user.statuses),
+            n(user.likes),
+            n(user.media_count)
         ));
         let mut facts = Vec::new();
         if let Some(l) = user.location.as_deref().filter(|l| !l.trim().is_empty()) {
@@ -283,8 +285,16 @@ pub fn profile_markdown(
                 None => facts.push("Verified".into()),
             }
         }
+        if user.protected == Some(true) {
+            facts.push("Protected (only approved followers see its posts)".into());
+        }
         if !facts.is_empty() {
             lines.push(facts.join(" · "));
+        }
+        for (url, label) in [(&user.avatar_url, "avatar"), (&user.banner_url, "banner")] {
+            if let Some(u) = url.as_deref().filter(|u| !u.trim().is_empty()) {
+                lines.push(super::escape::image(label, u));
+            }
         }
         lines.push(String::new());
     }

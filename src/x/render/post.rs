@@ -151,6 +151,8 @@ fn stats_line(post: &Value) -> Option<String> {
         (count(post, "likes"), "like", "likes"),
         (reposts, "repost", "reposts"),
         (count(post, "replies"), "reply", "replies"),
+        (count(post, "quotes"), "quote", "quotes"),
+        (count(post, "bookmarks"), "bookmark", "bookmarks"),
         (count(post, "views"), "view", "views"),
     ] {
         if let Some(n) = n {
@@ -158,6 +160,14 @@ fn stats_line(post: &Value) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// `Language: <code>` (X's detection, `lang`), when sent.
+fn lang_line(post: &Value) -> Option<String> {
+    s(post, "lang")
+        .map(escape_inline)
+        .filter(|l| !l.is_empty())
+        .map(|l| format!("Language: {l}"))
 }
 
 fn date_line(post: &Value) -> Option<String> {
@@ -199,9 +209,66 @@ fn author_block(author: &Value) -> Vec<String> {
     if let Some(n) = count(author, "following") {
         l.push(format!("- **Following:** {}", grouped(n)));
     }
+    for (k, label) in [
+        ("statuses", "Posts"),
+        ("likes", "Likes"),
+        ("media_count", "Media"),
+    ] {
+        if let Some(n) = count(author, k) {
+            l.push(format!("- **{label}:** {}", grouped(n)));
+        }
+    }
     if let Some(v) = s(author, "joined").filter(|v| !v.trim().is_empty()) {
         let d = iso(v).unwrap_or_else(|| escape_inline(v));
         l.push(format!("- **Joined:** {d}"));
+    }
+    l.extend(account_facts(author).into_iter().map(|f| format!("- {f}")));
+    l
+}
+
+/// What an account's `verification`, `protected`, `avatar_url` and
+/// `banner_url` say, one fact a line: `**Verified:** yes (business, since
+/// <ISO date>)`, `**Protected:** yes`, `**Avatar:** ![avatar](…)`.
+pub fn account_facts(user: &Value) -> Vec<String> {
+    let mut l = Vec::new();
+    if let Some(v) = user.get("verification").filter(|v| v.is_object()) {
+        if let Some(yes) = v.get("verified").and_then(Value::as_bool) {
+            let mut how: Vec<String> = Vec::new();
+            how.extend(s(v, "type").map(escape_inline).filter(|t| !t.is_empty()));
+            if let Some(at) = s(v, "verified_at").filter(|t| !t.trim().is_empty()) {
+                how.push(format!(
+                    "since {}",
+                    iso(at).unwrap_or_else(|| escape_inline(at))
+                ));
+            }
+            let how = if how.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", how.join(", "))
+            };
+            l.push(format!(
+                "**Verified:** {}{how}",
+                if yes { "yes" } else { "no" }
+            ));
+        }
+    }
+    if let Some(p) = user.get("protected").and_then(Value::as_bool) {
+        l.push(format!(
+            "**Protected:** {}",
+            if p {
+                "yes (only approved followers see its posts)"
+            } else {
+                "no"
+            }
+        ));
+    }
+    for (k, label) in [("avatar_url", "Avatar"), ("banner_url", "Banner")] {
+        if let Some(u) = s(user, k).filter(|u| !u.trim().is_empty()) {
+            l.push(format!(
+                "**{label}:** {}",
+                super::escape::image(&label.to_ascii_lowercase(), u)
+            ));
+        }
     }
     l
 }
@@ -250,7 +317,7 @@ fn replying_line(post: &Value, shown: &HashSet<&str>) -> Option<String> {
 
 /// The body blocks of a status (text, poll, media, card, note, quote), and
 /// whether anything was shown.
-fn body_blocks(post: &Value, depth: usize) -> (Vec<Vec<String>>, bool) {
+fn body_blocks(post: &Value, depth: usize, full: bool) -> (Vec<Vec<String>>, bool) {
     let mut b = Vec::new();
     let mut shown = false;
     let article = post.get("article").filter(|a| a.is_object());
@@ -291,17 +358,24 @@ fn body_blocks(post: &Value, depth: usize) -> (Vec<Vec<String>>, bool) {
         b.push(note_lines(n, model::id(post)));
     }
     if let Some(q) = post.get("quote").filter(|q| q.is_object()) {
-        b.push(quote_lines(q, depth + 1));
+        b.push(quote_lines(q, depth + 1, full));
         shown = true;
     }
     (b, shown)
 }
 
-fn quote_lines(q: &Value, depth: usize) -> Vec<String> {
+fn quote_lines(q: &Value, depth: usize, full: bool) -> Vec<String> {
     let mut blocks = Vec::new();
     if is_tombstone(q) {
         let reason = escape_inline(s(q, "reason").unwrap_or("unavailable"));
-        blocks.push(vec![format!("**Quoted post** — unavailable ({reason})")]);
+        let msg = s(q, "message")
+            .map(escape_inline)
+            .filter(|m| !m.is_empty())
+            .map(|m| format!(": {m}"))
+            .unwrap_or_default();
+        blocks.push(vec![format!(
+            "**Quoted post** — unavailable ({reason}){msg}"
+        )]);
     } else if depth > MAX_QUOTE_DEPTH {
         blocks.push(vec!["**Quoted post** (nested quote not shown)".to_string()]);
     } else {
@@ -313,12 +387,16 @@ fn quote_lines(q: &Value, depth: usize) -> Vec<String> {
             "**Quoted post** — **{}**{h}",
             author_name(q, escape_inline)
         )]);
-        blocks.extend(body_blocks(q, depth).0);
+        blocks.extend(body_blocks(q, depth, full).0);
     }
     let mut footer: Vec<String> = if is_tombstone(q) {
         Vec::new()
     } else {
-        date_line(q).into_iter().collect()
+        let mut f: Vec<String> = date_line(q).into_iter().collect();
+        if full {
+            f.extend(stats_line(q).map(|st| format!("Stats: {st}")));
+        }
+        f
     };
     if let Some(u) = model::post_url(q) {
         footer.push(format!("Source: {}", url_text(&u)));
@@ -388,6 +466,7 @@ fn post_lines(
         let mut head = vec![source.clone()];
         head.extend(date.clone());
         head.extend(stats_line(post).map(|st| format!("Stats: {st}")));
+        head.extend(lang_line(post));
         blocks.push(head);
     }
     if author_meta {
@@ -405,7 +484,7 @@ fn post_lines(
         blocks.push(vec![format!("Post unavailable ({reason}){msg}")]);
     } else {
         blocks.extend(replying_line(post, shown_ids).map(|l| vec![l]));
-        let (body, shown) = body_blocks(post, 0);
+        let (body, shown) = body_blocks(post, 0, opts.full);
         blocks.extend(body);
         if !shown {
             blocks.push(vec!["_This post has no text._".into()]);
