@@ -214,7 +214,8 @@ fn link_card() {
          New write-up: keeping fixture servers honest https://blog.example.net/fixtures-honest\n\n\
          > **Link card:** Keeping fixture servers honest\n\
          > Why a fake upstream should fail the way the real one does.\n\
-         > https://blog.example.net/fixtures-honest (blog.example.net)\n\n\
+         > https://blog.example.net/fixtures-honest (blog.example.net)\n\
+         > ![A rack of servers drawn in pencil](https://pbs.twimg.com/card_img/2088303030303030300/Cd5Ef6Gh?format=jpg&name=orig)\n\n\
          Date: 2026-08-14T15:20:33Z\n\
          Source: https://x.com/iris_kettleby/status/2088303030303030301"
     );
@@ -248,7 +249,8 @@ fn obsidian_keeps_attached_content_and_dates() {
          New write-up: keeping fixture servers honest https://blog.example.net/fixtures-honest\n\n\
          > **Link card:** Keeping fixture servers honest\n\
          > Why a fake upstream should fail the way the real one does.\n\
-         > https://blog.example.net/fixtures-honest (blog.example.net)\n\n\
+         > https://blog.example.net/fixtures-honest (blog.example.net)\n\
+         > ![A rack of servers drawn in pencil](https://pbs.twimg.com/card_img/2088303030303030300/Cd5Ef6Gh?format=jpg&name=orig)\n\n\
          Date: 2026-08-14T15:20:33Z"
     );
 }

@@ -90,6 +90,16 @@ pub fn card_lines(card: &Value) -> Vec<String> {
         (None, Some(d)) => l.push(d),
         (None, None) => {}
     }
+    // The preview image: FxTwitter's `{url, alt, …}`, or a URL string.
+    let img = card.get("image");
+    if let Some(u) = img.and_then(|i| i.as_str().or_else(|| s(i, "url"))) {
+        let alt = img
+            .and_then(|i| s(i, "alt"))
+            .map(escape_inline)
+            .filter(|a| !a.is_empty())
+            .unwrap_or_else(|| "card image".into());
+        l.push(super::escape::image(&alt, u));
+    }
     quoted(l)
 }
 

@@ -368,13 +368,17 @@ fn quote_lines(q: &Value, depth: usize, full: bool) -> Vec<String> {
     let mut blocks = Vec::new();
     if is_tombstone(q) {
         let reason = escape_inline(s(q, "reason").unwrap_or("unavailable"));
+        let by = handle(q)
+            .filter(|h| !h.trim().is_empty())
+            .map(|h| format!(" (@{})", escape_handle(h)))
+            .unwrap_or_default();
         let msg = s(q, "message")
             .map(escape_inline)
             .filter(|m| !m.is_empty())
             .map(|m| format!(": {m}"))
             .unwrap_or_default();
         blocks.push(vec![format!(
-            "**Quoted post** — unavailable ({reason}){msg}"
+            "**Quoted post**{by} — unavailable ({reason}){msg}"
         )]);
     } else if depth > MAX_QUOTE_DEPTH {
         blocks.push(vec!["**Quoted post** (nested quote not shown)".to_string()]);
