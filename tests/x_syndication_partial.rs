@@ -8,6 +8,7 @@
 //! `note_tweet` none of it appears.
 
 mod common;
+mod util;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use common::fake_upstream::{Answer, FakeUpstream};
 use common::post::ok;
 use common::syndication::{self as syn, PLAIN_ID};
 use serde_json::{json, Value};
+use util::{roundtrip, Xmd};
 use xmd::x::render::post::PARTIAL_TEXT_NOTE;
 use xmd::x::tools::Tools;
 use xmd::x::upstream::HttpUpstream;
@@ -75,4 +77,53 @@ fn a_whole_post_says_nothing_of_a_cut() {
         assert!(s["posts"][0].get("text_partial").is_none());
         assert_eq!(s["warnings"].as_array().unwrap().len(), 1);
     }
+}
+
+/// The same through the real binary: `xmd serve` with FxTwitter failing
+/// and the loopback syndication endpoint serving the long post, read over
+/// MCP (`tools/call`).
+#[test]
+fn the_binary_says_the_text_is_cut() {
+    let fx = FakeUpstream::start();
+    fx.handler(|_| {
+        Some(Answer::json(
+            500,
+            r#"{"code":500,"message":"API_FAIL","tweet":null}"#,
+        ))
+    });
+    let mut body: Value = serde_json::from_str(&syn::fixture("tweet-plain.json")).unwrap();
+    body["note_tweet"] = json!({"id": "VGltZWxpbmU6MTkwMTIzNDU2Nzg5MDEyMzQ1Ng=="});
+    let s = FakeUpstream::start();
+    s.on(&syn::target(PLAIN_ID), Answer::json(200, &body.to_string()));
+    let x = Xmd::start(&[
+        "--upstream",
+        &fx.base_url(),
+        "--syndication-url",
+        &s.base_url(),
+    ]);
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"handle":"ada_example","id":"{PLAIN_ID}","thread":"off"}}}}}}"#
+    );
+    let r = roundtrip(
+        &x,
+        &util::post(
+            &x.host(),
+            &[
+                "Content-Type: application/json",
+                "Accept: application/json",
+                "MCP-Protocol-Version: 2025-11-25",
+            ],
+            &call,
+        ),
+    );
+    let result = &r.json()["result"];
+    let st = &result["structuredContent"];
+    assert_eq!(st["source"], "syndication");
+    assert_eq!(st["posts"][0]["text_partial"], true);
+    assert_eq!(st["warnings"][1], PARTIAL_TEXT_NOTE);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("**[{PARTIAL_TEXT_NOTE}]**")),
+        "{text}"
+    );
 }
