@@ -94,15 +94,29 @@ pub type Range = (u64, u64, Style);
 /// [`escape_heading`]).
 pub fn styled_lines(text: &str, ranges: &[Range], heading: bool) -> Vec<String> {
     // Each character with its UTF-16 offset and its style bits.
+    // A sweep over the ranges' ends, in offset order: linear in the text
+    // and the ranges (a hostile article may send many of both).
+    let mut events: Vec<(u64, i64, usize)> = Vec::with_capacity(ranges.len() * 2);
+    for &(s, e, st) in ranges.iter().filter(|(s, e, _)| s < e) {
+        let i = Style::ALL.iter().position(|x| *x == st).unwrap_or(0);
+        events.push((s, 1, i));
+        events.push((e, -1, i));
+    }
+    events.sort_unstable();
+    let mut open = [0i64; 3];
+    let mut next = events.iter().peekable();
     let mut chars: Vec<(char, u8)> = Vec::with_capacity(text.len());
     let mut at = 0u64;
     for c in text.chars() {
-        let mut bits = 0;
-        for &(s, e, st) in ranges {
-            if s <= at && at < e {
-                bits |= st.bit();
-            }
+        while let Some(&&(_, d, i)) = next.peek().filter(|(p, _, _)| *p <= at) {
+            open[i] += d;
+            next.next();
         }
+        let bits = Style::ALL
+            .iter()
+            .zip(open)
+            .filter(|(_, n)| *n > 0)
+            .fold(0, |b, (st, _)| b | st.bit());
         let c = if c.is_control() && c != '\n' { ' ' } else { c };
         chars.push((c, bits));
         at += c.len_utf16() as u64;
@@ -223,7 +237,7 @@ fn make_flanking(toks: &mut [Tok]) {
             }
         )
     };
-    loop {
+    for _ in 0..MAX_FLANKING_PASSES {
         let mut changed = false;
         let mut i = 0;
         while i < toks.len() {
@@ -281,10 +295,24 @@ fn make_flanking(toks: &mut [Tok]) {
             }
         }
         if !changed {
-            break;
+            return;
+        }
+    }
+    // Still changing: every character next to a delimiter that is not
+    // ASCII punctuation becomes a reference, which is always enough.
+    for i in 0..toks.len() {
+        let near = (i > 0 && is_delim(&toks[i - 1])) || toks.get(i + 1).is_some_and(is_delim);
+        if let Tok::Char { c, reference } = &mut toks[i] {
+            *reference |= near && !c.is_ascii_punctuation();
         }
     }
 }
+
+/// Passes of [`make_flanking`] before it makes every neighbour of a
+/// delimiter a reference. Default 8 (a chain of references across
+/// one-character runs settles in one pass rightwards, one more per step
+/// leftwards); keeps a hostile line linear.
+const MAX_FLANKING_PASSES: usize = 8;
 
 fn push_reference(out: &mut String, c: char) {
     out.push_str(&format!("&#{};", u32::from(c)));

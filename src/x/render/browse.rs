@@ -257,14 +257,18 @@ pub fn profile_markdown(
     }
     if full {
         let n = |c: Option<u64>| c.map_or("?".to_string(), super::num::grouped);
-        lines.push(format!(
-            "Followers: {} · Following: {} · Posts: {} · Likes: {} · Media: {}",
+        let mut counts = format!(
+            "Followers: {} · Following: {} · Posts: {}",
             n(user.followers),
             n(user.following),
-            n(user.statuses),
-            n(user.likes),
-            n(user.media_count)
-        ));
+            n(user.statuses)
+        );
+        for (c, label) in [(user.likes, "Likes"), (user.media_count, "Media")] {
+            if let Some(c) = c {
+                counts.push_str(&format!(" · {label}: {}", super::num::grouped(c)));
+            }
+        }
+        lines.push(counts);
         let mut facts = Vec::new();
         if let Some(l) = user.location.as_deref().filter(|l| !l.trim().is_empty()) {
             facts.push(format!("Location: {}", inline_text(l)));
