@@ -15,7 +15,7 @@
 
 use proptest::prelude::*;
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
-use xmd::x::render::article::{styled_lines, Range, Style};
+use xmd::x::render::styled::{styled_lines, Range, Style};
 
 const BOLD: u8 = 1;
 const ITALIC: u8 = 2;

@@ -8,6 +8,7 @@ pub mod escape;
 pub mod fenced;
 pub mod media;
 pub mod post;
+pub mod styled;
 
 pub use post::{render_posts, RenderOptions};
 
