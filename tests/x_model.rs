@@ -425,7 +425,7 @@ fn poll_card_article_and_note_are_typed_and_tolerant() {
     assert_eq!(
         v["article"],
         json!({"id":"12","title":"A","preview_text":"P","cover_media":{"media_info":{"original_img_url":"https://i.example/c.jpg"}},
-            "content":{"blocks":[{"type":"header-one","text":"H"},{"text":"p"}]}})
+            "content":{"blocks":[{"key":"k","data":{},"type":"header-one","text":"H"},{"text":"p"}]}})
     );
     assert_eq!(
         v["community_note"],

@@ -141,11 +141,14 @@ fn full_mode_moves_source_into_details() {
         json!({"handle": "demo_author", "id": MQ_ID, "thread": "off", "full": true}),
     );
     let head = "## Post · 1/1 — Demo Author (@demo_author)\n\nSource: <https://x.com/demo_author/status/2086794960023072769>\n\
-                Date: 2026-08-10T12:41:03Z\nStats: 208 likes · 11 reposts · 7 replies · 24,110 views\n\nBefore and after";
+                Date: 2026-08-10T12:41:03Z\nStats: 208 likes · 11 reposts · 7 replies · 3 quotes · 34 bookmarks · 24,110 views\n\
+                Language: en\n\nBefore and after";
     assert!(out.text.starts_with(head), "{}", out.text);
     assert!(
-        out.text
-            .ends_with("> Source: <https://x.com/demo_quoted/status/2086531185730670592>"),
+        out.text.ends_with(
+            "> Stats: 61 likes · 3 reposts · 5 replies · 1 quote · 8 bookmarks · 5,210 views\n\
+                > Source: <https://x.com/demo_quoted/status/2086531185730670592>"
+        ),
         "{}",
         out.text
     );
@@ -226,7 +229,11 @@ fn plain_status_json_and_obsidian_formats() {
          ## Post · 1/1 — Demo Author (@demo_author)\n\n### Author\n\n- **Name:** Demo Author\n- **Handle:** @demo_author\n\
          - **Bio:** Writes about build tools, tiny servers and slow coffee ☕ Notes: https://example.com/demo-author/notes\n\
          - **Location:** Example City\n- **Website:** example.com/demo-author\n- **Followers:** 4,821\n- **Following:** 312\n\
-         - **Joined:** 2023-02-14T09:30:11Z\n\nSmall release day: cold starts are 30% faster and there is one fewer \
+         - **Posts:** 2,954\n- **Likes:** 15,320\n- **Media:** 187\n\
+         - **Joined:** 2023-02-14T09:30:11Z\n- **Verified:** yes (individual, since 2024-05-02T11:20:33.000Z)\n\
+         - **Protected:** no\n\
+         - **Avatar:** ![avatar](https://pbs.twimg.com/profile_images/1984893237457850368/Xq7LmN2p_200x200.jpg)\n\
+         - **Banner:** ![banner](https://pbs.twimg.com/profile_banners/1625427172309102593/1730000000)\n\nSmall release day: cold starts are 30% faster and there is one fewer \
          config file to maintain. #buildtools\n\nDate: 2026-08-11T16:05:42Z"
     );
     assert_eq!(out.structured.unwrap()["compact"], false);
@@ -310,7 +317,7 @@ fn c25_tombstone_quote() {
     );
     assert_eq!(
         out.text,
-        "## Post · 1/1 — Example (@example_user)\n\nLook at this\n\n> **Quoted post** — unavailable (deleted)\n>\n\
+        "## Post · 1/1 — Example (@example_user)\n\nLook at this\n\n> **Quoted post** — unavailable (deleted): This post was deleted\n>\n\
          > Source: <https://x.com/i/status/1700000000000000009>\n\nDate: 2024-10-02T12:00:00Z\n\
          Source: <https://x.com/example_user/status/1800000000000000002>"
     );
@@ -332,7 +339,7 @@ fn c15_null_counts_validate() {
     );
     assert!(
         out.text
-            .contains("\nStats: 0 likes · 0 reposts · 0 replies\n"),
+            .contains("\nStats: 0 likes · 0 reposts · 0 replies · 0 quotes\n"),
         "{}",
         out.text
     );
@@ -500,7 +507,8 @@ fn c29_articles_never_render_empty() {
     );
     assert_eq!(
         out.text,
-        "## Post · 1/1 — Example (@example_user)\n\n## Notes on \\*parsers\\* \\[draft\\]\n\nA short preview\n\n\
+        "## Post · 1/1 — Example (@example_user)\n\n### Notes on \\*parsers\\* \\[draft\\]\n\n\
+         Published: 2024-10-02T12:00:00.000Z\n\nA short preview\n\n\
          _Only the article preview is available upstream; open the post link for the full article._\n\n\
          https://x.com/i/article/1800000000000000021\n\nDate: 2024-10-02T12:00:00Z\n\
          Source: <https://x.com/example_user/status/1800000000000000020>"

@@ -79,7 +79,8 @@ fn full_mode_counts_with_plurals_and_one_number_format() {
     let head = "## Post · 1/1 — Nora Fieldwell (@nora_fieldwell)\n\n\
                 Source: <https://x.com/nora_fieldwell/status/2088101010101010101>\n\
                 Date: 2026-08-13T07:02:11Z\n\
-                Stats: 48 likes · 1 repost · 3 replies · 911 views\n\n";
+                Stats: 48 likes · 1 repost · 3 replies · 0 quotes · 2 bookmarks · 911 views\n\
+                Language: en\n\n";
     assert!(md.starts_with(head), "{md}");
     assert!(md.ends_with("/HnA1bQ8rS9tU0vW.jpg)"), "{md}");
     let (md, _) = alone(
@@ -89,7 +90,7 @@ fn full_mode_counts_with_plurals_and_one_number_format() {
         json!({"full": true}),
     );
     assert!(
-        md.contains("\nStats: 57 likes · 6 reposts · 4 replies · 3,102 views\n"),
+        md.contains("\nStats: 57 likes · 6 reposts · 4 replies · 1 quote · 9 bookmarks · 3,102 views\nLanguage: en\n"),
         "{md}"
     );
 }
@@ -210,7 +211,8 @@ fn link_card() {
          New write-up: keeping fixture servers honest https://blog.example.net/fixtures-honest\n\n\
          > **Link card:** Keeping fixture servers honest\n\
          > Why a fake upstream should fail the way the real one does.\n\
-         > <https://blog.example.net/fixtures-honest> (blog.example.net)\n\n\
+         > <https://blog.example.net/fixtures-honest> (blog.example.net)\n\
+         > ![A rack of servers drawn in pencil](https://pbs.twimg.com/card_img/2088303030303030300/Cd5Ef6Gh?format=jpg&name=orig)\n\n\
          Date: 2026-08-14T15:20:33Z\n\
          Source: <https://x.com/iris_kettleby/status/2088303030303030301>"
     );
@@ -244,7 +246,8 @@ fn obsidian_keeps_attached_content_and_dates() {
          New write-up: keeping fixture servers honest https://blog.example.net/fixtures-honest\n\n\
          > **Link card:** Keeping fixture servers honest\n\
          > Why a fake upstream should fail the way the real one does.\n\
-         > <https://blog.example.net/fixtures-honest> (blog.example.net)\n\n\
+         > <https://blog.example.net/fixtures-honest> (blog.example.net)\n\
+         > ![A rack of servers drawn in pencil](https://pbs.twimg.com/card_img/2088303030303030300/Cd5Ef6Gh?format=jpg&name=orig)\n\n\
          Date: 2026-08-14T15:20:33Z"
     );
 }

@@ -392,6 +392,11 @@ fn assemble(up: &dyn Upstream, args: &PostArgs) -> Result<(Assembly, Option<XErr
     }
     if let Some(fx) = &fell_back {
         a.warnings.insert(0, syndication::note(fx));
+        if a.posts.iter().any(|(p, _)| p.text_partial) {
+            a.warnings
+                .insert(1, super::render::post::PARTIAL_TEXT_NOTE.to_string());
+            a.complete = false;
+        }
     }
     let mut seen = HashSet::new();
     a.posts

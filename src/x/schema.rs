@@ -94,6 +94,7 @@ fn defs() -> Value {
                 "id": {"type": "string", "pattern": "^[0-9]{1,20}$"},
                 "url": {"type": "string"},
                 "text": {"type": "string"},
+                "text_partial": {"const": true, "description": "Present (true) when the source sent only the start of the text: the syndication fallback's answer for a long post (about 270 characters). The whole text comes from FxTwitter: call again when it answers, or open `url`."},
                 "author": {"$ref": "#/$defs/user"},
                 "replies": {"$ref": "#/$defs/count"},
                 "reposts": {"$ref": "#/$defs/count"},

@@ -12,7 +12,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
 
-use super::parse::{blocks, choices, content, cover_media, entities, facets, media_info, note_ref};
+use super::article::{entity_map, list, ArticleBlock, ArticleEntity, ArticleMedia};
+use super::parse::{blocks, choices, content, cover_media, entities, facets, note_ref};
 use super::scalar::{count, opt_number, opt_text, Count};
 use super::user::Facet;
 
@@ -127,10 +128,13 @@ pub struct Article {
         deserialize_with = "cover_media",
         skip_serializing_if = "Option::is_none"
     )]
-    pub cover_media: Option<CoverMedia>,
+    pub cover_media: Option<ArticleMedia>,
     /// The body.
     #[serde(deserialize_with = "content", skip_serializing_if = "Option::is_none")]
     pub content: Option<ArticleContent>,
+    /// The images and videos the body's `MEDIA` entities name.
+    #[serde(deserialize_with = "list", skip_serializing_if = "Vec::is_empty")]
+    pub media_entities: Vec<ArticleMedia>,
 }
 
 impl Article {
@@ -153,50 +157,21 @@ impl Article {
     }
 }
 
-/// An article's `cover_media`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default, expecting = "a cover media object")]
-pub struct CoverMedia {
-    /// The image's details.
-    #[serde(
-        deserialize_with = "media_info",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub media_info: Option<MediaInfo>,
-}
-
-/// A cover's `media_info`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default, expecting = "a media info object")]
-pub struct MediaInfo {
-    /// The image at full size.
-    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
-    pub original_img_url: Option<String>,
-}
-
-/// An article's `content`.
+/// An article's `content`: the Draft.js body.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, expecting = "an article content object")]
 pub struct ArticleContent {
-    /// The body, one Draft.js block per paragraph, heading or list item.
+    /// The body, one Draft.js block per paragraph, heading, list item,
+    /// quote, code block or embed.
     #[serde(deserialize_with = "blocks", skip_serializing_if = "Option::is_none")]
     pub blocks: Option<Vec<ArticleBlock>>,
-}
-
-/// One Draft.js block of an article body.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default, expecting = "an article block object")]
-pub struct ArticleBlock {
-    /// `unstyled`, `header-one`, `unordered-list-item`, `blockquote`, …
+    /// What the blocks' `entityRanges` point at.
     #[serde(
-        rename = "type",
-        deserialize_with = "opt_text",
-        skip_serializing_if = "Option::is_none"
+        rename = "entityMap",
+        deserialize_with = "entity_map",
+        skip_serializing_if = "Vec::is_empty"
     )]
-    pub kind: Option<String>,
-    /// The block's text.
-    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
+    pub entity_map: Vec<ArticleEntity>,
 }
 
 /// A Community Note: its text with `facets` (FxTwitter v2), or with the

@@ -4,6 +4,7 @@
 //!   what FxTwitter sends (upstream.md §1.3–1.6): a status (or tombstone),
 //!   its author, media, quote; the list page and the envelopes.
 //! - [`attached`]: poll, link card, article, Community Note.
+//! - [`article`]: an article's Draft.js body, entities and media.
 //! - [`scalar`]: the tolerant leaves: an id that may arrive as a JSON
 //!   string or number (exact for any u64), counts, loose strings.
 //! - [`parse`]: reading a body into the model: lone UTF-16 surrogate
@@ -12,6 +13,7 @@
 //! - [`value`]: helpers over posts still held as `serde_json::Value` (the
 //!   `x_md_get_post` path).
 
+pub mod article;
 pub mod attached;
 pub mod media;
 pub mod parse;

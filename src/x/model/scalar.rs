@@ -191,6 +191,11 @@ pub fn opt_word<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Word>, D::Erro
     d.deserialize_any(V)
 }
 
+/// Deserializes a flag from any JSON value: `true` only for `true`.
+pub fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    d.deserialize_any(Loose(|l| matches!(l, Leaf::B(true))))
+}
+
 /// Deserializes an optional boolean from any JSON value.
 pub fn opt_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
     d.deserialize_any(Loose(|l| match l {

@@ -136,6 +136,15 @@ pub struct Status {
     /// never read from the upstream.
     #[serde(skip_deserializing, skip_serializing_if = "std::ops::Not::not")]
     pub text_truncated: bool,
+    /// True when the source sent only the start of the post's text: the
+    /// syndication fallback's answer for a long post (it carries
+    /// `note_tweet`). Set by the syndication mapping; FxTwitter sends the
+    /// whole text.
+    #[serde(
+        deserialize_with = "super::scalar::flag",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub text_partial: bool,
     /// A tombstone's reason (`deleted`, `suspended`, …).
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

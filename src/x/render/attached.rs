@@ -43,6 +43,10 @@ pub fn poll_lines(poll: &Value) -> Vec<String> {
     {
         head.push(t);
     }
+    if let Some(e) = s(poll, "ends_at").filter(|e| !e.trim().is_empty()) {
+        let at = super::date::iso(e).unwrap_or_else(|| escape_inline(e));
+        head.push(format!("ends {at}"));
+    }
     let mut l = vec![head.join(" · ")];
     for c in poll
         .get("choices")
@@ -87,6 +91,16 @@ pub fn card_lines(card: &Value) -> Vec<String> {
         (Some(u), None) => l.push(u),
         (None, Some(d)) => l.push(d),
         (None, None) => {}
+    }
+    // The preview image: FxTwitter's `{url, alt, …}`, or a URL string.
+    let img = card.get("image");
+    if let Some(u) = img.and_then(|i| i.as_str().or_else(|| s(i, "url"))) {
+        let alt = img
+            .and_then(|i| s(i, "alt"))
+            .map(escape_inline)
+            .filter(|a| !a.is_empty())
+            .unwrap_or_else(|| "card image".into());
+        l.push(super::escape::image(&alt, u));
     }
     quoted(l)
 }

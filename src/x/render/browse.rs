@@ -266,12 +266,18 @@ pub fn profile_markdown(
     }
     if full {
         let n = |c: Option<u64>| c.map_or("?".to_string(), super::num::grouped);
-        lines.push(format!(
+        let mut counts = format!(
             "Followers: {} · Following: {} · Posts: {}",
             n(user.followers),
             n(user.following),
             n(user.statuses)
-        ));
+        );
+        for (c, label) in [(user.likes, "Likes"), (user.media_count, "Media")] {
+            if let Some(c) = c {
+                counts.push_str(&format!(" · {label}: {}", super::num::grouped(c)));
+            }
+        }
+        lines.push(counts);
         let mut facts = Vec::new();
         if let Some(l) = user.location.as_deref().filter(|l| !l.trim().is_empty()) {
             facts.push(format!("Location: {}", inline_text(l)));
@@ -292,8 +298,16 @@ pub fn profile_markdown(
                 None => facts.push("Verified".into()),
             }
         }
+        if user.protected == Some(true) {
+            facts.push("Protected (only approved followers see its posts)".into());
+        }
         if !facts.is_empty() {
             lines.push(facts.join(" · "));
+        }
+        for (url, label) in [(&user.avatar_url, "avatar"), (&user.banner_url, "banner")] {
+            if let Some(u) = url.as_deref().filter(|u| !u.trim().is_empty()) {
+                lines.push(super::escape::image(label, u));
+            }
         }
         lines.push(String::new());
     }

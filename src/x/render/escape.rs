@@ -67,7 +67,7 @@ fn entity_like(rest: &[u8]) -> bool {
 /// characters and no leading whitespace. Every character the rules may
 /// escape is ASCII, so the text is walked byte by byte and copied in runs
 /// between escapes.
-fn push_escaped(out: &mut String, s: &str) {
+pub fn push_escaped(out: &mut String, s: &str) {
     let b = s.as_bytes();
     // Block starts: a marker as the first character, or digits then `.`/`)`.
     let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();

@@ -155,6 +155,19 @@ pub fn media_lines(post: &Value) -> Vec<String> {
             }
         }
     }
+    // A YouTube (or other) embed FxTwitter names `media.external`, and the
+    // mosaic FxTwitter composes of several photos.
+    if let Some(e) = post.pointer("/media/external").filter(|e| e.is_object()) {
+        if let Some(u) = s(e, "url") {
+            lines.push(link("Embedded video", u));
+        }
+        if let Some(t) = s(e, "thumbnail_url") {
+            lines.push(image("Embedded video thumbnail", t));
+        }
+    }
+    if let Some(u) = post.pointer("/media/mosaic").and_then(|m| s(m, "url")) {
+        lines.push(link("Mosaic of the photos", u));
+    }
     lines.into_iter().map(|l| format!("> {l}")).collect()
 }
 

@@ -1,5 +1,6 @@
 //! Markdown rendering of posts and threads (pure functions, golden-tested).
 
+pub mod article;
 pub mod attached;
 pub mod browse;
 pub mod date;
@@ -7,6 +8,7 @@ pub mod escape;
 pub mod fenced;
 pub mod media;
 pub mod post;
+pub mod styled;
 
 pub use post::{render_posts, RenderOptions};
 

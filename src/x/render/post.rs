@@ -11,10 +11,11 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::article::article_blocks;
 use super::attached::{card_lines, note_lines, poll_lines, quoted, url_text};
 use super::date::{iso, post_date};
 use super::escape::{
-    at_handle, escape_block, escape_heading, escape_inline, link_url, yaml_string,
+    at_handle, escape_block, escape_handle, escape_heading, escape_inline, link_url, yaml_string,
 };
 use super::media::media_lines;
 use super::num::{count as counted, grouped};
@@ -25,6 +26,10 @@ use crate::x::model::{self, count, handle, is_tombstone, s};
 /// Most levels of quotes inside quotes rendered. Default 3; deeper quotes
 /// are shown as a link only.
 pub const MAX_QUOTE_DEPTH: usize = 3;
+
+/// What a post whose source sent only the start of its text says, under
+/// that text (the syndication fallback's answer for a long post).
+pub const PARTIAL_TEXT_NOTE: &str = "Text cut at the source: X's syndication endpoint (the fallback while FxTwitter fails) sends only the first ~270 characters of a long post. For the whole text, call again when FxTwitter answers, or open the post link.";
 
 /// How to render.
 #[derive(Debug, Clone, Copy)]
@@ -148,6 +153,8 @@ fn stats_line(post: &Value) -> Option<String> {
         (count(post, "likes"), "like", "likes"),
         (reposts, "repost", "reposts"),
         (count(post, "replies"), "reply", "replies"),
+        (count(post, "quotes"), "quote", "quotes"),
+        (count(post, "bookmarks"), "bookmark", "bookmarks"),
         (count(post, "views"), "view", "views"),
     ] {
         if let Some(n) = n {
@@ -155,6 +162,14 @@ fn stats_line(post: &Value) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// `Language: <code>` (X's detection, `lang`), when sent.
+fn lang_line(post: &Value) -> Option<String> {
+    s(post, "lang")
+        .map(escape_inline)
+        .filter(|l| !l.is_empty())
+        .map(|l| format!("Language: {l}"))
 }
 
 fn date_line(post: &Value) -> Option<String> {
@@ -196,59 +211,68 @@ fn author_block(author: &Value) -> Vec<String> {
     if let Some(n) = count(author, "following") {
         l.push(format!("- **Following:** {}", grouped(n)));
     }
+    for (k, label) in [
+        ("statuses", "Posts"),
+        ("likes", "Likes"),
+        ("media_count", "Media"),
+    ] {
+        if let Some(n) = count(author, k) {
+            l.push(format!("- **{label}:** {}", grouped(n)));
+        }
+    }
     if let Some(v) = s(author, "joined").filter(|v| !v.trim().is_empty()) {
         let d = iso(v).unwrap_or_else(|| escape_inline(v));
         l.push(format!("- **Joined:** {d}"));
     }
+    l.extend(account_facts(author).into_iter().map(|f| format!("- {f}")));
     l
 }
 
-fn article_blocks(article: &Value) -> Vec<Vec<String>> {
-    let mut b = Vec::new();
-    if let Some(t) = s(article, "title")
-        .map(escape_heading)
-        .filter(|t| !t.is_empty())
-    {
-        b.push(vec![format!("## {t}")]);
-    }
-    let cover = article
-        .pointer("/cover_media/media_info/original_img_url")
-        .and_then(Value::as_str)
-        .and_then(link_url);
-    if let Some(c) = cover {
-        b.push(vec![format!("![cover]({c})")]);
-    }
-    let mut body = 0;
-    for block in article
-        .pointer("/content/blocks")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let text = s(block, "text").unwrap_or("");
-        let inline = escape_heading(text);
-        if inline.is_empty() {
-            continue;
+/// What an account's `verification`, `protected`, `avatar_url` and
+/// `banner_url` say, one fact a line: `**Verified:** yes (business, since
+/// <ISO date>)`, `**Protected:** yes`, `**Avatar:** ![avatar](…)`.
+pub fn account_facts(user: &Value) -> Vec<String> {
+    let mut l = Vec::new();
+    if let Some(v) = user.get("verification").filter(|v| v.is_object()) {
+        if let Some(yes) = v.get("verified").and_then(Value::as_bool) {
+            let mut how: Vec<String> = Vec::new();
+            how.extend(s(v, "type").map(escape_inline).filter(|t| !t.is_empty()));
+            if let Some(at) = s(v, "verified_at").filter(|t| !t.trim().is_empty()) {
+                how.push(format!(
+                    "since {}",
+                    iso(at).unwrap_or_else(|| escape_inline(at))
+                ));
+            }
+            let how = if how.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", how.join(", "))
+            };
+            l.push(format!(
+                "**Verified:** {}{how}",
+                if yes { "yes" } else { "no" }
+            ));
         }
-        body += 1;
-        b.push(match s(block, "type").unwrap_or("") {
-            "header-one" => vec![format!("# {inline}")],
-            "header-two" => vec![format!("## {inline}")],
-            "header-three" => vec![format!("### {inline}")],
-            "unordered-list-item" => vec![format!("- {inline}")],
-            "ordered-list-item" => vec![format!("1. {inline}")],
-            "blockquote" => vec![format!("> {inline}")],
-            _ => escape_block(text),
-        });
     }
-    if body == 0 {
-        let preview = escape_block(s(article, "preview_text").unwrap_or(""));
-        if preview.iter().any(|l| !l.is_empty()) {
-            b.push(preview);
+    if let Some(p) = user.get("protected").and_then(Value::as_bool) {
+        l.push(format!(
+            "**Protected:** {}",
+            if p {
+                "yes (only approved followers see its posts)"
+            } else {
+                "no"
+            }
+        ));
+    }
+    for (k, label) in [("avatar_url", "Avatar"), ("banner_url", "Banner")] {
+        if let Some(u) = s(user, k).filter(|u| !u.trim().is_empty()) {
+            l.push(format!(
+                "**{label}:** {}",
+                super::escape::image(&label.to_ascii_lowercase(), u)
+            ));
         }
-        b.push(vec!["_Only the article preview is available upstream; open the post link for the full article._".into()]);
     }
-    b
+    l
 }
 
 /// The handle and parent id a reply answers, at least one of them: from
@@ -295,7 +319,7 @@ fn replying_line(post: &Value, shown: &HashSet<&str>) -> Option<String> {
 
 /// The body blocks of a status (text, poll, media, card, note, quote), and
 /// whether anything was shown.
-fn body_blocks(post: &Value, depth: usize) -> (Vec<Vec<String>>, bool) {
+fn body_blocks(post: &Value, depth: usize, full: bool) -> (Vec<Vec<String>>, bool) {
     let mut b = Vec::new();
     let mut shown = false;
     let article = post.get("article").filter(|a| a.is_object());
@@ -307,6 +331,10 @@ fn body_blocks(post: &Value, depth: usize) -> (Vec<Vec<String>>, bool) {
     let lines = escape_block(&text);
     if lines.iter().any(|l| !l.is_empty()) {
         b.push(lines);
+        shown = true;
+    }
+    if post.get("text_partial").and_then(Value::as_bool) == Some(true) {
+        b.push(vec![format!("**[{}]**", PARTIAL_TEXT_NOTE)]);
         shown = true;
     }
     if article.is_none() && text.contains("/i/article/") {
@@ -332,17 +360,28 @@ fn body_blocks(post: &Value, depth: usize) -> (Vec<Vec<String>>, bool) {
         b.push(note_lines(n, model::id(post)));
     }
     if let Some(q) = post.get("quote").filter(|q| q.is_object()) {
-        b.push(quote_lines(q, depth + 1));
+        b.push(quote_lines(q, depth + 1, full));
         shown = true;
     }
     (b, shown)
 }
 
-fn quote_lines(q: &Value, depth: usize) -> Vec<String> {
+fn quote_lines(q: &Value, depth: usize, full: bool) -> Vec<String> {
     let mut blocks = Vec::new();
     if is_tombstone(q) {
         let reason = escape_inline(s(q, "reason").unwrap_or("unavailable"));
-        blocks.push(vec![format!("**Quoted post** — unavailable ({reason})")]);
+        let by = handle(q)
+            .filter(|h| !h.trim().is_empty())
+            .map(|h| format!(" (@{})", escape_handle(h)))
+            .unwrap_or_default();
+        let msg = s(q, "message")
+            .map(escape_inline)
+            .filter(|m| !m.is_empty())
+            .map(|m| format!(": {m}"))
+            .unwrap_or_default();
+        blocks.push(vec![format!(
+            "**Quoted post**{by} — unavailable ({reason}){msg}"
+        )]);
     } else if depth > MAX_QUOTE_DEPTH {
         blocks.push(vec!["**Quoted post** (nested quote not shown)".to_string()]);
     } else {
@@ -354,12 +393,16 @@ fn quote_lines(q: &Value, depth: usize) -> Vec<String> {
             "**Quoted post** — **{}**{h}",
             author_name(q, escape_inline)
         )]);
-        blocks.extend(body_blocks(q, depth).0);
+        blocks.extend(body_blocks(q, depth, full).0);
     }
     let mut footer: Vec<String> = if is_tombstone(q) {
         Vec::new()
     } else {
-        date_line(q).into_iter().collect()
+        let mut f: Vec<String> = date_line(q).into_iter().collect();
+        if full {
+            f.extend(stats_line(q).map(|st| format!("Stats: {st}")));
+        }
+        f
     };
     if let Some(u) = model::post_url(q) {
         footer.push(format!("Source: {}", url_text(&u)));
@@ -429,6 +472,7 @@ fn post_lines(
         let mut head = vec![source.clone()];
         head.extend(date.clone());
         head.extend(stats_line(post).map(|st| format!("Stats: {st}")));
+        head.extend(lang_line(post));
         blocks.push(head);
     }
     if author_meta {
@@ -446,7 +490,7 @@ fn post_lines(
         blocks.push(vec![format!("Post unavailable ({reason}){msg}")]);
     } else {
         blocks.extend(replying_line(post, shown_ids).map(|l| vec![l]));
-        let (body, shown) = body_blocks(post, 0);
+        let (body, shown) = body_blocks(post, 0, opts.full);
         blocks.extend(body);
         if !shown {
             blocks.push(vec!["_This post has no text._".into()]);

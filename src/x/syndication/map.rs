@@ -64,6 +64,9 @@ pub struct Tweet {
     pub card: Option<Value>,
     /// An X article (title, preview, cover).
     pub article: Option<Value>,
+    /// Present (`{"id": …}`) on a long post, whose `text` is then only
+    /// its first ~270 characters (react-tweet `types/tweet.ts`).
+    pub note_tweet: Option<Value>,
 }
 
 /// `TweetUser`.
@@ -464,6 +467,10 @@ fn to_status_at(t: &Tweet, level: usize) -> Option<Value> {
     };
     s.insert("url".into(), json!(url));
     s.insert("text".into(), json!(display_text(t)));
+    // A long post: the endpoint sends only the start of its text.
+    if t.note_tweet.as_ref().is_some_and(|n| !n.is_null()) {
+        s.insert("text_partial".into(), json!(true));
+    }
     if let Some(u) = &t.user {
         s.insert("author".into(), author(u));
     }
