@@ -165,7 +165,9 @@ fn every_block_and_entity_in_document_order() {
         "Paragraph",
         "text \"https://x.com/i/article/2088404040404040400\"",
         "Paragraph",
-        "text \"Date: 2026-08-12T08:14:20Z\\nSource: https://x.com/ada_writes/status/2088404040404040401\"",
+        "text \"Date: 2026-08-12T08:14:20Z\\nSource: \"",
+        "link https://x.com/ada_writes/status/2088404040404040401",
+        "text \"https://x.com/ada_writes/status/2088404040404040401\"",
     ];
     assert_eq!(o, want, "{md}");
     // structuredContent keeps the body as sent (blocks, ranges, entities, media).

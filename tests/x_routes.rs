@@ -114,7 +114,16 @@ fn fake() -> FakeUpstream {
 /// its answers are the in-process tools' byte for byte.
 fn start(up: &FakeUpstream) -> Xmd {
     let secret = std::str::from_utf8(common::browse::TEST_CURSOR_SECRET).unwrap();
-    Xmd::start(&["--upstream", &up.base_url(), "--cursor-secret", secret])
+    // Many routes from one address in a row: the upstream budget (a lone
+    // client's share, tests/fairness.rs) is not what these tests check.
+    Xmd::start(&[
+        "--upstream",
+        &up.base_url(),
+        "--cursor-secret",
+        secret,
+        "--upstream-budget",
+        "0",
+    ])
 }
 
 /// A tool's Markdown as this server writes it: its links to the HTTP

@@ -163,12 +163,13 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     let bio_cap = run.max_chars() / 4;
     let cut_user;
     let shown_user = match user.description.as_deref() {
-        Some(d) if d.chars().count() > bio_cap => {
+        Some(d) if !super::budget::within_budget(d, bio_cap) => {
             let whole = d.chars().count();
+            let keep = super::budget::prefix_within(d, bio_cap);
             let mut u = user.clone();
             u.description = Some(format!(
-                "{} … (bio cut: {bio_cap} of its {whole} characters are shown; it alone exceeds the result budget)",
-                super::budget::cut_text(d, bio_cap)
+                "{} … (bio cut: {keep} of its {whole} characters are shown; it alone exceeds the result budget)",
+                super::budget::cut_text(d, keep)
             ));
             cut_user = u;
             &cut_user

@@ -15,7 +15,7 @@ use super::article::article_blocks;
 use super::attached::{card_lines, note_lines, poll_lines, quoted, url_text};
 use super::date::{iso, post_date};
 use super::escape::{
-    at_handle, escape_block, escape_handle, escape_heading, escape_inline, link_url, yaml_string,
+    at_handle, escape_block, escape_heading, escape_inline, yaml_string,
 };
 use super::media::media_lines;
 use super::num::{count as counted, grouped};
@@ -372,7 +372,7 @@ fn quote_lines(q: &Value, depth: usize, full: bool) -> Vec<String> {
         let reason = escape_inline(s(q, "reason").unwrap_or("unavailable"));
         let by = handle(q)
             .filter(|h| !h.trim().is_empty())
-            .map(|h| format!(" (@{})", escape_handle(h)))
+            .map(|h| format!(" ({})", at_handle(h, escape_inline)))
             .unwrap_or_default();
         let msg = s(q, "message")
             .map(escape_inline)
