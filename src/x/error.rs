@@ -279,9 +279,15 @@ pub fn parse_object(resp: &UpstreamResponse) -> Result<Value, XError> {
     let Ok(text) = std::str::from_utf8(&resp.body) else {
         return Err(XError::unexpected_response());
     };
+    if super::model::parse::too_deep(text) {
+        return Err(super::model::parse::too_deep_error("an answer"));
+    }
     let text = super::model::parse::repair_surrogates(text);
     match serde_json::from_str(&text) {
         Ok(v @ Value::Object(_)) => Ok(v),
+        Err(e) if super::model::parse::is_too_deep(&e) => {
+            Err(super::model::parse::too_deep_error("an answer"))
+        }
         _ => Err(XError::unexpected_response()),
     }
 }

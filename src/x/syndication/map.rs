@@ -49,8 +49,15 @@ pub struct Tweet {
     pub photos: Option<Vec<Photo>>,
     /// The embed's video summary (its `durationMs` is the video length).
     pub video: Option<Video>,
-    /// The quoted post.
+    /// The quoted post (read to
+    /// [`crate::x::model::parse::MAX_QUOTE_NESTING`] levels, as FxTwitter's
+    /// `quote`; one deeper stands as a tombstone that says so).
+    #[serde(deserialize_with = "crate::x::model::parse::quote")]
     pub quoted_tweet: Option<Box<Tweet>>,
+    /// Set by xmd on the stand-in for a quote nested past
+    /// [`crate::x::model::parse::MAX_QUOTE_NESTING`]; never read.
+    #[serde(skip)]
+    pub past_quote_nesting: bool,
     /// The handle replied to.
     pub in_reply_to_screen_name: Option<String>,
     /// The post replied to.
@@ -175,6 +182,16 @@ pub struct Video {
     /// Length in milliseconds.
     #[serde(rename = "durationMs")]
     pub duration_ms: Option<u64>,
+}
+
+impl crate::x::model::parse::PastQuoteNesting for Box<Tweet> {
+    fn past_quote_nesting() -> Self {
+        Box::new(Tweet {
+            typename: Some("TweetTombstone".into()),
+            past_quote_nesting: true,
+            ..Tweet::default()
+        })
+    }
 }
 
 impl Tweet {
@@ -439,9 +456,6 @@ fn expand_link(t: &Tweet, u: &str) -> String {
         .unwrap_or_else(|| u.to_string())
 }
 
-/// Most levels of quoted posts mapped (the endpoint sends one).
-const MAX_QUOTE_LEVELS: usize = 3;
-
 /// The FxTwitter status for a syndication Tweet (`None` when it has no
 /// id). Counts the endpoint does not send (reposts of the main post,
 /// quotes, bookmarks, views) stay absent, so nothing shows a made-up 0.
@@ -505,16 +519,23 @@ fn to_status_at(t: &Tweet, level: usize) -> Option<Value> {
     if let Some(a) = t.article.as_ref().and_then(super::card::article) {
         s.insert("article".into(), a);
     }
-    if level < MAX_QUOTE_LEVELS {
-        if let Some(q) = t.quoted_tweet.as_deref() {
-            let quote = if q.is_tombstone() {
-                Some(json!({"type": "tombstone", "reason": "unavailable"}))
-            } else {
-                to_status_at(q, level + 1)
-            };
-            if let Some(q) = quote {
-                s.insert("quote".into(), q);
-            }
+    if let Some(q) = t.quoted_tweet.as_deref() {
+        use crate::x::model::parse::{past_quote_nesting_message, MAX_QUOTE_NESTING};
+        // Checked before descending: the parse already stopped there
+        // (`past_quote_nesting`); a `Tweet` built otherwise stops here.
+        let quote = if q.past_quote_nesting || level >= MAX_QUOTE_NESTING {
+            Some(json!({
+                "type": "tombstone",
+                "reason": crate::x::model::parse::PAST_QUOTE_NESTING,
+                "message": past_quote_nesting_message(),
+            }))
+        } else if q.is_tombstone() {
+            Some(json!({"type": "tombstone", "reason": "unavailable"}))
+        } else {
+            to_status_at(q, level + 1)
+        };
+        if let Some(q) = quote {
+            s.insert("quote".into(), q);
         }
     }
     Some(Value::Object(s))
