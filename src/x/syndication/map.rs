@@ -111,6 +111,9 @@ pub struct UrlEntity {
     pub url: Option<String>,
     /// Where it leads.
     pub expanded_url: Option<String>,
+    /// `[start, end)` of `url` in the text (code points or UTF-16 code
+    /// units; checked against the text before use).
+    pub indices: Option<Value>,
 }
 
 /// `MediaDetails` (photo, video or animated GIF).
@@ -217,39 +220,62 @@ fn unescape_html(s: &str) -> String {
 }
 
 /// The visible text: leading reply mentions (before
-/// `display_text_range`) dropped, media links removed, links expanded,
-/// HTML entities decoded. Links are matched by their text, never by index.
+/// `display_text_range`) dropped, media links removed, links expanded (in
+/// one pass by the entities' `indices`, each checked against the text:
+/// [`crate::x::model::expand`]), HTML entities decoded.
 fn display_text(t: &Tweet) -> String {
+    use crate::x::model::expand::{expand, indices, Edit};
     let raw = t.text.as_deref().unwrap_or("");
     let start = t
         .display_text_range
         .as_ref()
         .and_then(|r| r.first())
         .map_or(0, |s| *s as usize);
-    let prefix: String = raw.chars().take(start).collect();
-    let only_mentions = prefix
-        .split_whitespace()
-        .all(|w| w.starts_with('@') && w.len() > 1);
-    let mut text = if start > 0 && only_mentions && prefix.chars().count() == start {
-        raw.chars().skip(start).collect()
-    } else {
-        raw.to_string()
+    // The byte where the shown text starts, when `start` code points of
+    // the text are all reply mentions.
+    let cut = raw
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(raw.len()))
+        .nth(start);
+    let from = match cut {
+        Some(b) if start > 0 => {
+            let prefix = &raw[..b];
+            let only_mentions = prefix
+                .split_whitespace()
+                .all(|w| w.starts_with('@') && w.len() > 1);
+            if only_mentions {
+                b
+            } else {
+                0
+            }
+        }
+        _ => 0,
     };
+    let mut edits = Vec::new();
     if let Some(e) = &t.entities {
         for m in &e.media {
             if let Some(u) = m.url.as_deref().filter(|u| u.starts_with("http")) {
-                text = text.replace(u, "");
+                edits.push(Edit {
+                    indices: indices(m.indices.as_ref()),
+                    original: u,
+                    replacement: "",
+                });
             }
         }
         for l in &e.urls {
             if let (Some(u), Some(x)) = (l.url.as_deref(), l.expanded_url.as_deref()) {
                 if u.starts_with("http") {
-                    text = text.replace(u, x);
+                    edits.push(Edit {
+                        indices: indices(l.indices.as_ref()),
+                        original: u,
+                        replacement: x,
+                    });
                 }
             }
         }
     }
-    unescape_html(text.trim())
+    unescape_html(expand(raw, from, &edits).text.trim())
 }
 
 fn author(u: &User) -> Value {
