@@ -292,10 +292,13 @@ pub fn parse_object(resp: &UpstreamResponse) -> Result<Value, XError> {
     }
 }
 
-/// Cuts upstream text to [`MAX_ECHOED_MESSAGE_CHARS`] and blanks control
-/// characters, so an upstream cannot flood or reshape the error line.
+/// Cuts upstream text to [`MAX_ECHOED_MESSAGE_CHARS`], blanks control
+/// characters and escapes it for one inline Markdown position (as the
+/// result's warnings are: [`crate::x::render::escape::escape_inline`]), so
+/// an upstream cannot flood or reshape the error line, nor put a link,
+/// emphasis or HTML into an `isError` text.
 pub fn clip_message(s: &str) -> String {
-    crate::text::clip_inert(s, MAX_ECHOED_MESSAGE_CHARS)
+    crate::x::render::escape::escape_inline(&crate::text::clip_inert(s, MAX_ECHOED_MESSAGE_CHARS))
 }
 
 fn private_error() -> XError {

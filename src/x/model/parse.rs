@@ -269,8 +269,27 @@ pub fn shape_error(what: &str, e: &dyn Display) -> XError {
         code::INVALID_RESPONSE,
         format!(
             "FxTwitter answered {what} that is not the expected shape: {}.",
-            crate::x::error::clip_message(strip_position(&e.to_string()))
+            echoed(strip_position(&e.to_string()))
         ),
+    )
+}
+
+/// A parse error's message as echoed: clipped, controls blanked, and the
+/// upstream string serde quotes in it (`invalid type: string "…"`)
+/// escaped for Markdown as [`crate::x::error::clip_message`] does; the
+/// rest is xmd's and serde's own words.
+fn echoed(m: &str) -> String {
+    use crate::x::render::escape::escape_inline;
+    let m = crate::text::clip_inert(m, crate::x::error::MAX_ECHOED_MESSAGE_CHARS);
+    let Some(open) = m.find('"') else {
+        return m;
+    };
+    let close = m.rfind('"').filter(|&c| c > open).unwrap_or(m.len());
+    format!(
+        "{}\"{}{}",
+        &m[..open],
+        escape_inline(&m[open + 1..close]),
+        &m[close..]
     )
 }
 
