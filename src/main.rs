@@ -124,14 +124,18 @@ fn main() -> ExitCode {
         )
     };
     stderr_line(line);
-    xmd::app::upstream_check::spawn(&config.upstream, &config.syndication_url, move |warning| {
+    let warn = move |warning: String| {
         stderr_line(if json_log {
             serde_json::json!({"time": rfc3339_now(), "event": "warning", "message": warning})
                 .to_string()
         } else {
             format!("xmd: warning: {warning}")
         });
-    });
+    };
+    for w in config.trusted_proxies.warnings() {
+        warn(w);
+    }
+    xmd::app::upstream_check::spawn(&config.upstream, &config.syndication_url, warn);
     let started = std::time::Instant::now();
     match server.run(app) {
         Ok(()) => {
