@@ -111,11 +111,7 @@ fn body(path: Path, depth: usize) -> (String, usize) {
             (format!(r#"{{{},"card":{nest}}}"#, syn_tweet(id)), depth + 1)
         }
         Path::SynParent => {
-            let nest = format!(
-                "{}{}",
-                r#"{"parent":"#.repeat(depth),
-                format!("1{}", "}".repeat(depth))
-            );
+            let nest = format!("{}1{}", r#"{"parent":"#.repeat(depth), "}".repeat(depth));
             (
                 format!(r#"{{{},"parent":{nest}}}"#, syn_tweet(id)),
                 depth + 1,

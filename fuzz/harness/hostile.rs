@@ -141,7 +141,9 @@ pub fn check_expand(data: &[u8]) {
     let n = usize::from(input.byte()) * 4;
     let text = String::from_utf8_lossy(input.take(n)).into_owned();
     let chars: Vec<char> = text.chars().collect();
-    let mut owned: Vec<(Option<(u64, u64)>, String, String)> = Vec::new();
+    // (indices, original, replacement) of each edit.
+    type Owned = (Option<(u64, u64)>, String, String);
+    let mut owned: Vec<Owned> = Vec::new();
     while !input.is_empty() {
         let (kind, start, len, copies) = (input.byte(), input.byte(), input.byte(), input.byte());
         let (a, b) = (u64::from(start), u64::from(start) + u64::from(len % 24));
