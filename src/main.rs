@@ -125,12 +125,14 @@ fn main() -> ExitCode {
         )
     };
     stderr_line(line);
+    let warn = move |warning: String| stderr_line(warning_line(json_log, &warning));
     if let Some(warning) = xmd::app::landing::unreachable_public_url(&config.public_url) {
-        stderr_line(warning_line(json_log, &warning));
+        warn(warning);
     }
-    xmd::app::upstream_check::spawn(&config.upstream, &config.syndication_url, move |warning| {
-        stderr_line(warning_line(json_log, &warning));
-    });
+    for w in config.trusted_proxies.warnings() {
+        warn(w);
+    }
+    xmd::app::upstream_check::spawn(&config.upstream, &config.syndication_url, warn);
     let started = std::time::Instant::now();
     match server.run(app) {
         Ok(()) => {

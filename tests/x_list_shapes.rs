@@ -328,7 +328,7 @@ fn an_id_above_u64_is_refused_before_any_upstream_request() {
                 .unwrap_err();
             assert_eq!(
                 format!("{e:?}"),
-                format!("InvalidArguments(\"`id` must be a string of 1 to 20 decimal digits (at most 18446744073709551615), e.g. \\\"1800000000000000001\\\" (send it quoted: JSON numbers cannot hold post ids exactly)\")"),
+                format!("InvalidArguments(\"`id` must be a string of 1 to 20 decimal digits (at most 18446744073709551615, not 0), e.g. \\\"1800000000000000001\\\" (send it quoted: JSON numbers cannot hold post ids exactly)\")"),
                 "{tool} {id}"
             );
         }

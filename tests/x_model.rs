@@ -486,12 +486,22 @@ fn quotes_nested_past_the_cap_are_skipped() {
     let s: Status = parse(body.as_bytes(), "a status").unwrap();
     let mut levels = 0;
     let mut cur = s.quote.as_deref();
-    while let Some(q) = cur {
+    while let Some(q) = cur.filter(|q| q.is_status()) {
         levels += 1;
         assert_eq!(q.id(), Some(levels.to_string().as_str()));
         cur = q.quote.as_deref();
     }
     assert_eq!(levels, MAX_QUOTE_NESTING);
+    // The next level stands as a tombstone that names the cut.
+    let past = cur.expect("a stand-in past the cap");
+    assert_eq!(
+        past.tombstone(),
+        Some((
+            Some("nested_too_deep"),
+            Some("Quotes nested deeper than 16 levels are not read.")
+        ))
+    );
+    assert!(past.quote.is_none());
     // The count starts over for the next document on the same thread.
     let again: Status = parse(body.as_bytes(), "a status").unwrap();
     assert_eq!(

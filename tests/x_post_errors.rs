@@ -36,7 +36,7 @@ fn c14_refusals_touch_nothing() {
     let expected = [
         "ambiguous target: supply either `url`, or `handle` and `id`, not both",
         "supply `url` (e.g. \"https://x.com/example_user/status/1800000000000000001\"), or `handle` and `id` (e.g. \"example_user\" and \"1800000000000000001\")",
-        "`id` must be a string of 1 to 20 decimal digits (at most 18446744073709551615), e.g. \"1800000000000000001\" (send it quoted: JSON numbers cannot hold post ids exactly)",
+        "`id` must be a string of 1 to 20 decimal digits (at most 18446744073709551615, not 0), e.g. \"1800000000000000001\" (send it quoted: JSON numbers cannot hold post ids exactly)",
         "`max_posts` must be an integer from 2 to 100",
         "`thread` must be one of: full, off, conversation",
         "unknown property `include_quote`; allowed: url, handle, id, thread, replies, max_posts, format, full, userinfo, context, cursor, max_chars",

@@ -57,10 +57,10 @@ fn call(x: &Xmd, args: &Value) -> Value {
 
 #[test]
 fn deep_quotes_in_a_thread_and_its_replies_fit_a_worker_stack() {
-    // serde_json stops at 128 levels of nesting; the envelopes, rows and
-    // attached objects take a few of them. Quotes past
-    // MAX_QUOTE_NESTING (16) are skipped.
-    for depth in [8, 16, 17, 100] {
+    // xmd refuses JSON nested past MAX_JSON_DEPTH (64) levels by name;
+    // the envelopes, rows and attached objects take a few of them. Quotes
+    // past MAX_QUOTE_NESTING (16) stand as one tombstone that says so.
+    for depth in [8, 16, 17, 40, 100] {
         let up = FakeUpstream::start();
         let rows: Vec<Value> = (0..3)
             .map(|i| status(FIRST_ID + i, i.checked_sub(1).map(|p| FIRST_ID + p), depth))
@@ -79,6 +79,10 @@ fn deep_quotes_in_a_thread_and_its_replies_fit_a_worker_stack() {
             &format!("/2/conversation/{FIRST_ID}?ranking_mode=likes"),
             Answer::json(200, &json!({"code": 200, "replies": replies}).to_string()),
         );
+        up.on(
+            &format!("/2/status/{FIRST_ID}"),
+            Answer::json(200, &json!({"code": 200, "status": rows[0]}).to_string()),
+        );
         let base = up.base_url();
         let x = Xmd::start(&["--upstream", base.as_str()]);
         for format in ["markdown", "json"] {
@@ -86,6 +90,17 @@ fn deep_quotes_in_a_thread_and_its_replies_fit_a_worker_stack() {
                 &x,
                 &json!({"handle": "deep", "id": FIRST_ID.to_string(), "format": format}),
             );
+            if depth == 100 {
+                assert_eq!(r["isError"], json!(true), "{r}");
+                let text = r["content"][0]["text"].as_str().unwrap();
+                assert_eq!(
+                    text,
+                    "FxTwitter answered a status answer that is not the expected shape: its \
+                     JSON is nested deeper than 64 levels, which xmd does not read. (HTTP 502, \
+                     code upstream_invalid_response)"
+                );
+                continue;
+            }
             assert_eq!(r["isError"], json!(false), "depth {depth}: {r}");
             let sc = &r["structuredContent"];
             let ids: Vec<&str> = sc["posts"]

@@ -413,7 +413,7 @@ fn failures_are_problem_details_with_the_tools_status_code_and_message() {
         ("/search?q=+++", "invalid_arguments", "`q` must be a search query of 1 to 500 characters with at least one non-space character"),
         ("/demo_author?page=2&page=3", "invalid_query", "query parameter `page` is given more than once"),
         ("/demo_author?query=rust", "invalid_query", "unknown query parameter `query`; this route takes: page, limit, cursor, full, format, max_chars"),
-        ("/api/convert?url=https%3A%2F%2Fexample.com%2Fa", "invalid_arguments", "`url` must be an X post permalink such as https://x.com/<handle>/status/<id> (twitter.com, mobile., www., fxtwitter.com, vxtwitter.com, fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits, at most 18446744073709551615); host `example.com` is not an X host"),
+        ("/api/convert?url=https%3A%2F%2Fexample.com%2Fa", "invalid_arguments", "`url` must be an X post permalink such as https://x.com/<handle>/status/<id> (twitter.com, mobile., www., fxtwitter.com, vxtwitter.com, fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits, at most 18446744073709551615, not 0); host `example.com` is not an X host"),
     ];
     for (target, code, detail) in bad {
         let r = get(&x, target);

@@ -11,11 +11,13 @@
 //! Nothing here touches the network: upstream answers come from in-process
 //! fakes ([`upstream`]) over the recorded FxTwitter fixtures.
 
+mod hostile;
 mod http;
 mod mcp;
 mod render;
 pub mod upstream;
 
+pub use hostile::{check_expand, check_syndication};
 pub use http::{check_chunked, check_http_conn, check_parse_head};
 pub use mcp::{check_header_b64, check_mcp_dispatch};
 pub use render::check_render;
@@ -29,7 +31,7 @@ pub struct Target {
 }
 
 /// Every fuzz target, in `fuzz/Cargo.toml` order.
-pub const TARGETS: [Target; 5] = [
+pub const TARGETS: [Target; 7] = [
     Target {
         name: "http_conn",
         check: check_http_conn,
@@ -49,6 +51,14 @@ pub const TARGETS: [Target; 5] = [
     Target {
         name: "render",
         check: check_render,
+    },
+    Target {
+        name: "syndication",
+        check: check_syndication,
+    },
+    Target {
+        name: "expand",
+        check: check_expand,
     },
 ];
 
@@ -79,6 +89,11 @@ impl<'a> Input<'a> {
         let (head, rest) = self.data.split_at(n.min(self.data.len()));
         self.data = rest;
         head
+    }
+
+    /// Whether everything was read.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.data.is_empty()
     }
 
     /// Everything not read yet.

@@ -12,7 +12,7 @@ def write(target, name, data):
     d.mkdir(exist_ok=True)
     (d / name).write_bytes(data)
 
-for t in ["http_conn", "header_b64", "mcp_dispatch", "chunked", "render"]:
+for t in ["http_conn", "header_b64", "mcp_dispatch", "chunked", "render", "syndication", "expand"]:
     shutil.rmtree(HERE / t, ignore_errors=True)
 
 # http_conn: flags, budget, limits(head/headers), limits(body), repeat, splits..., data
@@ -128,4 +128,26 @@ muts = [
 ]
 for name, a, pick, ops in muts:
     write("render", name, bytes([a, 2, pick, len(ops)] + [b for op in ops for b in op]))
+# syndication: mode byte (bit0: nest a fixture; bits 1-2: format), then the
+# raw body, or a fixture pick and a nesting count (quoted_tweet in itself)
+SYN = HERE.parent.parent / "tests" / "fixtures" / "syndication"
+for i, f in enumerate(["tweet-plain.json", "tweet-photos.json", "tweet-quote.json",
+                       "tweet-gif-card.json", "tweet-poll-reply.json", "not-found-tombstone.json"]):
+    write("syndication", f"raw_{f.removesuffix('.json')}", bytes([(i % 3) << 1]) + (SYN / f).read_bytes())
+write("syndication", "raw_self_containing_urls", bytes([0]) + json.dumps({
+    "__typename": "Tweet", "id_str": "1", "text": "https://t.co/a " * 4,
+    "entities": {"urls": [{"url": "https://t.co/a", "expanded_url": "https://t.co/a/https://t.co/a",
+                           "indices": [0, 14]}] * 24}}).encode())
+for pick, nesting in [(0, 15), (2, 16), (1, 17), (3, 62), (4, 76), (0, 255)]:
+    write("syndication", f"nest_{pick}_{nesting}", bytes([1, pick, nesting]))
+
+# expand: text length / 4, text, then per edit kind, start, len, copies
+text = "😀 a https://t.co/a b https://t.co/a é &amp; "
+tb = text.encode()
+tb = tb + b" " * ((-len(tb)) % 4)
+head = bytes([len(tb) // 4]) + tb
+write("expand", "utf16_offsets", head + bytes([1, 5, 14, 1, 1, 21, 14, 2]))
+write("expand", "code_points", head + bytes([2, 4, 14, 1, 2, 20, 14, 1]))
+write("expand", "self_containing_24", head + bytes([4, 4, 14, 3] * 24))
+write("expand", "overlapping_wild", head + bytes([1, 4, 10, 2, 1, 6, 12, 2, 3, 255, 9, 4, 0, 0, 0, 1]))
 print("seeds written")

@@ -10,6 +10,16 @@ use std::net::IpAddr;
 /// searched for every hop of every request.
 pub const MAX_TRUSTED_PROXIES: usize = 64;
 
+/// The widest IPv4 range `--trusted-proxies` takes without a warning: a
+/// /8. A wider one is accepted, and xmd warns at start
+/// ([`TrustedProxies::warnings`]): every address in it may name any client
+/// address in the proxy header.
+pub const WIDEST_QUIET_V4_PREFIX: u8 = 8;
+
+/// The widest IPv6 range `--trusted-proxies` takes without a warning: a
+/// /32 (see [`WIDEST_QUIET_V4_PREFIX`]).
+pub const WIDEST_QUIET_V6_PREFIX: u8 = 32;
+
 /// One address range (`10.0.0.0/8`, `::1/128`; a bare address is a /32 or
 /// /128).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +167,29 @@ impl TrustedProxies {
     pub fn trusts(&self, ip: IpAddr) -> bool {
         self.ranges.iter().any(|r| r.contains(ip))
     }
+
+    /// One start-up warning per range wider than a /8 (IPv4) or a /32
+    /// (IPv6): anyone in it can pick their client address.
+    pub fn warnings(&self) -> Vec<String> {
+        self.ranges
+            .iter()
+            .filter_map(|r| {
+                let widest = if r.net.is_ipv4() {
+                    WIDEST_QUIET_V4_PREFIX
+                } else {
+                    WIDEST_QUIET_V6_PREFIX
+                };
+                (r.prefix < widest).then(|| {
+                    format!(
+                        "--trusted-proxies {r} is wider than a /{widest}: every address in it \
+                         can set the client address with {} (rate limits, per-address caps and \
+                         the access log read it); list only your reverse proxies",
+                        self.header.name()
+                    )
+                })
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +202,28 @@ mod tests {
 
     fn proxies(list: &str, header: ProxyHeader) -> TrustedProxies {
         TrustedProxies::parse(list, header).unwrap()
+    }
+
+    #[test]
+    fn ranges_wider_than_a_slash_8_or_32_are_warned_about() {
+        let p = proxies(
+            "0.0.0.0/0,10.0.0.0/8,11.0.0.0/7,::/0,2001:db8::/32,2001:db8::/31,127.0.0.1",
+            ProxyHeader::XForwardedFor,
+        );
+        assert_eq!(
+            p.warnings(),
+            ["0.0.0.0/0", "11.0.0.0/7", "::/0", "2001:db8::/31"].map(|r| {
+                let w = if r.contains(':') { 32 } else { 8 };
+                format!(
+                    "--trusted-proxies {r} is wider than a /{w}: every address in it can set \
+                     the client address with x-forwarded-for (rate limits, per-address caps \
+                     and the access log read it); list only your reverse proxies"
+                )
+            })
+        );
+        assert!(proxies("10.0.0.0/8,::1", ProxyHeader::Forwarded)
+            .warnings()
+            .is_empty());
     }
 
     #[test]

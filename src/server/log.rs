@@ -182,17 +182,34 @@ impl std::fmt::Display for Escaped<'_> {
 /// (U+0080 to U+009F, which include CSI U+009B, a terminal escape on its
 /// own, and NEL U+0085) and the Unicode line and paragraph separators
 /// (U+2028, U+2029) are line breaks or controls to terminals and common
-/// line splitters, so they are written as `\uXXXX` too. Such characters
-/// can only occur inside JSON strings, where the escape means the same.
+/// line splitters, so they are written as `\uXXXX` too; so are the bidi
+/// controls ([`is_bidi_control`]), which reorder what a terminal or viewer
+/// shows after them (a log line that reads backwards), and the BOM U+FEFF.
+/// Such characters can only occur inside JSON strings, where the escape
+/// means the same.
 fn push_json_line(b: &mut String, json: &str) {
     for c in json.chars() {
-        if matches!(c, '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}') {
+        if matches!(
+            c,
+            '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}'
+        ) || is_bidi_control(c)
+        {
             let _ = write!(b, "\\u{:04x}", u32::from(c));
         } else {
             b.push(c);
         }
     }
     b.push('\n');
+}
+
+/// True for a Unicode bidirectional formatting character: LRM, RLM
+/// (U+200E, U+200F), ALM (U+061C), the embeddings and overrides
+/// (U+202A–U+202E) and the isolates (U+2066–U+2069).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
 }
 
 /// Now as RFC 3339 UTC with milliseconds, e.g. `2026-11-30T00:55:00.123Z`.
@@ -294,6 +311,16 @@ mod tests {
     }
 
     #[test]
+    fn json_lines_escape_bidi_controls_and_the_bom() {
+        let l = json_line("/mcp\u{202e}gpj.exe", "\u{feff}a\u{2066}b\u{200f}\u{61c}");
+        assert!(l.contains("\"path\":\"/mcp\\u202egpj.exe\""), "{l}");
+        assert!(
+            l.contains("\"rpc\":\"\\ufeffa\\u2066b\\u200f\\u061c\""),
+            "{l}"
+        );
+    }
+
+    #[test]
     fn json_lines_escape_c1_controls_and_unicode_line_separators() {
         let l = json_line("/mcp", "a\u{85}b\u{9b}31mc\u{2028}d\u{2029}e\u{a0}");
         assert!(
@@ -307,12 +334,25 @@ mod tests {
         /// control or line-separator character (C0, DEL, C1, U+2028/9) and the same values when parsed back;
         /// the oracle is Python's `str.splitlines` set of line breaks.
         #[test]
-        fn any_request_makes_one_json_line(path in any::<String>(), rpc in any::<String>()) {
+        fn any_request_makes_one_json_line(
+            path in any::<String>(),
+            rpc in prop_oneof![
+                any::<String>(),
+                prop::collection::vec(prop::sample::select(vec![
+                    '\u{200e}', '\u{200f}', '\u{061c}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}',
+                    '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}', '\u{feff}', 'a', '"', '\\',
+                    '\u{85}', '\u{2028}', 'é',
+                ]), 0..24).prop_map(|v| v.into_iter().collect()),
+            ],
+        ) {
             let l = json_line(&path, &rpc);
             prop_assert!(l.ends_with('\n'));
             let body = &l[..l.len() - 1];
             let breaks = ['\n', '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}', '\u{2029}'];
             prop_assert!(!body.chars().any(|c| breaks.contains(&c) || c.is_control()), "{:?}", body);
+            // No bidi control or BOM raw (they reorder or hide what follows).
+            let hidden = ['\u{200e}', '\u{200f}', '\u{061c}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}', '\u{feff}'];
+            prop_assert!(!body.chars().any(|c| hidden.contains(&c)), "{:?}", body);
             let v: serde_json::Value = serde_json::from_str(body).unwrap();
             prop_assert_eq!(v["path"].as_str(), Some(path.as_str()));
             prop_assert_eq!(v["rpc"].as_str(), Some(rpc.as_str()));

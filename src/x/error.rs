@@ -279,17 +279,26 @@ pub fn parse_object(resp: &UpstreamResponse) -> Result<Value, XError> {
     let Ok(text) = std::str::from_utf8(&resp.body) else {
         return Err(XError::unexpected_response());
     };
+    if super::model::parse::too_deep(text) {
+        return Err(super::model::parse::too_deep_error("an answer"));
+    }
     let text = super::model::parse::repair_surrogates(text);
     match serde_json::from_str(&text) {
         Ok(v @ Value::Object(_)) => Ok(v),
+        Err(e) if super::model::parse::is_too_deep(&e) => {
+            Err(super::model::parse::too_deep_error("an answer"))
+        }
         _ => Err(XError::unexpected_response()),
     }
 }
 
-/// Cuts upstream text to [`MAX_ECHOED_MESSAGE_CHARS`] and blanks control
-/// characters, so an upstream cannot flood or reshape the error line.
+/// Cuts upstream text to [`MAX_ECHOED_MESSAGE_CHARS`], blanks control
+/// characters and escapes it for one inline Markdown position (as the
+/// result's warnings are: [`crate::x::render::escape::escape_inline`]), so
+/// an upstream cannot flood or reshape the error line, nor put a link,
+/// emphasis or HTML into an `isError` text.
 pub fn clip_message(s: &str) -> String {
-    crate::text::clip_inert(s, MAX_ECHOED_MESSAGE_CHARS)
+    crate::x::render::escape::escape_inline(&crate::text::clip_inert(s, MAX_ECHOED_MESSAGE_CHARS))
 }
 
 fn private_error() -> XError {

@@ -192,6 +192,8 @@ impl Tools {
         };
         let up = narrowed.as_ref().unwrap_or(&self.upstream);
         let guard = Guard::new(self.settings.call_timeout, Arc::clone(&call.cancel));
+        // Long loops below the tools (the facet expander) read it.
+        let _stop = super::model::expand::Stop::enter(guard.deadline, Arc::clone(&guard.cancel));
         let f = Fetcher::with_side(&self.cache, up, &self.side)
             .with_fallback(self.fallback.as_deref())
             .guarded(&guard);

@@ -36,7 +36,7 @@ const SUBDOMAINS: [&str; 5] = ["www", "mobile", "m", "d", "dl"];
 /// The accepted-forms sentence used in every URL refusal.
 pub const ACCEPTED_FORMS: &str = "`url` must be an X post permalink such as \
 https://x.com/<handle>/status/<id> (twitter.com, mobile., www., fxtwitter.com, vxtwitter.com, \
-fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits, at most 18446744073709551615)";
+fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits, at most 18446744073709551615, not 0)";
 
 /// A parsed status link.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,12 +84,12 @@ pub fn is_id(s: &str) -> bool {
 }
 
 /// True for a post id a caller may ask for: [`is_id`] and a value that
-/// fits an unsigned 64-bit snowflake (at most 18446744073709551615;
-/// leading zeros allowed). A larger number names no post: it is refused
+/// fits an unsigned 64-bit snowflake (1 to 18446744073709551615; leading
+/// zeros allowed). A larger number, or 0, names no post: it is refused
 /// before any upstream call rather than asked for (a quotes search for it
 /// would answer "no quotes").
 pub fn is_post_id(s: &str) -> bool {
-    is_id(s) && s.parse::<u64>().is_ok()
+    is_id(s) && s.parse::<u64>().is_ok_and(|n| n > 0)
 }
 
 /// The one spelling of a handle every cache key and upstream path uses:

@@ -151,7 +151,7 @@ pub const POST_HANDLE: Prop = Prop {
 /// `id` of a tool that names one post, with `handle`.
 pub const POST_ID: Prop = Prop {
     name: "id",
-    kind: Kind::Str { min: 1, max: 20, pattern: Some("^[0-9]{1,20}$"), check: Some(url::is_post_id), what: "a string of 1 to 20 decimal digits (at most 18446744073709551615), e.g. \"1800000000000000001\" (send it quoted: JSON numbers cannot hold post ids exactly)" },
+    kind: Kind::Str { min: 1, max: 20, pattern: Some("^0*[1-9][0-9]*$"), check: Some(url::is_post_id), what: "a string of 1 to 20 decimal digits (at most 18446744073709551615, not 0), e.g. \"1800000000000000001\" (send it quoted: JSON numbers cannot hold post ids exactly)" },
     description: "Post id as a decimal string (not a number), used with `handle` instead of `url`.",
 };
 
@@ -440,7 +440,7 @@ mod tests {
         let e = post(json!({"handle": "a", "id": 1800000000000000001u64})).unwrap_err();
         assert!(
             e.starts_with(
-                "`id` must be a string of 1 to 20 decimal digits (at most 18446744073709551615)"
+                "`id` must be a string of 1 to 20 decimal digits (at most 18446744073709551615, not 0)"
             ),
             "{e}"
         );
@@ -448,7 +448,7 @@ mod tests {
         let e = post(json!({"handle": "a", "id": "180000000000000000199"})).unwrap_err();
         assert!(
             e.starts_with(
-                "`id` must be a string of 1 to 20 decimal digits (at most 18446744073709551615)"
+                "`id` must be a string of 1 to 20 decimal digits (at most 18446744073709551615, not 0)"
             ),
             "{e}"
         );

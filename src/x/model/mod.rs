@@ -10,11 +10,16 @@
 //! - [`parse`]: reading a body into the model: lone UTF-16 surrogate
 //!   escapes repaired to U+FFFD first, and a wrong shape reported as a
 //!   distinct `upstream_invalid_response` error naming what was wrong.
+//! - [`depth`]: the depth caps on upstream bodies and quotes.
+//! - [`expand`]: upstream substitution lists (facets, entities) applied
+//!   in one pass by offsets, bounded in output and time.
 //! - [`value`]: helpers over posts still held as `serde_json::Value` (the
 //!   `x_md_get_post` path).
 
 pub mod article;
 pub mod attached;
+pub mod depth;
+pub mod expand;
 pub mod media;
 pub mod parse;
 pub mod scalar;

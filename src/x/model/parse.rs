@@ -19,6 +19,10 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, SeqAccess, Vis
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+pub use super::depth::{
+    is_too_deep, past_quote_nesting_message, too_deep, too_deep_error, PastQuoteNesting,
+    MAX_JSON_DEPTH, MAX_QUOTE_NESTING, PAST_QUOTE_NESTING,
+};
 use super::user::User;
 use crate::x::error::{code, XError};
 
@@ -164,6 +168,9 @@ fn parse_body<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, XError>
     if !text.trim_start().starts_with('{') {
         return Err(XError::unexpected_response());
     }
+    if too_deep(text) {
+        return Err(too_deep_error(what));
+    }
     match serde_json::from_str(text) {
         Ok(t) => Ok(t),
         Err(e) => match repair_surrogates(text) {
@@ -178,6 +185,9 @@ fn parse_body<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, XError>
 /// The error for a body that failed to parse: a shape error when it is
 /// JSON throughout, else the general error.
 fn parse_error(what: &str, text: &str, e: &serde_json::Error) -> XError {
+    if is_too_deep(e) {
+        return too_deep_error(what);
+    }
     // A syntax error inside a named field is re-raised as a custom (data)
     // error by the field wrappers; only a body that is JSON throughout is
     // of the wrong shape.
@@ -263,8 +273,27 @@ pub fn shape_error(what: &str, e: &dyn Display) -> XError {
         code::INVALID_RESPONSE,
         format!(
             "FxTwitter answered {what} that is not the expected shape: {}.",
-            crate::x::error::clip_message(strip_position(&e.to_string()))
+            echoed(strip_position(&e.to_string()))
         ),
+    )
+}
+
+/// A parse error's message as echoed: clipped, controls blanked, and the
+/// upstream string serde quotes in it (`invalid type: string "…"`)
+/// escaped for Markdown as [`crate::x::error::clip_message`] does; the
+/// rest is xmd's and serde's own words.
+fn echoed(m: &str) -> String {
+    use crate::x::render::escape::escape_inline;
+    let m = crate::text::clip_inert(m, crate::x::error::MAX_ECHOED_MESSAGE_CHARS);
+    let Some(open) = m.find('"') else {
+        return m;
+    };
+    let close = m.rfind('"').filter(|&c| c > open).unwrap_or(m.len());
+    format!(
+        "{}\"{}{}",
+        &m[..open],
+        escape_inline(&m[open + 1..close]),
+        &m[close..]
     )
 }
 
@@ -328,13 +357,6 @@ object_fields!(
     content => "an article content object",
 );
 
-/// Most levels of quotes inside quotes read. Default 16 (the post
-/// renderer shows 3, `structuredContent` is normalised to 8); a deeper
-/// quote is skipped and its post shows no quote. Each level costs a
-/// worker's stack (`WORKER_STACK_BYTES`) a few deserializer frames, and
-/// JSON may nest over a hundred.
-pub const MAX_QUOTE_NESTING: usize = 16;
-
 thread_local! {
     /// Quotes being read on this thread, outermost first.
     static QUOTE_NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
@@ -377,8 +399,12 @@ pub fn author<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<User>>, D::E
 }
 
 /// Deserializes the optional object `quote` (a status object or `null`),
-/// naming it in errors; beyond [`MAX_QUOTE_NESTING`] levels it is skipped.
-pub fn quote<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+/// naming it in errors; beyond [`MAX_QUOTE_NESTING`] levels it is skipped
+/// unread and stands as [`PastQuoteNesting::past_quote_nesting`]. The
+/// count is checked before descending.
+pub fn quote<'de, D: Deserializer<'de>, T: Deserialize<'de> + PastQuoteNesting>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
     struct Level(usize);
     impl Drop for Level {
         fn drop(&mut self) {
@@ -387,8 +413,11 @@ pub fn quote<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Opt
     }
     let depth = QUOTE_NESTING.with(std::cell::Cell::get);
     if depth >= MAX_QUOTE_NESTING {
-        IgnoredAny::deserialize(d)?;
-        return Ok(None);
+        // `null` (no quote) stays absent; anything else was a quote.
+        return match Option::<IgnoredAny>::deserialize(d)? {
+            None => Ok(None),
+            Some(_) => Ok(Some(T::past_quote_nesting())),
+        };
     }
     QUOTE_NESTING.with(|n| n.set(depth + 1));
     let _restore = Level(depth);

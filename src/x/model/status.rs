@@ -153,6 +153,17 @@ pub struct Status {
     pub message: Option<String>,
 }
 
+impl super::parse::PastQuoteNesting for Box<Status> {
+    fn past_quote_nesting() -> Self {
+        Box::new(Status {
+            kind: Some("tombstone".into()),
+            reason: Some(super::parse::PAST_QUOTE_NESTING.into()),
+            message: Some(super::parse::past_quote_nesting_message()),
+            ..Status::default()
+        })
+    }
+}
+
 impl Status {
     /// True for a tombstone.
     pub fn is_tombstone(&self) -> bool {

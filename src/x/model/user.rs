@@ -204,7 +204,8 @@ pub struct Facet {
         skip_serializing_if = "Option::is_none"
     )]
     pub kind: Option<Word>,
-    /// `[start, end]` (UTF-16 offsets; never used to cut text).
+    /// `[start, end)` in UTF-16 code units (code points in a note tweet);
+    /// used only where the text there is `original` ([`super::expand`]).
     #[serde(
         deserialize_with = "super::parse::raw",
         skip_serializing_if = "Option::is_none"

@@ -106,28 +106,46 @@ pub fn card_lines(card: &Value) -> Vec<String> {
 }
 
 /// A Community Note's text with its t.co links replaced by their targets
-/// (`facets` of type `url`, matched by their `original` string), and the
-/// http(s) links it cites that the text does not show: leftover facets and
+/// (`facets` of type `url`, in one pass by their offsets, each checked
+/// against its `original`: [`crate::x::model::expand`]), and the http(s)
+/// links it cites that the text does not show: facets not applied and
 /// legacy Birdwatch `entities` (`ref.url`), once each.
-fn note_text_and_links(note: &Value) -> (String, Vec<String>) {
-    let mut text = s(note, "text").unwrap_or("").to_string();
-    let facets = note
+pub fn note_text_and_links(note: &Value) -> (String, Vec<String>) {
+    use crate::x::model::expand::{expand, indices, Edit};
+    let facets: Vec<&Value> = note
         .get("facets")
         .and_then(Value::as_array)
         .into_iter()
-        .flatten();
-    let mut cited = Vec::new();
-    for f in facets.filter(|f| s(f, "type").is_none_or(|t| t == "url")) {
+        .flatten()
+        .filter(|f| s(f, "type").is_none_or(|t| t == "url"))
+        .collect();
+    // (facet, edit index) for the facets that may be applied.
+    let mut edits = Vec::new();
+    let mut edit_of = Vec::with_capacity(facets.len());
+    for f in &facets {
         let target = s(f, "replacement").or_else(|| s(f, "original"));
         match (
             s(f, "original").filter(|o| o.starts_with("https://t.co/")),
             target,
         ) {
-            (Some(o), Some(r)) if text.contains(o) && link_url(r).is_some() => {
-                text = text.replace(o, r);
+            (Some(o), Some(r)) if link_url(r).is_some() => {
+                edit_of.push(Some(edits.len()));
+                edits.push(Edit {
+                    indices: indices(f.get("indices")),
+                    original: o,
+                    replacement: r,
+                });
             }
-            (_, Some(r)) => cited.push(r),
-            _ => {}
+            _ => edit_of.push(None),
+        }
+    }
+    let expanded = expand(s(note, "text").unwrap_or(""), 0, &edits);
+    let text = expanded.text;
+    let mut cited = Vec::new();
+    for (f, e) in facets.iter().zip(edit_of) {
+        let applied = e.is_some_and(|i| expanded.applied[i]);
+        if let (false, Some(r)) = (applied, s(f, "replacement").or_else(|| s(f, "original"))) {
+            cited.push(r);
         }
     }
     let entities = note
@@ -136,15 +154,29 @@ fn note_text_and_links(note: &Value) -> (String, Vec<String>) {
         .into_iter()
         .flatten();
     cited.extend(entities.filter_map(|e| e.pointer("/ref/url").and_then(Value::as_str)));
+    // Each distinct link once; the text is searched for at most
+    // MAX_NOTE_LINKS of them (each search reads the whole text).
     let mut seen = HashSet::new();
-    let links = cited
+    let distinct: Vec<&str> = cited
         .into_iter()
-        .filter(|u| link_url(u).is_some() && !text.contains(*u))
-        .filter(|u| seen.insert(u.to_string()))
+        .filter(|u| seen.insert(*u) && link_url(u).is_some())
+        .collect();
+    let more = distinct.len().saturating_sub(MAX_NOTE_LINKS);
+    let mut links: Vec<String> = distinct
+        .into_iter()
+        .take(MAX_NOTE_LINKS)
+        .filter(|u| !text.contains(*u))
         .map(url_text)
         .collect();
+    if more > 0 {
+        links.push(format!("{more} more not listed"));
+    }
     (text, links)
 }
+
+/// Most distinct links a Community Note's `Links:` line checks and lists
+/// (20); past them it ends with "N more not listed".
+pub const MAX_NOTE_LINKS: usize = 20;
 
 /// The Community Note block: `**Community Note**`, its text, `Links:` it
 /// cites beyond the text, and the page of the post's notes on X.

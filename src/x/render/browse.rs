@@ -233,18 +233,31 @@ pub fn cursor_line(next_cursor: &str) -> String {
 }
 
 /// The bio with any t.co link the upstream left unexpanded replaced by its
-/// facet's target (matched by the original string, never by offsets).
+/// facet's target, in one pass ([`crate::x::model::expand`]): the facets'
+/// offsets index `raw_description.text`, so in `description` they hold
+/// only when it is that text; else each link is found by its text.
 pub fn bio_text(user: &User) -> String {
-    let mut bio = user.description.clone().unwrap_or_default();
+    use crate::x::model::expand::{expand, raw_indices, Edit};
+    let bio = user.description.as_deref().unwrap_or_default();
     let facets = user.raw_description.as_ref().map(|r| &r.facets);
-    for f in facets.into_iter().flatten() {
-        if let (Some(o), Some(r)) = (f.original.as_deref(), f.replacement.as_deref()) {
-            if o.starts_with("https://t.co/") {
-                bio = bio.replace(o, r);
-            }
-        }
+    let edits: Vec<Edit> = facets
+        .into_iter()
+        .flatten()
+        .filter_map(
+            |f| match (f.original.as_deref(), f.replacement.as_deref()) {
+                (Some(o), Some(r)) if o.starts_with("https://t.co/") => Some(Edit {
+                    indices: raw_indices(f.indices.as_deref()),
+                    original: o,
+                    replacement: r,
+                }),
+                _ => None,
+            },
+        )
+        .collect();
+    if edits.is_empty() {
+        return bio.to_string();
     }
-    bio
+    expand(bio, 0, &edits).text
 }
 
 /// The profile layout.

@@ -75,9 +75,8 @@ fn unescape_html(s: &str) -> String {
 }
 
 /// The text to show: `text`, or when it is empty, `raw_text.text` with
-/// t.co links expanded and media links removed. Facets are applied by
-/// matching their `original` string, never by index, so multi-byte text
-/// and stale UTF-16 offsets cannot split a character.
+/// t.co links expanded and media links removed, in one pass by the facets'
+/// offsets, each checked against its `original` ([`crate::x::model::expand`]).
 pub fn display_text(post: &Value) -> String {
     let text = s(post, "text").unwrap_or("").trim();
     if !text.is_empty() {
@@ -91,7 +90,14 @@ pub fn display_text(post: &Value) -> String {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .map(|f| (s(f, "type"), s(f, "original"), s(f, "replacement")));
+        .map(|f| {
+            (
+                s(f, "type"),
+                model::expand::indices(f.get("indices")),
+                s(f, "original"),
+                s(f, "replacement"),
+            )
+        });
     expand_raw(s(raw, "text").unwrap_or(""), facets)
 }
 
@@ -107,6 +113,7 @@ pub fn status_text(post: &Status) -> String {
     let facets = raw.facets.iter().map(|f| {
         (
             f.kind.as_deref(),
+            model::expand::raw_indices(f.indices.as_deref()),
             f.original.as_deref(),
             f.replacement.as_deref(),
         )
@@ -114,24 +121,35 @@ pub fn status_text(post: &Status) -> String {
     expand_raw(&raw.text, facets)
 }
 
-/// Raw text with its `(type, original, replacement)` facets applied:
-/// t.co links expanded, media links removed, HTML entities decoded.
-fn expand_raw<'f>(
-    raw: &str,
-    facets: impl Iterator<Item = (Option<&'f str>, Option<&'f str>, Option<&'f str>)>,
-) -> String {
-    let mut t = raw.to_string();
-    for (kind, original, replacement) in facets {
-        let Some(orig) = original.filter(|o| o.starts_with("http")) else {
-            continue;
-        };
-        match kind {
-            Some("url") => t = t.replace(orig, replacement.unwrap_or(orig)),
-            Some("media") => t = t.replace(orig, ""),
-            _ => {}
-        }
-    }
-    unescape_html(t.trim())
+/// One facet as [`expand_raw`] reads it: `(type, indices, original,
+/// replacement)`.
+type RawFacet<'f> = (
+    Option<&'f str>,
+    Option<(u64, u64)>,
+    Option<&'f str>,
+    Option<&'f str>,
+);
+
+/// Raw text with its facets applied in one pass
+/// ([`crate::x::model::expand`]): t.co links (`url`) expanded, media links
+/// (`media`) removed, then HTML entities decoded.
+fn expand_raw<'f>(raw: &str, facets: impl Iterator<Item = RawFacet<'f>>) -> String {
+    let edits: Vec<model::expand::Edit> = facets
+        .filter_map(|(kind, indices, original, replacement)| {
+            let original = original.filter(|o| o.starts_with("http"))?;
+            let replacement = match kind {
+                Some("url") => replacement?,
+                Some("media") => "",
+                _ => return None,
+            };
+            Some(model::expand::Edit {
+                indices,
+                original,
+                replacement,
+            })
+        })
+        .collect();
+    unescape_html(model::expand::expand(raw, 0, &edits).text.trim())
 }
 
 /// Blocks joined by one blank line each.

@@ -49,8 +49,15 @@ pub struct Tweet {
     pub photos: Option<Vec<Photo>>,
     /// The embed's video summary (its `durationMs` is the video length).
     pub video: Option<Video>,
-    /// The quoted post.
+    /// The quoted post (read to
+    /// [`crate::x::model::parse::MAX_QUOTE_NESTING`] levels, as FxTwitter's
+    /// `quote`; one deeper stands as a tombstone that says so).
+    #[serde(deserialize_with = "crate::x::model::parse::quote")]
     pub quoted_tweet: Option<Box<Tweet>>,
+    /// Set by xmd on the stand-in for a quote nested past
+    /// [`crate::x::model::parse::MAX_QUOTE_NESTING`]; never read.
+    #[serde(skip)]
+    pub past_quote_nesting: bool,
     /// The handle replied to.
     pub in_reply_to_screen_name: Option<String>,
     /// The post replied to.
@@ -107,6 +114,9 @@ pub struct UrlEntity {
     pub url: Option<String>,
     /// Where it leads.
     pub expanded_url: Option<String>,
+    /// `[start, end)` of `url` in the text (code points or UTF-16 code
+    /// units; checked against the text before use).
+    pub indices: Option<Value>,
 }
 
 /// `MediaDetails` (photo, video or animated GIF).
@@ -180,6 +190,16 @@ pub struct Video {
     pub duration_ms: Option<u64>,
 }
 
+impl crate::x::model::parse::PastQuoteNesting for Box<Tweet> {
+    fn past_quote_nesting() -> Self {
+        Box::new(Tweet {
+            typename: Some("TweetTombstone".into()),
+            past_quote_nesting: true,
+            ..Tweet::default()
+        })
+    }
+}
+
 impl Tweet {
     /// True for a deleted, withheld or otherwise unavailable post.
     pub fn is_tombstone(&self) -> bool {
@@ -203,39 +223,62 @@ fn unescape_html(s: &str) -> String {
 }
 
 /// The visible text: leading reply mentions (before
-/// `display_text_range`) dropped, media links removed, links expanded,
-/// HTML entities decoded. Links are matched by their text, never by index.
+/// `display_text_range`) dropped, media links removed, links expanded (in
+/// one pass by the entities' `indices`, each checked against the text:
+/// [`crate::x::model::expand`]), HTML entities decoded.
 fn display_text(t: &Tweet) -> String {
+    use crate::x::model::expand::{expand, indices, Edit};
     let raw = t.text.as_deref().unwrap_or("");
     let start = t
         .display_text_range
         .as_ref()
         .and_then(|r| r.first())
         .map_or(0, |s| *s as usize);
-    let prefix: String = raw.chars().take(start).collect();
-    let only_mentions = prefix
-        .split_whitespace()
-        .all(|w| w.starts_with('@') && w.len() > 1);
-    let mut text = if start > 0 && only_mentions && prefix.chars().count() == start {
-        raw.chars().skip(start).collect()
-    } else {
-        raw.to_string()
+    // The byte where the shown text starts, when `start` code points of
+    // the text are all reply mentions.
+    let cut = raw
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain(std::iter::once(raw.len()))
+        .nth(start);
+    let from = match cut {
+        Some(b) if start > 0 => {
+            let prefix = &raw[..b];
+            let only_mentions = prefix
+                .split_whitespace()
+                .all(|w| w.starts_with('@') && w.len() > 1);
+            if only_mentions {
+                b
+            } else {
+                0
+            }
+        }
+        _ => 0,
     };
+    let mut edits = Vec::new();
     if let Some(e) = &t.entities {
         for m in &e.media {
             if let Some(u) = m.url.as_deref().filter(|u| u.starts_with("http")) {
-                text = text.replace(u, "");
+                edits.push(Edit {
+                    indices: indices(m.indices.as_ref()),
+                    original: u,
+                    replacement: "",
+                });
             }
         }
         for l in &e.urls {
             if let (Some(u), Some(x)) = (l.url.as_deref(), l.expanded_url.as_deref()) {
                 if u.starts_with("http") {
-                    text = text.replace(u, x);
+                    edits.push(Edit {
+                        indices: indices(l.indices.as_ref()),
+                        original: u,
+                        replacement: x,
+                    });
                 }
             }
         }
     }
-    unescape_html(text.trim())
+    unescape_html(expand(raw, from, &edits).text.trim())
 }
 
 fn author(u: &User) -> Value {
@@ -442,9 +485,6 @@ fn expand_link(t: &Tweet, u: &str) -> String {
         .unwrap_or_else(|| u.to_string())
 }
 
-/// Most levels of quoted posts mapped (the endpoint sends one).
-const MAX_QUOTE_LEVELS: usize = 3;
-
 /// The FxTwitter status for a syndication Tweet (`None` when it has no
 /// id). Counts the endpoint does not send (reposts of the main post,
 /// quotes, bookmarks, views) stay absent, so nothing shows a made-up 0.
@@ -512,16 +552,23 @@ fn to_status_at(t: &Tweet, level: usize) -> Option<Value> {
     if let Some(a) = t.article.as_ref().and_then(super::card::article) {
         s.insert("article".into(), a);
     }
-    if level < MAX_QUOTE_LEVELS {
-        if let Some(q) = t.quoted_tweet.as_deref() {
-            let quote = if q.is_tombstone() {
-                Some(json!({"type": "tombstone", "reason": "unavailable"}))
-            } else {
-                to_status_at(q, level + 1)
-            };
-            if let Some(q) = quote {
-                s.insert("quote".into(), q);
-            }
+    if let Some(q) = t.quoted_tweet.as_deref() {
+        use crate::x::model::parse::{past_quote_nesting_message, MAX_QUOTE_NESTING};
+        // Checked before descending: the parse already stopped there
+        // (`past_quote_nesting`); a `Tweet` built otherwise stops here.
+        let quote = if q.past_quote_nesting || level >= MAX_QUOTE_NESTING {
+            Some(json!({
+                "type": "tombstone",
+                "reason": crate::x::model::parse::PAST_QUOTE_NESTING,
+                "message": past_quote_nesting_message(),
+            }))
+        } else if q.is_tombstone() {
+            Some(json!({"type": "tombstone", "reason": "unavailable"}))
+        } else {
+            to_status_at(q, level + 1)
+        };
+        if let Some(q) = quote {
+            s.insert("quote".into(), q);
         }
     }
     Some(Value::Object(s))

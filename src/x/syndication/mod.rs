@@ -114,19 +114,26 @@ fn failure_of(answer: &Result<UpstreamResponse, FetchError>, id: &str) -> Result
         429 => return Err(Failure::Down("it is rate limiting xmd".into())),
         s => return Err(Failure::Down(format!("it answered HTTP {s}"))),
     }
-    let Ok(body) = parse_object(resp) else {
-        return Err(Failure::Down(
-            "it sent an unexpected response (not the JSON it should send)".into(),
-        ));
-    };
+    let not_json =
+        || Failure::Down("it sent an unexpected response (not the JSON it should send)".into());
+    let text = std::str::from_utf8(&resp.body).map_err(|_| not_json())?;
+    if crate::x::model::parse::too_deep(text) {
+        return Err(Failure::Down(format!(
+            "its JSON is nested deeper than {} levels, which xmd does not read",
+            crate::x::model::parse::MAX_JSON_DEPTH
+        )));
+    }
+    let text = crate::x::model::parse::repair_surrogates(text);
     let not_a_post = || Failure::Down("it sent an unexpected response (not a post object)".into());
-    let empty = body.as_object().is_some_and(|o| o.is_empty());
-    let tweet: map::Tweet = serde_json::from_value(body).map_err(|_| not_a_post())?;
+    // Read as text into the typed Tweet (whose quotes are counted), never
+    // through a `Value` (whose conversion recursed once per level).
+    let tweet: map::Tweet = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(o)) if o.is_empty() => return Err(Failure::NotFound(None)),
+        Ok(Value::Object(_)) => serde_json::from_str(&text).map_err(|_| not_a_post())?,
+        _ => return Err(not_json()),
+    };
     if tweet.is_tombstone() {
         return Err(Failure::NotFound(tweet.tombstone_text().map(clip_message)));
-    }
-    if empty {
-        return Err(Failure::NotFound(None));
     }
     let post = map::to_status(&tweet).ok_or_else(not_a_post)?;
     let wanted = id.trim_start_matches('0');

@@ -1,0 +1,4 @@
+//! `expand`: see `xmd::fuzzing::check_expand` for the properties asserted.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| xmd::fuzzing::check_expand(data));
