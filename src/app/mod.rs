@@ -192,13 +192,13 @@ impl App {
             Some(b) => b.clone(),
             None => metered,
         };
-        let mut tools = Tools::with_cache_bytes(upstream, config.cache_bytes).with_settings(
-            crate::x::budget::Settings {
+        let mut tools = Tools::with_cache_bytes(upstream, config.cache_bytes)
+            .with_working_bytes(config.max_working_bytes)
+            .with_settings(crate::x::budget::Settings {
                 max_chars: config.max_result_chars,
                 public_url: public.clone(),
                 call_timeout: config.call_timeout,
-            },
-        );
+            });
         if let Some(fallback) = fallback {
             tools = tools.with_fallback(Arc::new(metered::MeteredFallback(fallback)));
         }
