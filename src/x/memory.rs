@@ -7,6 +7,11 @@
 //! and coalesced callers hold one copy); what each call builds from them
 //! is its own, and that is what concurrency multiplies.
 //!
+//! An answer on its way in counts too, from its head on: twice the body
+//! its `Content-Length` announces (the 4 MiB cap when it announces none),
+//! until the call counts the answer itself; a body with no room waits
+//! unread at most [`MAX_INCOMING_WAIT`].
+//!
 //! A call that holds nothing yet waits for room, first come first served,
 //! up to [`MAX_WORK_WAIT`] (or its deadline, or until its client leaves);
 //! a call alone is always admitted, however large. A call that already
@@ -42,6 +47,11 @@ pub const TRANSFER_BYTES_PER_BODY_BYTE: usize = 2;
 /// Longest a call waits for room in the budget before it is refused:
 /// 10 s (less when its deadline, `--call-timeout`, comes first).
 pub const MAX_WORK_WAIT: Duration = Duration::from_secs(10);
+
+/// Longest an upstream body waits unread for room: 2 s. Its request's own
+/// timeout (`--upstream-timeout`, 10 s) runs meanwhile, and a timeout
+/// would cool the upstream base down as if it had failed.
+pub const MAX_INCOMING_WAIT: Duration = Duration::from_secs(2);
 
 /// How often a waiting call looks at its stop condition (client gone).
 const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -125,9 +135,10 @@ pub fn incoming(announced: Option<u64>, cap: u64) -> bool {
         let bytes = body.saturating_mul(TRANSFER_BYTES_PER_BODY_BYTE);
         let cancel = w.cancel.clone();
         let stop = || cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
+        let until = w.until.min(Instant::now() + MAX_INCOMING_WAIT);
         let ok = w
             .budget
-            .reserve(bytes, w.held + w.reserved, w.until, &stop)
+            .reserve(bytes, w.held + w.reserved, until, &stop)
             .is_ok();
         if ok {
             w.reserved += bytes;
