@@ -81,7 +81,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
 /// Most worker threads that run blocking tool calls (upstream requests).
 /// Threads start on demand and exit after idling for
-/// `server::workers::WORKER_IDLE_EXIT` (5 s), so an idle server runs
+/// `server::workers::WORKER_IDLE_EXIT` (60 s), so an idle server runs
 /// none.
 ///
 /// Default is 64. With every worker busy, calls wait in the queue

@@ -31,12 +31,10 @@ pub type PanicAnswer = Arc<dyn Fn() -> Response + Send + Sync>;
 /// How long a worker waits for a job before it exits (while more than the
 /// pool's minimum are alive).
 ///
-/// Default is 5 s. A burst of tool calls keeps its threads for 5 s after
-/// the last call; the next call after that starts a thread again (tens of
-/// microseconds, invisible next to an upstream round trip). A thread's end
-/// gives its allocator pages back (crate::heap): with 60 s, the threads of
-/// a burst held about 5 MiB for a minute after it (issue 32).
-pub const WORKER_IDLE_EXIT: Duration = Duration::from_secs(5);
+/// Default is 60 s. A burst of tool calls keeps its threads for a minute
+/// after the last call; the next call after that starts a thread again
+/// (tens of microseconds, invisible next to an upstream round trip).
+pub const WORKER_IDLE_EXIT: Duration = Duration::from_secs(60);
 
 /// Worker threads kept alive however long they idle.
 ///
