@@ -36,6 +36,7 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--syndication-url", env: "XMD_SYNDICATION_URL", value: "URL", help: format!("base URL of X's syndication endpoint, asked for a single post when FxTwitter fails for it (no answer, timeout, 429, 5xx, a non-JSON body; never for a 404 or 401); the post comes alone, with a note. An empty value turns the fallback off [default: {}]", config::DEFAULT_SYNDICATION_URL) },
         Setting { flag: "--syndication-timeout", env: "XMD_SYNDICATION_TIMEOUT", value: "SECS", help: format!("timeout of one syndication request [default: {}]", secs(config::DEFAULT_SYNDICATION_TIMEOUT)) },
         Setting { flag: "--cache-bytes", env: "XMD_CACHE_BYTES", value: "BYTES", help: format!("upstream response cache budget, least recently used out first; 0 turns it off [default: {}]", config::DEFAULT_CACHE_BYTES) },
+        Setting { flag: "--max-working-bytes", env: "XMD_MAX_WORKING_BYTES", value: "BYTES", help: format!("working budget of the tool calls in flight: each upstream answer a call reads counts {}x its size until the call ends; a call with no room waits its turn up to {}s, then answers isError code memory_budget (X routes: 503), retry after 1s; 0 turns it off [default: {}]", crate::x::memory::WORK_BYTES_PER_BODY_BYTE, crate::x::memory::MAX_WORK_WAIT.as_secs(), config::DEFAULT_MAX_WORKING_BYTES) },
         Setting { flag: "--public-url", env: "XMD_PUBLIC_URL", value: "URL", help: "base URL for self links, resource URIs and the server card; no query or fragment, letters, digits and -._~%/:@[] only [default: http://<listen>]".into() },
         Setting { flag: "--event-loops", env: "XMD_EVENT_LOOPS", value: "N", help: format!("event-loop threads accepting and serving connections [default: {}, or the CPU count when fewer]", config::DEFAULT_EVENT_LOOPS) },
         Setting { flag: "--workers", env: "XMD_WORKERS", value: "N", help: format!("worker threads for tool calls [default: {}]", config::DEFAULT_WORKERS) },
@@ -204,6 +205,9 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
     };
     if let Some(n) = number("--cache-bytes", 0)? {
         config.cache_bytes = n;
+    }
+    if let Some(n) = number("--max-working-bytes", 0)? {
+        config.max_working_bytes = n;
     }
     if let Some((name, v)) = lookup("--max-result-chars") {
         use crate::x::budget::{MAX_RESULT_CHARS_LIMIT as MAX, MIN_RESULT_CHARS as MIN};
@@ -556,6 +560,13 @@ mod tests {
         );
         assert_eq!(c.upstream, "http://127.0.0.1:1,https://b.example");
         assert_eq!(c.cache_bytes, 0);
+        assert_eq!(c.max_working_bytes, 64 * 1024 * 1024);
+        let env = |k: &str| (k == "XMD_MAX_WORKING_BYTES").then(|| "1000".to_string());
+        assert_eq!(serve(&[], &env).max_working_bytes, 1000);
+        assert_eq!(
+            serve(&["--max-working-bytes", "0"], &env).max_working_bytes,
+            0
+        );
         assert_eq!(
             parse(&args(&["--upstream", "http://a.example,ftp://b"]), &none).unwrap_err(),
             UsageError("invalid --upstream 'ftp://b' (expected an http:// or https:// URL)".into())

@@ -149,6 +149,18 @@ pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
 /// used answers are dropped; the agent then sees `cache: "miss"` for them.
 pub const DEFAULT_CACHE_BYTES: usize = 32 * 1024 * 1024;
 
+/// Default budget of the tool calls' working set, in bytes
+/// (`--max-working-bytes`, `XMD_MAX_WORKING_BYTES`; 0 turns it off): 64 MiB.
+///
+/// Every upstream answer a call reads counts for it at 12 times its size
+/// (`x::memory::WORK_BYTES_PER_BODY_BYTE`: what its parse and render hold
+/// at most) until the call ends. A call that does not fit waits its turn
+/// up to 10 s, then gets a retryable tool error (`… (HTTP 503, code
+/// memory_budget, retry after 1s)`; the X routes: `503` with
+/// `Retry-After: 1`). With the caches (`--cache-bytes` and half of it for
+/// results) the default keeps the server within 128 MiB over its idle RSS.
+pub const DEFAULT_MAX_WORKING_BYTES: usize = 64 * 1024 * 1024;
+
 /// Default per-client `tools/call` rate, in calls per second
 /// (`--rate-limit`, `XMD_RATE_LIMIT`; 0 turns the limit off).
 ///
@@ -314,6 +326,9 @@ pub struct Config {
     /// Upstream response cache budget in bytes (0 = off); default
     /// [`DEFAULT_CACHE_BYTES`].
     pub cache_bytes: usize,
+    /// Working budget of the tool calls in flight, in bytes (0 = off);
+    /// see [`DEFAULT_MAX_WORKING_BYTES`].
+    pub max_working_bytes: usize,
     /// Per-client `tools/call` rate in calls per second (0 = off); see
     /// [`DEFAULT_RATE_LIMIT`].
     pub rate_limit: u32,
@@ -361,6 +376,7 @@ impl Config {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             allowed_origins: None,
             cache_bytes: DEFAULT_CACHE_BYTES,
+            max_working_bytes: DEFAULT_MAX_WORKING_BYTES,
             rate_limit: DEFAULT_RATE_LIMIT,
             rate_burst: DEFAULT_RATE_BURST,
             upstream_budget: DEFAULT_UPSTREAM_BUDGET,

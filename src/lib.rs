@@ -29,6 +29,7 @@ pub mod docs;
 #[doc(hidden)]
 #[path = "../fuzz/harness/mod.rs"]
 pub mod fuzzing;
+pub mod heap;
 pub mod http;
 pub mod json;
 pub mod mcp;

@@ -32,7 +32,11 @@ fn main() -> ExitCode {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
-        Ok(Command::Serve(config)) => config,
+        Ok(Command::Serve(config)) => {
+            // Returns only when no new image was started (xmd::heap).
+            xmd::heap::set_purge_delay();
+            config
+        }
         Err(cli::UsageError(msg)) => {
             eprintln!("xmd: {msg}\nTry 'xmd --help'.");
             return ExitCode::from(2);
@@ -77,6 +81,7 @@ fn main() -> ExitCode {
         "upstream": config.upstream,
         "syndication_url": config.syndication_url,
         "cache_bytes": config.cache_bytes,
+        "max_working_bytes": config.max_working_bytes,
         "rate_limit_per_s": config.rate_limit,
         "rate_burst": config.rate_burst,
         "upstream_budget_per_s": config.upstream_budget,

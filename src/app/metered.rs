@@ -78,6 +78,7 @@ impl Cause {
             },
             FetchError::CoolingDown(_)
             | FetchError::BudgetExhausted(_)
+            | FetchError::MemoryBudget(_)
             | FetchError::Deadline(_)
             | FetchError::Cancelled => return None,
         })
@@ -210,6 +211,7 @@ fn label(result: &Result<UpstreamResponse, FetchError>) -> Option<&'static str> 
         // its cancellation): no upstream request was made.
         Err(FetchError::CoolingDown(_))
         | Err(FetchError::BudgetExhausted(_))
+        | Err(FetchError::MemoryBudget(_))
         | Err(FetchError::Deadline(_))
         | Err(FetchError::Cancelled) => return None,
     })

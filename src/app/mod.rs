@@ -203,8 +203,9 @@ impl App {
             Some(b) => b.clone(),
             None => metered,
         };
-        let mut tools = Tools::with_cache_bytes(upstream, config.cache_bytes).with_settings(
-            crate::x::budget::Settings {
+        let mut tools = Tools::with_cache_bytes(upstream, config.cache_bytes)
+            .with_working_bytes(config.max_working_bytes)
+            .with_settings(crate::x::budget::Settings {
                 max_chars: config.max_result_chars,
                 public_url: public.clone(),
                 call_timeout: config.call_timeout,
@@ -214,8 +215,7 @@ impl App {
                     .map_or_else(crate::x::cursor::CursorKey::random, |s| {
                         crate::x::cursor::CursorKey::from_secret(&s.0)
                     }),
-            },
-        );
+            });
         if let Some(fallback) = fallback {
             tools = tools.with_fallback(Arc::new(metered::MeteredFallback(fallback)));
         }

@@ -301,6 +301,19 @@ fn work(shared: &Shared) {
                 Err(p) => p.into_inner().push((task.ticket, response)),
             }
             let _ = lane.waker.wake();
+            // A job that held much memory ends its thread, which gives the
+            // allocator's pages back (crate::heap); another starts on demand.
+            // (Not while jobs wait: they may count on this thread.)
+            if crate::heap::take_retire()
+                && state.queue.is_empty()
+                && state.live > shared.options.min_workers
+            {
+                state.waiting -= 1;
+                state.live -= 1;
+                drop(state);
+                crate::heap::sweep_later();
+                return;
+            }
             idle_since = Instant::now();
             continue;
         }

@@ -207,6 +207,15 @@ impl Cache {
         lock(&self.inner).bytes
     }
 
+    /// The body size of the fresh answer stored for `path_and_query`, if
+    /// any (a lookup now would be a hit, unless it expires first).
+    pub fn stored_len(&self, path_and_query: &str) -> Option<usize> {
+        match lock(&self.inner).map.get(path_and_query) {
+            Some(Slot::Ready(e)) if e.expires > Instant::now() => Some(e.resp.body.len()),
+            _ => None,
+        }
+    }
+
     /// Stores `resp`, which its reader found storable, for `ttl`, in place
     /// of whatever `key` held; false (and nothing changed) when it is too
     /// large to store.
@@ -612,6 +621,43 @@ mod tests {
         assert_eq!(f.fresh_for(), TTL_PROFILE);
         assert_eq!(c.bytes(), 12 + 10 + ENTRY_OVERHEAD_BYTES);
         assert_eq!(up.calls.load(Ordering::SeqCst), 2);
+    }
+
+    /// Every answer a call reads is counted in the working budget at
+    /// `work_bytes` of its body until the call's fetcher drops; a call
+    /// that holds some and finds no room is refused at once, with the
+    /// retryable error the agent sees.
+    #[test]
+    fn a_fetcher_counts_what_it_reads_until_it_drops() {
+        use crate::x::memory::{work_bytes, WorkBudget};
+        let c = Cache::new(1 << 20);
+        let up = counting(200, 1000, 0);
+        let work = Arc::new(WorkBudget::new(work_bytes(1000) * 3));
+        {
+            let f = Fetcher::new(&c, &up).metered(&work);
+            // A miss: counted at the answer's size.
+            assert_eq!(f.get("/2/profile/a").unwrap().body.len(), 1000);
+            assert_eq!(work.used(), work_bytes(1000));
+            // A hit: its size at once.
+            let (answer, keep) = f.get_keep("/2/profile/a");
+            keep.answer(true);
+            assert_eq!(answer.unwrap().body.len(), 1000);
+            assert_eq!(work.used(), 2 * work_bytes(1000));
+            // Another call holds the rest; this one, holding some, is
+            // refused at once.
+            let other = Fetcher::new(&c, &up).metered(&work);
+            let _ = other.get("/2/profile/a");
+            let t = std::time::Instant::now();
+            let refused = f.get("/2/profile/a").unwrap_err();
+            assert!(t.elapsed() < Duration::from_secs(1));
+            assert_eq!(
+                crate::x::error::XError::from_fetch(&refused).to_string(),
+                "xmd is at its memory budget for tool calls (--max-working-bytes) right now; nothing was read. (HTTP 503, code memory_budget, retry after 1s)"
+            );
+            drop(other);
+            assert_eq!(work.used(), 2 * work_bytes(1000));
+        }
+        assert_eq!(work.used(), 0, "given back when the call ends");
     }
 
     #[test]

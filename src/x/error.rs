@@ -68,6 +68,9 @@ pub mod code {
     pub const DEADLINE: &str = "deadline";
     /// The client closed its connection; the call stopped (never sent).
     pub const CANCELLED: &str = "cancelled";
+    /// The tool calls' working budget (`--max-working-bytes`) had no room
+    /// for this call in time; retry.
+    pub const MEMORY_BUDGET: &str = "memory_budget";
 }
 
 /// The message of a call refused locally while FxTwitter's 429 cool-down
@@ -126,6 +129,15 @@ impl XError {
                 e.retry_after = Some(*secs);
                 e
             }
+            FetchError::MemoryBudget(secs) => {
+                let mut e = XError::new(
+                    503,
+                    code::MEMORY_BUDGET,
+                    "xmd is at its memory budget for tool calls (--max-working-bytes) right now; nothing was read.",
+                );
+                e.retry_after = Some(*secs);
+                e
+            }
             FetchError::TooLarge => XError::new(
                 502,
                 code::INVALID_RESPONSE,
@@ -156,6 +168,7 @@ impl XError {
             code::PRIVATE
                 | code::RATE_LIMITED
                 | code::UPSTREAM_BUDGET
+                | code::MEMORY_BUDGET
                 | code::NETWORK
                 | code::TIMEOUT
         )

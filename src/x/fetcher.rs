@@ -3,12 +3,21 @@
 //! counted, its deadline and cancellation checked before each request, and
 //! jobs run beside the caller on the side pool.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::cache::{Cache, Outcome};
+use super::cacheable::cacheable;
+use super::memory::{
+    watch_incoming, work_bytes, IncomingGuard, Refusal, Reservation, WorkBudget, MAX_WORK_WAIT,
+    WORK_RETRY_AFTER_SECS,
+};
+use super::upstream::MAX_UPSTREAM_BODY_BYTES;
+
+/// The largest body an answer can have, for a size not known yet.
+const MAX_BODY: usize = MAX_UPSTREAM_BODY_BYTES as usize;
 use super::side::SidePool;
 use super::upstream::{FetchError, Keep, Upstream, UpstreamResponse};
 
@@ -32,6 +41,16 @@ pub struct Fetcher<'a> {
     fresh_ms: AtomicU64,
     /// The call's deadline and cancel flag, checked before every request.
     guard: Option<&'a super::budget::Guard>,
+    /// The budget of the calls' working set ([`Fetcher::metered`]): every
+    /// answer read is counted in it for this call, until the fetcher
+    /// drops; `None` counts nothing.
+    work: Option<&'a Arc<WorkBudget>>,
+    /// Bytes this fetcher holds in `work`, given back when it drops.
+    held: AtomicUsize,
+    /// Bytes the call held when it started this fetcher's job beside it
+    /// (the job is part of the call: it does not wait for room the call
+    /// holds, see [`WorkBudget::reserve`]).
+    held_by_caller: usize,
 }
 
 const SEEN_HIT: u8 = 1;
@@ -49,7 +68,19 @@ impl<'a> Fetcher<'a> {
             seen: AtomicU8::new(0),
             fresh_ms: AtomicU64::new(u64::MAX),
             guard: None,
+            work: None,
+            held: AtomicUsize::new(0),
+            held_by_caller: 0,
         }
+    }
+
+    /// This fetcher, counting every answer it reads in `work`
+    /// ([`super::memory`]): [`work_bytes`] of its body, held until the
+    /// fetcher drops. An answer there is no room for, in time, is
+    /// [`FetchError::MemoryBudget`].
+    pub fn metered(mut self, work: &'a Arc<WorkBudget>) -> Fetcher<'a> {
+        self.work = Some(work);
+        self
     }
 
     /// This fetcher, stopping before any request once the call is
@@ -68,10 +99,9 @@ impl<'a> Fetcher<'a> {
         up: &'a Arc<dyn Upstream>,
         pool: &'a SidePool,
     ) -> Fetcher<'a> {
-        Fetcher {
-            side: Some((pool, cache, up)),
-            ..Fetcher::new(cache, up.as_ref())
-        }
+        let mut f = Fetcher::new(cache, up.as_ref());
+        f.side = Some((pool, cache, up));
+        f
     }
 
     /// This fetcher with a second provider of single posts (see
@@ -97,14 +127,25 @@ impl<'a> Fetcher<'a> {
             };
         };
         let (cache, up) = (Arc::clone(*cache), Arc::clone(*up));
+        let work = self.work.map(Arc::clone);
+        let held_by_caller = self.holding();
         let started = pool.try_run(move || {
-            let f = Fetcher::new(&cache, up.as_ref());
+            let mut f = Fetcher::new(&cache, up.as_ref());
+            if let Some(w) = &work {
+                f = f.metered(w);
+                f.held_by_caller = held_by_caller;
+            }
             let value = job(&f);
-            (
-                value,
+            let (seen, fresh) = (
                 f.seen.load(Ordering::SeqCst),
                 f.fresh_ms.load(Ordering::SeqCst),
-            )
+            );
+            // What the job holds goes to the call with its value (given
+            // back here if the call never joins).
+            let bytes = f.held.swap(0, Ordering::SeqCst);
+            drop(f);
+            let held = work.map(|w| Reservation::new(w, bytes));
+            (value, seen, fresh, held)
         });
         match started {
             Ok(rx) => Beside {
@@ -178,7 +219,7 @@ pub struct Beside<'f, 'a, T, F> {
     run: Run<T, F>,
 }
 
-type Sided<T> = (T, u8, u64);
+type Sided<T> = (T, u8, u64, Option<Reservation>);
 
 enum Run<T, F> {
     Started(Receiver<Sided<T>>),
@@ -194,11 +235,14 @@ where
     /// The job's value, once it is done; `None` when it panicked. What it
     /// fetched counts for this call's `cache` outcome and freshness.
     pub fn join(self) -> Option<T> {
-        let (value, seen, fresh) = match self.run {
+        let (value, seen, fresh, held) = match self.run {
             Run::Later(job) => return Some(job(self.fetcher)),
             Run::Inline(job) => job(),
             Run::Started(rx) => rx.recv().ok()?,
         };
+        if let Some(r) = held {
+            self.fetcher.held.fetch_add(r.take(), Ordering::SeqCst);
+        }
         self.fetcher.seen.fetch_or(seen, Ordering::SeqCst);
         self.fetcher.fresh_ms.fetch_min(fresh, Ordering::SeqCst);
         Some(value)
@@ -213,9 +257,112 @@ impl Fetcher<'_> {
         if let Some(e) = self.stopped() {
             return Err(e);
         }
+        let incoming = self.begin_transfer();
+        let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
+        let transfer = self.end_transfer(incoming);
+        self.count(outcome, fresh);
+        let resp = answer.inspect_err(|_| self.give_back(transfer))?;
+        if self.admit_now(resp.body.len(), transfer) {
+            return Ok(resp);
+        }
+        drop(resp);
+        self.admit_then_read(up, path_and_query)
+    }
+
+    /// Bytes the call holds in the working budget (with its caller's, for
+    /// a job run beside it).
+    fn holding(&self) -> usize {
+        self.held.load(Ordering::SeqCst) + self.held_by_caller
+    }
+
+    /// Around a lookup: the body of an answer the cache asks the upstream
+    /// for on this call's behalf counts from its head on
+    /// ([`super::memory::incoming`]), waiting for room as
+    /// [`Fetcher::wait_for`] does; `end_transfer` hands the bytes to the call.
+    fn begin_transfer(&self) -> Option<IncomingGuard> {
+        let work = self.work?;
+        let now = Instant::now();
+        let until = self
+            .guard
+            .map_or(now + MAX_WORK_WAIT, |g| g.deadline.min(now + MAX_WORK_WAIT));
+        let cancel = self.guard.map(|g| Arc::clone(&g.cancel));
+        Some(watch_incoming(work, self.holding(), until, cancel))
+    }
+
+    /// The bytes counted for the bodies read since `begin_transfer`, now
+    /// held by the call.
+    fn end_transfer(&self, guard: Option<IncomingGuard>) -> usize {
+        let bytes = guard.map_or(0, IncomingGuard::finish);
+        self.held.fetch_add(bytes, Ordering::SeqCst);
+        bytes
+    }
+
+    /// Counts an answer of `body_len` bytes for this call
+    /// ([`super::memory`]) in place of the `transfer` bytes reserved for
+    /// it, if there is room at once; false (and the transfer given back)
+    /// when there is not.
+    fn admit_now(&self, body_len: usize, transfer: usize) -> bool {
+        let Some(work) = self.work else {
+            return true;
+        };
+        let bytes = work_bytes(body_len);
+        if bytes <= transfer {
+            self.give_back(transfer - bytes);
+            return true;
+        }
+        if work.try_reserve(bytes - transfer, self.holding()) {
+            self.held.fetch_add(bytes - transfer, Ordering::SeqCst);
+            return true;
+        }
+        self.give_back(transfer);
+        false
+    }
+
+    /// Gives back `bytes` this fetcher held.
+    fn give_back(&self, bytes: usize) {
+        if let Some(work) = self.work {
+            self.held.fetch_sub(bytes, Ordering::SeqCst);
+            work.release(bytes);
+        }
+    }
+
+    /// Reserves `bytes` for this call, waiting for room as
+    /// [`WorkBudget::reserve`] allows (up to [`MAX_WORK_WAIT`] or the
+    /// call's deadline); refused as [`FetchError::MemoryBudget`] (or
+    /// [`FetchError::Cancelled`] when the client leaves while it waits).
+    fn wait_for(&self, bytes: usize) -> Result<(), FetchError> {
+        let Some(work) = self.work else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let until = self
+            .guard
+            .map_or(now + MAX_WORK_WAIT, |g| g.deadline.min(now + MAX_WORK_WAIT));
+        let stop = || self.guard.is_some_and(super::budget::Guard::cancelled);
+        match work.reserve(bytes, self.holding(), until, &stop) {
+            Ok(()) => {
+                self.held.fetch_add(bytes, Ordering::SeqCst);
+                Ok(())
+            }
+            Err(Refusal::Stopped) => Err(FetchError::Cancelled),
+            Err(Refusal::Full) => Err(FetchError::MemoryBudget(WORK_RETRY_AFTER_SECS)),
+        }
+    }
+
+    /// An answer there was no room for at once: without holding it (the
+    /// cache keeps it, if anyone does), the call waits for room for an
+    /// answer of that size, then reads it again through the cache.
+    fn admit_then_read(&self, up: &dyn Upstream, path_and_query: &str) -> Answer {
+        let size = self.cache.stored_len(path_and_query).unwrap_or(MAX_BODY);
+        self.wait_for(work_bytes(size))?;
         let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
         self.count(outcome, fresh);
-        answer
+        let resp = answer?;
+        // Changed meanwhile (a new answer): counted at its own size.
+        if resp.body.len() > size && !self.admit_now(resp.body.len() - size, 0) {
+            return Err(FetchError::MemoryBudget(WORK_RETRY_AFTER_SECS));
+        }
+        Ok(resp)
     }
 
     /// The refusal of a call past its deadline or whose client has left,
@@ -260,8 +407,39 @@ impl Upstream for Fetcher<'_> {
         if let Some(e) = self.stopped() {
             return (Err(e), Keep::none());
         }
+        let incoming = self.begin_transfer();
         let (answer, outcome, kept) = self.cache.lookup_kept(self.up, path_and_query);
-        let keep = Keep::new(move |storable| self.count(outcome, kept.finish(storable)));
-        (answer, keep)
+        let transfer = self.end_transfer(incoming);
+        let admitted = match &answer {
+            Ok(r) => self.admit_now(r.body.len(), transfer),
+            Err(_) => {
+                self.give_back(transfer);
+                true
+            }
+        };
+        if admitted {
+            let keep = Keep::new(move |storable| self.count(outcome, kept.finish(storable)));
+            return (answer, keep);
+        }
+        // No room now: the callers waiting for this request are let go
+        // (the answer judged by the cache's own rule), and this call waits
+        // for room without holding the answer.
+        let storable = answer.as_ref().is_ok_and(cacheable);
+        self.count(outcome, kept.finish(storable));
+        drop(answer);
+        (self.admit_then_read(self.up, path_and_query), Keep::none())
+    }
+}
+
+impl Drop for Fetcher<'_> {
+    fn drop(&mut self) {
+        if let Some(work) = self.work {
+            let held = *self.held.get_mut();
+            work.release(held);
+            // A large call's pages go back with its worker (crate::heap).
+            if held >= crate::heap::RETIRE_AFTER_BYTES {
+                crate::heap::retire_this_thread();
+            }
+        }
     }
 }

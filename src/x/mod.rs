@@ -12,6 +12,7 @@ pub mod cacheable;
 pub mod cursor;
 pub mod error;
 pub mod fetcher;
+pub mod memory;
 pub mod model;
 pub mod post;
 mod post_cut;

@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::budget::{Guard, Run, Settings, Wire};
 use super::cache::{Cache, CacheStatus, Fetcher, DEFAULT_CACHE_BYTES};
 use super::error::XError;
+use super::memory::WorkBudget;
 pub use super::registry::{Call, Tool};
 use super::schema;
 use super::side::SidePool;
@@ -97,6 +98,8 @@ pub struct Tools {
     side: SidePool,
     settings: Settings,
     per_client: Option<Arc<dyn PerClient>>,
+    /// The budget of the calls' working set (see [`super::memory`]).
+    work: Arc<WorkBudget>,
 }
 
 impl Tools {
@@ -116,7 +119,21 @@ impl Tools {
             side: SidePool::default(),
             settings: Settings::default(),
             per_client: None,
+            work: Arc::new(WorkBudget::new(crate::config::DEFAULT_MAX_WORKING_BYTES)),
         }
+    }
+
+    /// These tools with a working budget of `bytes` for the calls in
+    /// flight (`--max-working-bytes`; 0 turns it off), see
+    /// [`super::memory`].
+    pub fn with_working_bytes(mut self, bytes: usize) -> Tools {
+        self.work = Arc::new(WorkBudget::new(bytes));
+        self
+    }
+
+    /// The working budget of the calls in flight.
+    pub fn work(&self) -> &WorkBudget {
+        &self.work
     }
 
     /// These tools with a second provider of single posts, X's
@@ -196,7 +213,8 @@ impl Tools {
         let _stop = super::model::expand::Stop::enter(guard.deadline, Arc::clone(&guard.cancel));
         let f = Fetcher::with_side(&self.cache, up, &self.side)
             .with_fallback(self.fallback.as_deref())
-            .guarded(&guard);
+            .guarded(&guard)
+            .metered(&self.work);
         let run = Run {
             settings: &self.settings,
             guard: Some(&guard),

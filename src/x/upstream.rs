@@ -39,6 +39,10 @@ pub enum FetchError {
     Deadline(u64),
     /// The client of the tool call has gone; no request was sent.
     Cancelled,
+    /// The answer came, but the tool calls' working budget
+    /// (`--max-working-bytes`, [`super::memory`]) had no room for the
+    /// call to read it in time. Whole seconds to wait before retrying.
+    MemoryBudget(u64),
 }
 
 /// Narrows the upstream for the calls made for one client: every fetch of
@@ -314,6 +318,13 @@ impl HttpUpstream {
         // grown by doubling from empty with small probe reads; one byte
         // more, so that the read that finds the end needs no probe buffer
         // of its own (`read_to_end` probes when a buffer is exactly full).
+        // The body counts for the tool call reading it before it is read
+        // (x::memory); with no room in time it is not read.
+        if !super::memory::incoming(resp.body().content_length(), MAX_UPSTREAM_BODY_BYTES) {
+            return Err(FetchError::MemoryBudget(
+                super::memory::WORK_RETRY_AFTER_SECS,
+            ));
+        }
         let announced = resp.body().content_length().unwrap_or(0);
         let mut body = Vec::with_capacity(announced.min(MAX_UPSTREAM_BODY_BYTES) as usize + 1);
         resp.body_mut()

@@ -42,6 +42,7 @@ pub fn is_outage(answer: &Result<UpstreamResponse, FetchError>) -> bool {
     match answer {
         // Not outages: xmd's own budget, or the call's own end.
         Err(FetchError::BudgetExhausted(_))
+        | Err(FetchError::MemoryBudget(_))
         | Err(FetchError::Deadline(_))
         | Err(FetchError::Cancelled) => false,
         Err(_) => true,
@@ -101,6 +102,9 @@ fn failure_of(answer: &Result<UpstreamResponse, FetchError>, id: &str) -> Result
                 }
                 FetchError::BudgetExhausted(n) => {
                     format!("xmd's upstream budget is spent (retry after {n}s)")
+                }
+                FetchError::MemoryBudget(n) => {
+                    format!("xmd's memory budget for tool calls is full (retry after {n}s)")
                 }
                 FetchError::Connect(_) | FetchError::Other(_) => "it could not be reached".into(),
                 FetchError::Deadline(_) => "the call reached its deadline first".into(),
