@@ -14,9 +14,7 @@ use serde_json::Value;
 use super::article::article_blocks;
 use super::attached::{card_lines, note_lines, poll_lines, quoted, url_text};
 use super::date::{iso, post_date};
-use super::escape::{
-    at_handle, escape_block, escape_heading, escape_inline, yaml_string,
-};
+use super::escape::{at_handle, escape_block, escape_heading, escape_inline, yaml_string};
 use super::media::media_lines;
 use super::num::{count as counted, grouped};
 use crate::x::args::{Format, UserInfo};
