@@ -211,3 +211,63 @@ fn the_card_and_catalog_name_the_public_url() {
         "https://xmd.example.com:8443/tools/mcp/server-card"
     );
 }
+
+/// SEP-2127 "CORS Requirements": the card (both paths) and the AI Catalog
+/// answer any origin, a preflight included, with exactly one of each of
+/// the draft's four headers; the MCP endpoint still refuses a foreign
+/// Origin (DNS rebinding), and a foreign Host is still refused everywhere.
+#[test]
+fn discovery_documents_are_readable_from_any_origin() {
+    let x = Xmd::start(&[]);
+    let want = [
+        ("access-control-allow-origin", "*"),
+        ("access-control-allow-methods", "GET"),
+        (
+            "access-control-allow-headers",
+            "Content-Type, If-None-Match",
+        ),
+        ("access-control-expose-headers", "ETag"),
+    ];
+    for path in [
+        "/mcp/server-card",
+        "/.well-known/mcp/server-card.json",
+        "/.well-known/ai-catalog.json",
+    ] {
+        for (method, status) in [("GET", 200), ("HEAD", 200), ("OPTIONS", 204)] {
+            let r = roundtrip(
+                &x,
+                format!(
+                    "{method} {path} HTTP/1.1\r\nHost: {}\r\nOrigin: https://evil.example\r\n\
+                     Access-Control-Request-Method: GET\r\n\r\n",
+                    x.host()
+                )
+                .as_bytes(),
+            );
+            assert_eq!(r.status, status, "{method} {path}");
+            for (name, value) in want {
+                let all: Vec<&str> = r
+                    .head
+                    .lines()
+                    .filter_map(|l| l.split_once(':'))
+                    .filter(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v.trim())
+                    .collect();
+                assert_eq!(all, [value], "{method} {path} {name}");
+            }
+        }
+        let foreign_host = roundtrip(
+            &x,
+            format!("GET {path} HTTP/1.1\r\nHost: evil.example\r\n\r\n").as_bytes(),
+        );
+        assert_eq!(foreign_host.status, 403, "{path}");
+    }
+    let mcp = roundtrip(
+        &x,
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: {}\r\nOrigin: https://evil.example\r\n\r\n",
+            x.host()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(mcp.status, 403);
+}

@@ -47,7 +47,17 @@ impl App {
                 &format!("Bad Request: more than one {name} header"),
             ));
         }
-        let origin = match self.policy.check(host, head.header("origin")) {
+        // The server card and the AI Catalog are public, read-only
+        // metadata that SEP-2127 ("CORS Requirements") asks to serve to
+        // any origin (`Access-Control-Allow-Origin: *`,
+        // [`App::discovery_headers`]): their Origin is not checked, their
+        // Host is.
+        let origin_header = if self.is_discovery(head.path()) {
+            None
+        } else {
+            head.header("origin")
+        };
+        let origin = match self.policy.check(host, origin_header) {
             Verdict::Allow(origin) => origin,
             Verdict::Forbid(why) => {
                 return refuse(transport_error(403, &format!("Forbidden: {why}")))

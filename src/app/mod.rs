@@ -309,6 +309,7 @@ impl App {
         head: &crate::http::Head,
         doc: &StaticDoc,
     ) -> Response {
+        let response = discovery_cors(response);
         if response.status != 200 {
             return response;
         }
@@ -325,6 +326,14 @@ impl App {
         response
             .header("ETag", tag)
             .header("Cache-Control", "public, max-age=3600")
+    }
+
+    /// Whether `path` is the server card (either path) or the AI Catalog.
+    pub(super) fn is_discovery(&self, path: &str) -> bool {
+        self.routes
+            .get(path)
+            .and_then(|&i| self.docs.get(i))
+            .is_some_and(|d| d.route == ROUTE_SERVER_CARD)
     }
 
     fn static_route(&self, method: &Method, doc: &StaticDoc) -> Response {
@@ -483,6 +492,27 @@ impl Work for Finished {
     fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
         self.inner.cancel_flag()
     }
+}
+
+/// The CORS headers SEP-2127 ("CORS Requirements") asks of a hosted
+/// server card, on every answer of the card and the AI Catalog (200, 304,
+/// the `OPTIONS` preflight, a refused method): any origin may read them,
+/// with `If-None-Match` and its `ETag`. Their request's `Origin` is not
+/// checked ([`App::admit`]), so [`finish`] adds no echoed origin.
+fn discovery_cors(mut response: Response) -> Response {
+    // The preflight's own lists give way to the draft's.
+    response.headers.retain(|(k, _)| {
+        !k.eq_ignore_ascii_case("Access-Control-Allow-Methods")
+            && !k.eq_ignore_ascii_case("Access-Control-Allow-Headers")
+    });
+    response
+        .header("Access-Control-Allow-Origin", "*")
+        .header("Access-Control-Allow-Methods", "GET")
+        .header(
+            "Access-Control-Allow-Headers",
+            "Content-Type, If-None-Match",
+        )
+        .header("Access-Control-Expose-Headers", "ETag")
 }
 
 /// Adds the CORS headers for `origin` and traces the forwarded client.
