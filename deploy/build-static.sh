@@ -43,14 +43,16 @@ nightly_ready() {
   [ -d "$sysroot/lib/rustlib/$TARGET/lib" ]
 }
 
-if nightly_ready; then
-  # -C link-arg=-lgcc: mimalloc's C calls __popcountdi2, which the prebuilt
-  # std brought along and the rebuilt one does not.
-  # -C link-arg=-Wl,-z,pack-relative-relocs: the static-pie's relocations as
-  # RELR (musl >= 1.2.4 applies them at start), 70 KB less than RELA.
-  RUSTFLAGS="-Zlocation-detail=none -C link-arg=-lgcc -C link-arg=-Wl,-z,pack-relative-relocs" \
+# -C link-arg=-lgcc: mimalloc's C calls __popcountdi2, which the prebuilt
+# std brought along and the rebuilt one does not.
+# -C link-arg=-Wl,-z,pack-relative-relocs: the static-pie's relocations as
+# RELR (musl >= 1.2.4 applies them at start), 70 KB less than RELA.
+# A nightly that cannot build this (the -Z flags are unstable) falls back to
+# stable, and the toolchain line says so.
+if nightly_ready \
+  && RUSTFLAGS="-Zlocation-detail=none -C link-arg=-lgcc -C link-arg=-Wl,-z,pack-relative-relocs" \
     cargo +nightly build --profile dist --locked --target "$TARGET" "${FEATURES[@]}" \
-    -Zbuild-std=std,panic_unwind -Zbuild-std-features=panic-unwind,optimize_for_size "$@" >&2
+    -Zbuild-std=std,panic_unwind -Zbuild-std-features=panic-unwind,optimize_for_size "$@" >&2; then
   echo "toolchain: nightly ($(rustc +nightly -V)), std rebuilt for size"
 else
   cargo build --profile dist --locked --target "$TARGET" "${FEATURES[@]}" "$@" >&2
