@@ -5,8 +5,8 @@
 #    with rustup and Debian's musl-tools (for ring's C and assembly) when they
 #    are missing, then `bash deploy/build-static.sh` (what deploy/Dockerfile
 #    runs too): the serving build (default features but `client`), with
-#    nightly's -Zbuild-std when nightly and rust-src are installed (the target
-#    is added to nightly here), else stable (a larger binary; the `toolchain:`
+#    nightly's -Zbuild-std when nightly is installed (its rust-src and musl
+#    target are added here), else stable (a larger binary; the `toolchain:`
 #    line says which).
 # 2. If any step of the musl path fails, static glibc instead (the same
 #    serving features):
@@ -63,14 +63,18 @@ ensure_musl_gcc() {
 }
 
 ensure_nightly_target() {
-  # Only when nightly with rust-src is there: then its musl target is cheap to
-  # add and the build-std path needs it.
+  # Only when nightly is installed (this machine kind's image has it, for the
+  # fuzz targets): adds its rust-src and musl target, which the build-std
+  # path needs. Failures leave the stable build.
   local sysroot
   sysroot=$(rustc +nightly --print sysroot 2>/dev/null) || return 0
-  [ -d "$sysroot/lib/rustlib/src/rust/library/std" ] || return 0
+  if [ ! -d "$sysroot/lib/rustlib/src/rust/library/std" ]; then
+    log "rustup component add --toolchain nightly rust-src"
+    timeout 300 rustup component add --toolchain nightly rust-src >&2 || return 0
+  fi
   if ! rustup target list --toolchain nightly --installed 2>/dev/null | grep -qx "$MUSL"; then
     log "rustup target add --toolchain nightly $MUSL"
-    rustup target add --toolchain nightly "$MUSL" >&2 || true
+    timeout 300 rustup target add --toolchain nightly "$MUSL" >&2 || true
   fi
 }
 
