@@ -64,9 +64,12 @@ done < <(printf '%s\n' "$STAGE" | grep -E '^COPY ')
 [ "${#copied[@]}" -gt 0 ] || fail "no COPY line in the build stage of deploy/Dockerfile"
 grep -q '^WORKDIR /src$' <<<"$STAGE" || fail "the build stage's WORKDIR is not /src (this check assumes it)"
 
-# The cargo command of the RUN line: from `cargo` up to the first `&&`.
-CMD=$(printf '%s\n' "$STAGE" | grep -E '^RUN .*cargo build' | sed -e 's/.*\(cargo build[^&]*\).*/\1/' -e 's/ *$//' | head -n 1)
-[ -n "$CMD" ] || fail "no RUN line with cargo build in the build stage"
+# The build command of the RUN line: from `cargo build` or `bash
+# deploy/build-static.sh` (the script .ci/static.sh runs too) up to the
+# first `&&`.
+CMD=$(printf '%s\n' "$STAGE" | grep -E '^RUN .*(cargo build|bash deploy/build-static\.sh)' \
+  | sed -e 's/.*\(cargo build[^&]*\|bash deploy\/build-static\.sh[^&]*\).*/\1/' -e 's/ *$//' | head -n 1)
+[ -n "$CMD" ] || fail "no RUN line with cargo build or bash deploy/build-static.sh in the build stage"
 read -r -a CARGO_ARGS <<<"$CMD"
 
 MUSL=x86_64-unknown-linux-musl

@@ -3,16 +3,25 @@
 #
 # 1. x86_64-unknown-linux-musl (the preferred build): adds the Rust target
 #    with rustup and Debian's musl-tools (for ring's C and assembly) when they
-#    are missing, then `cargo build --profile dist --target x86_64-unknown-linux-musl`.
-# 2. If any step of the musl path fails, static glibc instead:
+#    are missing, then `bash deploy/build-static.sh` (what deploy/Dockerfile
+#    runs too): the serving build (default features but `client`), with
+#    nightly's -Zbuild-std when nightly is installed (its rust-src and musl
+#    target are added here), else stable (a larger binary; the `toolchain:`
+#    line says which).
+# 2. If any step of the musl path fails, static glibc instead (the same
+#    serving features):
 #    RUSTFLAGS='-C target-feature=+crt-static' cargo build --profile dist \
-#      --target x86_64-unknown-linux-gnu
+#      --target x86_64-unknown-linux-gnu --no-default-features --features mimalloc,tls
 #    (--target is explicit so RUSTFLAGS does not reach build scripts and
 #    proc-macros, which cannot be crt-static).
 #
 # Prints the binary's path, `file` output and size in bytes, and fails if
 # `file` does not call it statically linked (static-pie counts). The size goal
-# is < 2.5 MB (2,621,440 bytes): a larger binary is reported, not failed.
+# is <= 2,500,000 bytes (issue 30): PASS at or under it, a NOTE over it (the
+# serving build with HTTPS to the upstream does not fit: deploy/README.md
+# "Binary size"). Then builds and runs src/bin/panic_isolation.rs the same
+# way (musl path; src/bin/panic_isolation.rs): its PASS or FAIL line says whether a panicking tool call
+# is still isolated in that build.
 # The last stdout line is `static: PATH` for callers (e.g. the chroot check):
 #   BIN=$(bash .ci/static.sh | tail -n 1 | sed 's/^static: //')
 # XMD_STATIC_TARGET=gnu skips the musl path (to measure the fallback).
@@ -23,8 +32,9 @@ export CARGO_TERM_COLOR=never
 
 MUSL=x86_64-unknown-linux-musl
 GNU=x86_64-unknown-linux-gnu
-# The size goal of issue 6, in bytes (2.5 MiB).
-SIZE_GOAL=$((5 * 1024 * 1024 / 2))
+# The size goal of issue 30, in bytes.
+SIZE_GOAL=2500000
+TOOLCHAIN=""
 T0=$(date +%s)
 
 log() { echo "static: $*" >&2; }
@@ -52,14 +62,33 @@ ensure_musl_gcc() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q musl-tools >&2
 }
 
+ensure_nightly_target() {
+  # Only when nightly is installed (this machine kind's image has it, for the
+  # fuzz targets): adds its rust-src and musl target, which the build-std
+  # path needs. Failures leave the stable build.
+  local sysroot
+  sysroot=$(rustc +nightly --print sysroot 2>/dev/null) || return 0
+  if [ ! -d "$sysroot/lib/rustlib/src/rust/library/std" ]; then
+    log "rustup component add --toolchain nightly rust-src"
+    timeout 300 rustup component add --toolchain nightly rust-src >&2 || return 0
+  fi
+  if ! rustup target list --toolchain nightly --installed 2>/dev/null | grep -qx "$MUSL"; then
+    log "rustup target add --toolchain nightly $MUSL"
+    timeout 300 rustup target add --toolchain nightly "$MUSL" >&2 || true
+  fi
+}
+
 build_musl() {
-  ensure_musl_target && ensure_musl_gcc \
-    && cargo build --profile dist --locked --target "$MUSL" >&2
+  local out
+  ensure_musl_target && ensure_musl_gcc && ensure_nightly_target \
+    && out=$(bash deploy/build-static.sh "$MUSL") \
+    && TOOLCHAIN=$(tail -n 2 <<<"$out" | head -n 1)
 }
 
 build_gnu_static() {
   RUSTFLAGS='-C target-feature=+crt-static' \
-    cargo build --profile dist --locked --target "$GNU" >&2
+    cargo build --profile dist --locked --target "$GNU" \
+    --no-default-features --features mimalloc,tls >&2
 }
 
 BIN=""
@@ -79,8 +108,9 @@ BIN="$PWD/$BIN"
 DESC=$(file -b "$BIN")
 SIZE=$(stat -c %s "$BIN")
 echo "binary: $BIN ($KIND)"
+[ -z "$TOOLCHAIN" ] || echo "$TOOLCHAIN"
 echo "file: $DESC"
-echo "size: $SIZE bytes (goal < $SIZE_GOAL)"
+echo "size: $SIZE bytes (goal <= $SIZE_GOAL)"
 echo "build: $(($(date +%s) - T0))s"
 case "$DESC" in
   *"statically linked"* | *"static-pie linked"*) ;;
@@ -89,9 +119,21 @@ case "$DESC" in
     exit 1
     ;;
 esac
-if [ "$SIZE" -lt "$SIZE_GOAL" ]; then
-  echo "PASS static size: $SIZE bytes < $SIZE_GOAL"
+if [ "$SIZE" -le "$SIZE_GOAL" ]; then
+  echo "PASS static size: $SIZE bytes <= $SIZE_GOAL"
 else
-  echo "NOTE static size: $SIZE bytes is over the $SIZE_GOAL goal"
+  echo "NOTE static size: $SIZE bytes is over the $SIZE_GOAL goal (deploy/README.md 'Binary size': with HTTPS to the upstream it cannot fit)"
+fi
+# Per-call panic isolation in this very build: src/bin/panic_isolation.rs,
+# compiled by the same script with the same toolchain, profile, features and
+# flags, makes tool calls panic and expects -32603 / 500 answers and a live
+# /healthz after them. (The shipped binary has no way to make a tool panic.)
+if [ "$KIND" = musl ]; then
+  if bash deploy/build-static.sh "$MUSL" --bin panic_isolation --features isolation-check >/dev/null; then
+    "target/$MUSL/dist/panic_isolation" 2>/dev/null \
+      || echo "FAIL panic_isolation: a panicking tool call was not isolated in the static build (exit $?)"
+  else
+    echo "FAIL panic_isolation: building src/bin/panic_isolation.rs as the static build failed"
+  fi
 fi
 echo "static: $BIN"

@@ -18,6 +18,9 @@
 pub mod app;
 pub mod calendar;
 pub mod cli;
+/// `xmd client` (a general MCP client), only with the `client` feature (on
+/// by default; the shipped static serving build turns it off for size).
+#[cfg(feature = "client")]
 pub mod client;
 pub mod config;
 pub mod connect;

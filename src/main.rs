@@ -21,7 +21,17 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("client") {
+        #[cfg(feature = "client")]
         return xmd::client::cli::main(&args[1..]);
+        #[cfg(not(feature = "client"))]
+        {
+            eprintln!(
+                "xmd: this build serves only: it was built without the `client` feature \
+                 (the static serving build leaves it out for size). `cargo install` or \
+                 `cargo build --release` give a build with `xmd client`."
+            );
+            return ExitCode::from(2);
+        }
     }
     if args.first().map(String::as_str) == Some("connect") {
         return xmd::connect::main(&args[1..]);
