@@ -28,9 +28,16 @@
 //!   stay as typed. In link destinations they are percent-encoded, in YAML
 //!   escaped.
 //!
-//! Links are xmd's own structure only: [`link_url`] admits `http(s)`
-//! destinations and percent-encodes what could end one; any other URL is
-//! shown as escaped text. YAML front matter values are always double-quoted
+//! Links are xmd's own structure, and the `http(s)` URLs in running user
+//! text: [`link_url`] admits `http(s)` destinations and percent-encodes
+//! what could end one; any other URL is shown as escaped text. The
+//! running-text escapers ([`escape_line`], [`escape_block`],
+//! [`escape_inline_text`], [`push_text`]: post text, bios, notes, card
+//! descriptions, article paragraphs, poll options) write each `http(s)`
+//! URL as an [`autolink`] and each @mention by [`at_handle`], found as
+//! [`super::linkify`] says, so neither carries a backslash; the others
+//! (names, headings, link labels and alt text, where a link would break
+//! the structure around it) escape them as any text. YAML front matter values are always double-quoted
 //! with every line-break-like character escaped ([`yaml_string`]).
 
 /// True for a character around which an `_` is intraword for CommonMark
@@ -66,8 +73,23 @@ fn entity_like(rest: &[u8]) -> bool {
 /// Appends `s` to `out` escaped (see the module rules). `s` has no control
 /// characters and no leading whitespace. Every character the rules may
 /// escape is ASCII, so the text is walked byte by byte and copied in runs
-/// between escapes.
+/// between escapes. URLs and mentions are escaped as any other text: this
+/// is the escaping of names, headings and link labels.
 pub fn push_escaped(out: &mut String, s: &str) {
+    push_fragment(out, s, false);
+}
+
+/// [`push_escaped`] for running text (a post's text, a bio, a note, a card
+/// description, an article paragraph, a poll option): each `http(s)` URL
+/// and each @mention found as [`super::linkify`] finds them is written
+/// exact, the URL as an [`autolink`], the mention by [`at_handle`], never
+/// with a backslash inside; everything else is escaped as by
+/// [`push_escaped`].
+pub fn push_text(out: &mut String, s: &str) {
+    push_fragment(out, s, true);
+}
+
+fn push_fragment(out: &mut String, s: &str, links: bool) {
     let b = s.as_bytes();
     // Block starts: a marker as the first character, or digits then `.`/`)`.
     let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
@@ -76,17 +98,45 @@ pub fn push_escaped(out: &mut String, s: &str) {
     // a leading hashtag cannot start one and stays as typed.
     let hashes = b.iter().take_while(|c| **c == b'#').count();
     let heading = hashes > 0 && s[hashes..].chars().next().is_none_or(char::is_whitespace);
+    // A URL can start at `h`/`H` only, a mention at `@`.
+    let url_at = |i: usize| {
+        links && matches!(b.get(i), Some(b'h' | b'H')) && super::linkify::url_end(s, i).is_some()
+    };
     out.reserve(s.len() + 4);
+    let start = out.len();
     let mut copied = 0;
-    for (i, &c) in b.iter().enumerate() {
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if links && matches!(c, b'h' | b'H' | b'@') {
+            let end = if c == b'@' {
+                super::linkify::mention_end(s, i)
+            } else {
+                super::linkify::url_end(s, i)
+            };
+            if let Some(end) = end {
+                out.push_str(&s[copied..i]);
+                if c == b'@' {
+                    out.push_str(&at_handle(&s[i + 1..end], escape_inline));
+                } else {
+                    out.push_str(&autolink(&s[i..end]));
+                }
+                i = end;
+                copied = end;
+                continue;
+            }
+        }
         let escape = match c {
             b'\\' | b'`' | b'*' | b'[' | b']' | b'<' | b'~' | b'|' | b'^' => true,
             b'>' | b'-' | b'+' | b'=' | b':' => i == 0,
             b'#' => i == 0 && heading,
             b'.' | b')' => list_mark && i == digits,
+            // Before an autolink the `_` is followed by `<`, not by the
+            // letter it neighbours in `s`: it could close emphasis.
             b'_' => {
                 !(s[..i].chars().next_back().is_some_and(word_char)
                     && s[i + 1..].chars().next().is_some_and(word_char))
+                    || url_at(i + 1)
             }
             b'&' => entity_like(&b[i + 1..]),
             _ => false,
@@ -96,9 +146,13 @@ pub fn push_escaped(out: &mut String, s: &str) {
             out.push('\\');
             copied = i;
         }
+        i += 1;
     }
     out.push_str(&s[copied..]);
-    push_bidi_closers(out, s);
+    // Counted on what was written: a URL's bidi controls are
+    // percent-encoded, so they open nothing.
+    let closers = bidi_closers(&out[start..]);
+    out.push_str(&closers);
 }
 
 /// True for a bidirectional formatting character that opens or closes an
@@ -113,10 +167,11 @@ pub fn is_bidi_control(c: char) -> bool {
 /// matched as UAX #9 rules X6a and X7 match them (a PDF closes only an
 /// embedding opened inside the innermost isolate; a PDI closes its isolate
 /// and every embedding opened inside it; an unmatched closer does nothing).
-fn push_bidi_closers(out: &mut String, s: &str) {
+fn bidi_closers(s: &str) -> String {
+    let mut out = String::new();
     // Every opener is `E2 80 AA..AE` or `E2 81 A6..A8` in UTF-8.
     if !s.as_bytes().contains(&0xE2) {
-        return;
+        return out;
     }
     let mut open: Vec<bool> = Vec::new(); // true: an isolate
     for c in s.chars() {
@@ -137,10 +192,12 @@ fn push_bidi_closers(out: &mut String, s: &str) {
     for isolate in open.iter().rev() {
         out.push(if *isolate { '\u{2069}' } else { '\u{202C}' });
     }
+    out
 }
 
-/// Escapes one line of body text (see the module rules): controls become
-/// spaces, surrounding whitespace is trimmed, inner spacing is kept.
+/// Escapes one line of body text (see the module rules) as running text
+/// ([`push_text`]: URLs and mentions exact): controls become spaces,
+/// surrounding whitespace is trimmed, inner spacing is kept.
 pub fn escape_line(line: &str) -> String {
     let spaced: String;
     let line = if line.chars().any(char::is_control) {
@@ -153,7 +210,7 @@ pub fn escape_line(line: &str) -> String {
         line
     };
     let mut out = String::new();
-    push_escaped(&mut out, line.trim());
+    push_text(&mut out, line.trim());
     out
 }
 
@@ -213,6 +270,20 @@ fn collapsed(text: &str) -> std::borrow::Cow<'_, str> {
 /// Appends `text` escaped for one inline position ([`escape_inline`]).
 pub fn push_inline(out: &mut String, text: &str) {
     push_escaped(out, &collapsed(text));
+}
+
+/// Appends `text` escaped for one inline position as running text
+/// ([`push_text`]: URLs and mentions exact), e.g. a post's text in a list
+/// row or a bio after a name.
+pub fn push_inline_text(out: &mut String, text: &str) {
+    push_text(out, &collapsed(text));
+}
+
+/// [`push_inline_text`] into a new string.
+pub fn escape_inline_text(text: &str) -> String {
+    let mut out = String::new();
+    push_inline_text(&mut out, text);
+    out
 }
 
 /// Escapes text for one inline position (a heading, a bold name, a list
@@ -504,7 +575,7 @@ mod tests {
         assert_eq!(escape_line("    code?"), "code?");
         assert_eq!(escape_line("2026. was a year"), "2026\\. was a year");
         assert_eq!(escape_line("1) first"), "1\\) first");
-        assert_eq!(escape_line("[x]: https://evil"), "\\[x\\]: https://evil");
+        assert_eq!(escape_line("[x]: https://evil"), "\\[x\\]: <https://evil>");
         assert_eq!(
             escape_line("a <script>alert(1)</script>"),
             "a \\<script>alert(1)\\</script>"
@@ -524,7 +595,7 @@ mod tests {
     fn inline_constructs() {
         assert_eq!(
             escape_line("![](https://tracker.example/p.gif)"),
-            "!\\[\\](https://tracker.example/p.gif)"
+            "!\\[\\](<https://tracker.example/p.gif>)"
         );
         assert_eq!(
             escape_line("*a* _b_ __VA_ARGS__ `c` ~~d~~ a|b snake_case"),
@@ -535,6 +606,24 @@ mod tests {
             "\\&amp; \\&#60; AT&T &x"
         );
         assert_eq!(escape_line("ends with \\"), "ends with \\\\");
+    }
+
+    #[test]
+    fn running_text_keeps_urls_and_mentions_exact() {
+        // Issue 27 item 5: `https://example.com/a\_b\_` was linked to
+        // `…a%5C_b%5C_`, and `@cobalt\_wren\_` copied back was refused.
+        assert_eq!(
+            escape_line("see https://example.com/a_b_ and ask @cobalt_wren_"),
+            "see <https://example.com/a_b>\\_ and ask `@cobalt_wren_`"
+        );
+        assert_eq!(
+            escape_inline_text("(https://e.org/x_(1)) @demo_author, x_https://e.org"),
+            "(<https://e.org/x_%281%29>) @demo_author, x\\_<https://e.org>"
+        );
+        // Not a URL or a mention: escaped as before.
+        assert_eq!(escape_line("a@b_c_ https:// *x*"), "a@b_c\\_ https:// \\*x\\*");
+        // Names, headings and labels never link.
+        assert_eq!(escape_inline("https://e.org/a_b_"), "https://e.org/a_b\\_");
     }
 
     #[test]
