@@ -354,10 +354,23 @@ pub fn at_handle(h: &str, esc: fn(&str) -> String) -> String {
 /// bare-URL linkifier cannot take a backslash into it). Anything else is
 /// escaped text, never linked.
 pub fn autolink(url: &str) -> String {
-    match link_url(url) {
+    match autolink_target(url) {
         Some(u) => format!("<{u}>"),
         None => escape_inline(url),
     }
+}
+
+/// The URL an [`autolink`] holds, and that every parser reads out of it:
+/// [`link_url`]'s encoding, except that an entity-shaped run (`&amp;`,
+/// `&#95;`) keeps its `&` and has its `;` written `%3B`. Parsers disagree
+/// on entities inside an autolink (cmark and comrak decode them,
+/// commonmark.js and pulldown-cmark do not), so none may be left there.
+pub fn autolink_target(url: &str) -> Option<String> {
+    let mut out = String::new();
+    http_url(url).map(|u| {
+        push_url_encoded(&mut out, u, Enc::Autolink);
+        out
+    })
 }
 
 /// A URL as a Markdown link or image destination, or `None` when it is not
@@ -374,7 +387,7 @@ pub fn link_url(url: &str) -> Option<String> {
 pub fn push_link_url(out: &mut String, url: &str) -> bool {
     match http_url(url) {
         Some(u) => {
-            push_url_encoded(out, u, true);
+            push_url_encoded(out, u, Enc::Dest);
             true
         }
         None => false,
@@ -388,7 +401,7 @@ pub fn push_link_url(out: &mut String, url: &str) -> bool {
 pub fn link_target(url: &str) -> Option<String> {
     let mut out = String::new();
     http_url(url).map(|u| {
-        push_url_encoded(&mut out, u, false);
+        push_url_encoded(&mut out, u, Enc::Target);
         out
     })
 }
@@ -406,7 +419,20 @@ fn http_url(url: &str) -> Option<&str> {
 /// Appends `s` with the characters that could end a link destination
 /// percent-encoded (see [`link_url`]); walked byte by byte, only a
 /// non-ASCII character decoded.
-fn push_url_encoded(out: &mut String, s: &str, entities: bool) {
+/// How [`push_url_encoded`] treats an entity-shaped run (`&name;`).
+#[derive(Clone, Copy, PartialEq)]
+enum Enc {
+    /// A link destination: its `&` written `&amp;` (decoded back to `&`).
+    Dest,
+    /// What a parser reads out of a [`Enc::Dest`]: as typed.
+    Target,
+    /// Inside an autolink: its `;` written `%3B` ([`autolink_target`]).
+    Autolink,
+}
+
+fn push_url_encoded(out: &mut String, s: &str, enc: Enc) {
+    // The byte index of the `;` that ends an entity-shaped run.
+    let mut entity_end = usize::MAX;
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.reserve(s.len());
     let b = s.as_bytes();
@@ -426,7 +452,13 @@ fn push_url_encoded(out: &mut String, s: &str, entities: bool) {
                 // An entity reference (`&amp;`, `&#38;`) is decoded in a
                 // link destination and an autolink: its `&` is written as
                 // `&amp;`, which decodes to the `&` itself.
-                b'&' if entities && entity_like(&b[i + 1..]) => ("&amp;", 1),
+                b'&' if enc == Enc::Dest && entity_like(&b[i + 1..]) => ("&amp;", 1),
+                b'&' if enc == Enc::Autolink && entity_like(&b[i + 1..]) => {
+                    entity_end = i + b[i..].iter().position(|c| *c == b';').unwrap_or(0);
+                    i += 1;
+                    continue;
+                }
+                b';' if i == entity_end => ("%3B", 1),
                 // Every other ASCII whitespace is a control.
                 c if c.is_ascii_control() => ("", 1),
                 _ => {
@@ -463,7 +495,7 @@ fn push_url_encoded(out: &mut String, s: &str, entities: bool) {
 /// percent-encoded as in [`link_url`]) appended to `out`.
 pub fn push_profile_url(out: &mut String, handle: &str) {
     out.push_str("https://x.com/");
-    push_url_encoded(out, handle.trim_end(), true);
+    push_url_encoded(out, handle.trim_end(), Enc::Dest);
 }
 
 /// `[label](url)` when `url` is an `http(s)` URL, else the label followed by
@@ -481,7 +513,7 @@ pub fn push_link(out: &mut String, label: &str, url: &str) {
             out.push('[');
             out.push_str(label);
             out.push_str("](");
-            push_url_encoded(out, u, true);
+            push_url_encoded(out, u, Enc::Dest);
             out.push(')');
         }
         None => {
