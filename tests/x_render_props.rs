@@ -340,11 +340,11 @@ struct Fields {
 }
 
 /// The fields that are running text (post and quote text, bios, notes,
-/// poll options, card descriptions, article paragraphs and list items):
+/// poll options, card descriptions; not yet an article's styled blocks):
 /// their URLs are autolinks, their mentions exact (issue 27 item 5). The
 /// others (names, headings, alt text, locations) escape them as text.
 const RUNNING: &[&str] = &[
-    "text", "bio", "pbio", "poll", "qpoll", "card1", "note", "qtext", "artp", "artli", "line",
+    "text", "bio", "pbio", "poll", "qpoll", "card1", "note", "qtext", "line",
 ];
 
 /// The visible text of running text `s` (already `norm`ed): each URL

@@ -33,7 +33,8 @@
 //! what could end one; any other URL is shown as escaped text. The
 //! running-text escapers ([`escape_line`], [`escape_block`],
 //! [`escape_inline_text`], [`push_text`]: post text, bios, notes, card
-//! descriptions, article paragraphs, poll options) write each `http(s)`
+//! descriptions, poll options, an article's preview; not yet the styled
+//! blocks of an article body) write each `http(s)`
 //! URL as an [`autolink`] and each @mention by [`at_handle`], found as
 //! [`super::linkify`] says, so neither carries a backslash; the others
 //! (names, headings, link labels and alt text, where a link would break
@@ -80,7 +81,7 @@ pub fn push_escaped(out: &mut String, s: &str) {
 }
 
 /// [`push_escaped`] for running text (a post's text, a bio, a note, a card
-/// description, an article paragraph, a poll option): each `http(s)` URL
+/// description, a poll option): each `http(s)` URL
 /// and each @mention found as [`super::linkify`] finds them is written
 /// exact, the URL as an [`autolink`], the mention by [`at_handle`], never
 /// with a backslash inside; everything else is escaped as by

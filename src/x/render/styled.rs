@@ -16,7 +16,7 @@
 //! Proved with pulldown-cmark over generated texts and ranges, in a
 //! paragraph, list item, quote and heading (`tests/x_article_props.rs`).
 
-use super::escape::{push_escaped, push_text};
+use super::escape::push_escaped;
 
 /// An inline style xmd renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +100,7 @@ pub fn styled_lines(text: &str, ranges: &[Range], heading: bool) -> Vec<String> 
         .filter_map(|line| {
             let start = line.iter().position(|(c, _)| !c.is_whitespace())?;
             let end = line.iter().rposition(|(c, _)| !c.is_whitespace())? + 1;
-            let mut out = styled_line(&line[start..end], !heading);
+            let mut out = styled_line(&line[start..end]);
             if heading {
                 out = heading_safe(&out);
             }
@@ -149,10 +149,8 @@ fn side(t: Option<&Tok>) -> Side {
     }
 }
 
-/// One trimmed, non-empty line of styled characters as Markdown; with
-/// `links`, running text (URLs and mentions exact: [`push_text`]).
-fn styled_line(line: &[(char, u8)], links: bool) -> String {
-    let push = if links { push_text } else { push_escaped };
+/// One trimmed, non-empty line of styled characters as Markdown.
+fn styled_line(line: &[(char, u8)]) -> String {
     let mut toks: Vec<Tok> = Vec::with_capacity(line.len() + 8);
     let mut open: Vec<Style> = Vec::new();
     for &(c, bits) in line {
@@ -185,16 +183,16 @@ fn styled_line(line: &[(char, u8)], links: bool) -> String {
                 reference: false,
             } => run.push(c),
             Tok::Char { c, .. } => {
-                push(&mut out, &std::mem::take(&mut run));
+                push_escaped(&mut out, &std::mem::take(&mut run));
                 push_reference(&mut out, c);
             }
             Tok::Delim { style, .. } => {
-                push(&mut out, &std::mem::take(&mut run));
+                push_escaped(&mut out, &std::mem::take(&mut run));
                 out.push_str(style.delimiter());
             }
         }
     }
-    push(&mut out, &run);
+    push_escaped(&mut out, &run);
     out
 }
 
