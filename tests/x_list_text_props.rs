@@ -20,9 +20,9 @@ use common::cmark::{bidi_left_open, norm, plain};
 use common::fake_upstream::{Answer, FakeUpstream};
 use proptest::prelude::*;
 use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
+use serde_json::{json, Value};
 use xmd::x::render::escape::autolink_target;
 use xmd::x::render::linkify::url_end;
-use serde_json::{json, Value};
 
 const POST_ID: &str = "1800000000000000001";
 const END: Value = Value::Null;

@@ -596,7 +596,13 @@ fn check_same_shape(render: impl Fn(bool) -> String, fields: &Fields) -> Result<
             if own.peek() == Some(&u) {
                 own.next();
             } else {
-                prop_assert!(fields.urls.contains(u), "{:?} not meant: {:?}\n{}", u, fields.urls, actual);
+                prop_assert!(
+                    fields.urls.contains(u),
+                    "{:?} not meant: {:?}\n{}",
+                    u,
+                    fields.urls,
+                    actual
+                );
             }
         }
         prop_assert!(own.next().is_none(), "{:?} {:?}", t.auto, a.auto);

@@ -646,12 +646,10 @@ mod tests {
             0..=MAX_CURSOR_OFFSET,
             prop::collection::vec(0u32..0x0100_0000, 0..=MAX_ROW_MARKS),
         )
-            .prop_map(move |(upstream, offset, seen)| {
-                Position {
-                    upstream,
-                    offset,
-                    seen,
-                }
+            .prop_map(move |(upstream, offset, seen)| Position {
+                upstream,
+                offset,
+                seen,
             })
     }
 

@@ -87,7 +87,10 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
     let handle = args.handle.as_str();
     let scope = cursor::handle_scope(handle);
     let start = match &args.cursor {
-        Some(c) => Some(cursor::decode(&run.settings.cursor_key, c, CursorKind::Profile, &scope).map_err(cursor_error)?),
+        Some(c) => Some(
+            cursor::decode(&run.settings.cursor_key, c, CursorKind::Profile, &scope)
+                .map_err(cursor_error)?,
+        ),
         None => None,
     };
     let base = format!("/2/profile/{handle}/statuses");
@@ -177,7 +180,14 @@ pub fn profile(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult
         _ => &user,
     };
     // A result cut before post k continues at post k.
-    let cursor_at = |k: usize| cursor::encode(&run.settings.cursor_key, CursorKind::Profile, &scope, &walk.cut_at(k));
+    let cursor_at = |k: usize| {
+        cursor::encode(
+            &run.settings.cursor_key,
+            CursorKind::Profile,
+            &scope,
+            &walk.cut_at(k),
+        )
+    };
     let path = format!("/{handle}");
     let (text, structured) = fit_rows(
         run,

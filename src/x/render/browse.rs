@@ -7,8 +7,8 @@
 
 use super::date::{iso, status_date};
 use super::escape::{
-    at_handle, escape_block, escape_heading, escape_inline, push_inline, push_inline_text, push_link,
-    push_profile_url,
+    at_handle, escape_block, escape_heading, escape_inline, push_inline, push_inline_text,
+    push_link, push_profile_url,
 };
 use super::num::count as counted;
 use super::post::status_text;

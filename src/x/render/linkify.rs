@@ -37,11 +37,13 @@ pub fn url_end(s: &str, i: usize) -> Option<usize> {
     let ext = s[body..]
         .find(|c: char| c.is_whitespace() || c.is_control() || c == '<')
         .map_or(s.len(), |k| body + k);
-    let (open, mut close) = b[i..ext].iter().fold((0usize, 0usize), |(o, c), x| match x {
-        b'(' => (o + 1, c),
-        b')' => (o, c + 1),
-        _ => (o, c),
-    });
+    let (open, mut close) = b[i..ext]
+        .iter()
+        .fold((0usize, 0usize), |(o, c), x| match x {
+            b'(' => (o + 1, c),
+            b')' => (o, c + 1),
+            _ => (o, c),
+        });
     let mut end = ext;
     while end > body {
         match b[end - 1] {
@@ -79,7 +81,8 @@ pub fn mention_end(s: &str, i: usize) -> Option<usize> {
     let b = s.as_bytes();
     let before = s[..i].chars().next_back();
     if before.is_some_and(|c| {
-        c.is_ascii_alphanumeric() || matches!(c, '_' | '!' | '#' | '$' | '%' | '&' | '*' | '@' | '＠')
+        c.is_ascii_alphanumeric()
+            || matches!(c, '_' | '!' | '#' | '$' | '%' | '&' | '*' | '@' | '＠')
     }) {
         return None;
     }
@@ -114,7 +117,10 @@ mod tests {
 
     #[test]
     fn url_extent_follows_gfm() {
-        assert_eq!(url("see https://example.com/a_b_ and"), Some("https://example.com/a_b"));
+        assert_eq!(
+            url("see https://example.com/a_b_ and"),
+            Some("https://example.com/a_b")
+        );
         assert_eq!(url("(https://e.org/x_(y))."), Some("https://e.org/x_(y)"));
         assert_eq!(url("(https://e.org/x)"), Some("https://e.org/x"));
         assert_eq!(url("https://e.org/?q=1&amp;"), Some("https://e.org/?q=1"));
