@@ -163,6 +163,7 @@ fn every_block_and_entity_in_document_order() {
         "link https://docs.rs/",
         "text \"docs.rs\"",
         "Paragraph",
+        "link https://x.com/i/article/2088404040404040400",
         "text \"https://x.com/i/article/2088404040404040400\"",
         "Paragraph",
         "text \"Date: 2026-08-12T08:14:20Z\\nSource: \"",

@@ -135,7 +135,7 @@ fn c15b_long_bio_validates() {
     );
     assert_eq!(
         out.text,
-        format!("# [{name} (@long_bio)](https://x.com/long_bio)\n\nReading list: https://example.org/a/very/long/path/one/two/three/four more\n\n\
+        format!("# [{name} (@long_bio)](https://x.com/long_bio)\n\nReading list: <https://example.org/a/very/long/path/one/two/three/four> more\n\n\
                  Followers: 5 · Following: 7 · Posts: 9 · Likes: 0\nJoined: 2024-10-02T12:00:00Z\n\n## Latest posts\nNo original posts on this page.\n")
     );
 }
@@ -169,7 +169,7 @@ fn a_lean_profile_still_links_its_bio() {
         };
         assert_eq!(
             out.text,
-            format!("# [Lean (@lean_bio)](https://x.com/lean_bio)\n\nReading list: https://example.org/list more\n\n\
+            format!("# [Lean (@lean_bio)](https://x.com/lean_bio)\n\nReading list: <https://example.org/list> more\n\n\
                      {counts}## Latest posts\nNo original posts on this page.\n")
         );
         let profile = &out.structured.as_ref().unwrap()["profile"];

@@ -8,6 +8,7 @@
 
 use proptest::prelude::*;
 use xmd::x::render::escape::{escape_block, escape_inline, escape_line, link, link_url};
+use xmd::x::render::linkify::{mention_end, url_end};
 
 /// The previous implementation, verbatim.
 #[allow(dead_code, clippy::all)]
@@ -236,7 +237,23 @@ fn piece() -> impl Strategy<Value = &'static str> {
         "x.com/a b",
         "\"",
         "%",
+        "@",
+        "@a_",
     ])
+}
+
+/// Whether a URL or a mention is found anywhere in `s` (controls read as
+/// the spaces the escapers make them).
+fn has_link(s: &str) -> bool {
+    let s: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    s.char_indices().any(|(i, c)| match c {
+        '@' => mention_end(&s, i).is_some(),
+        'h' | 'H' => url_end(&s, i).is_some(),
+        _ => false,
+    })
 }
 
 fn text() -> impl Strategy<Value = String> {
@@ -246,11 +263,18 @@ fn text() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
+    /// Names, headings and labels (`escape_inline`) are escaped as
+    /// before, always; running text (`escape_line`, `escape_block`) as
+    /// before wherever it holds no URL and no mention (issue 27 item 5:
+    /// those are now written exact; `tests/x_exact_links.rs` judges them,
+    /// `tests/x_render_props.rs` the text around them).
     #[test]
     fn inline_and_line_escapes_are_unchanged(s in text()) {
         prop_assert_eq!(escape_inline(&s), reference::escape_inline(&s), "{:?}", s);
-        prop_assert_eq!(escape_line(&s), reference::escape_line(&s), "{:?}", s);
-        prop_assert_eq!(escape_block(&s), reference::escape_block(&s), "{:?}", s);
+        if !has_link(&s) {
+            prop_assert_eq!(escape_line(&s), reference::escape_line(&s), "{:?}", s);
+            prop_assert_eq!(escape_block(&s), reference::escape_block(&s), "{:?}", s);
+        }
     }
 
     #[test]

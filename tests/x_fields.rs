@@ -116,8 +116,12 @@ fn written(leaf: &Leaf) -> Vec<String> {
             vec![format!("plain:{s}")]
         }
         // The note's t.co links replaced by their targets (its facets).
+        // (A URL in running text is an autolink: issue 27 item 5.)
         ("status.community_note.text", Value::String(s)) => {
-            vec![s.replace("https://t.co/note", "https://example.org/source")]
+            vec![s.replace("https://t.co/note", "<https://example.org/source>")]
+        }
+        ("status.text", Value::String(s)) => {
+            vec![s.replace("https://t.co/abc", "<https://t.co/abc>")]
         }
         (_, Value::String(s)) => vec![s.clone()],
         (_, Value::Number(n)) => {

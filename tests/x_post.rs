@@ -227,7 +227,7 @@ fn plain_status_json_and_obsidian_formats() {
         "---\nsource: \"https://x.com/demo_author/status/2087208847298015232\"\nauthor: \"Demo Author\"\nauthor_handle: \"demo_author\"\n\
          published: \"2026-08-11T16:05:42Z\"\ntags: [\"twitter\", \"x\", \"demo_author\"]\n---\n\n\
          ## Post · 1/1 — Demo Author (@demo_author)\n\n### Author\n\n- **Name:** Demo Author\n- **Handle:** @demo_author\n\
-         - **Bio:** Writes about build tools, tiny servers and slow coffee ☕ Notes: https://example.com/demo-author/notes\n\
+         - **Bio:** Writes about build tools, tiny servers and slow coffee ☕ Notes: <https://example.com/demo-author/notes>\n\
          - **Location:** Example City\n- **Website:** example.com/demo-author\n- **Followers:** 4,821\n- **Following:** 312\n\
          - **Posts:** 2,954\n- **Likes:** 15,320\n- **Media:** 187\n\
          - **Joined:** 2023-02-14T09:30:11Z\n- **Verified:** yes (individual, since 2024-05-02T11:20:33.000Z)\n\
@@ -486,7 +486,7 @@ fn c29_articles_never_render_empty() {
     );
     assert_eq!(
         out.text,
-        "## Post · 1/1 — Example (@example_user)\n\nhttps://x.com/i/article/1800000000000000021\n\n\
+        "## Post · 1/1 — Example (@example_user)\n\n<https://x.com/i/article/1800000000000000021>\n\n\
          _The article body is not available upstream; open the link above to read it._\n\n\
          Date: 2024-10-02T12:00:00Z\nSource: <https://x.com/example_user/status/1800000000000000020>"
     );
@@ -510,7 +510,7 @@ fn c29_articles_never_render_empty() {
         "## Post · 1/1 — Example (@example_user)\n\n### Notes on \\*parsers\\* \\[draft\\]\n\n\
          Published: 2024-10-02T12:00:00.000Z\n\nA short preview\n\n\
          _Only the article preview is available upstream; open the post link for the full article._\n\n\
-         https://x.com/i/article/1800000000000000021\n\nDate: 2024-10-02T12:00:00Z\n\
+         <https://x.com/i/article/1800000000000000021>\n\nDate: 2024-10-02T12:00:00Z\n\
          Source: <https://x.com/example_user/status/1800000000000000020>"
     );
 }

@@ -104,7 +104,7 @@ fn community_note_and_replying_to_when_shown_alone() {
          Replying to @nora_fieldwell · <https://x.com/nora_fieldwell/status/2088101010101010101>\n\n\
          @nora_fieldwell That ridge is 4,000 m high, the tallest in the region.\n\n\
          > **Community Note**\n\
-         > The ridge is 2,140 m high according to the regional survey: https://survey.example.org/ridges/2140\n\
+         > The ridge is 2,140 m high according to the regional survey: <https://survey.example.org/ridges/2140>\n\
          > Notes on this post: https://x.com/i/birdwatch/t/2088202020202020201\n\n\
          Date: 2026-08-13T09:30:00Z\n\
          Source: <https://x.com/tbrightwater/status/2088202020202020201>"
@@ -208,7 +208,7 @@ fn link_card() {
     assert_eq!(
         md,
         "## Post · 1/1 — Iris Kettleby (@iris_kettleby)\n\n\
-         New write-up: keeping fixture servers honest https://blog.example.net/fixtures-honest\n\n\
+         New write-up: keeping fixture servers honest <https://blog.example.net/fixtures-honest>\n\n\
          > **Link card:** Keeping fixture servers honest\n\
          > Why a fake upstream should fail the way the real one does.\n\
          > <https://blog.example.net/fixtures-honest> (blog.example.net)\n\
@@ -243,7 +243,7 @@ fn obsidian_keeps_attached_content_and_dates() {
          author_handle: \"iris_kettleby\"\npublished: \"2026-08-14T15:20:33Z\"\n\
          tags: [\"twitter\", \"x\", \"iris_kettleby\"]\n---\n\n\
          ## Post · 1/1 — Iris Kettleby (@iris_kettleby)\n\n\
-         New write-up: keeping fixture servers honest https://blog.example.net/fixtures-honest\n\n\
+         New write-up: keeping fixture servers honest <https://blog.example.net/fixtures-honest>\n\n\
          > **Link card:** Keeping fixture servers honest\n\
          > Why a fake upstream should fail the way the real one does.\n\
          > <https://blog.example.net/fixtures-honest> (blog.example.net)\n\

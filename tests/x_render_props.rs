@@ -28,7 +28,7 @@ use common::cmark::{bidi, bidi_left_open, norm, plain};
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Value};
 use xmd::x::args::{Format, UserInfo};
 use xmd::x::model::normalize;
@@ -36,6 +36,8 @@ use xmd::x::model::status::Status;
 use xmd::x::model::user::User;
 use xmd::x::render::browse::{profile_markdown, search_markdown};
 use xmd::x::render::date::iso;
+use xmd::x::render::escape::autolink_target;
+use xmd::x::render::linkify::url_end;
 use xmd::x::render::{render_posts, RenderOptions};
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -52,8 +54,11 @@ struct Parsed {
     shape: Vec<String>,
     /// The visible text (text, link labels, image alt), soft breaks as spaces.
     visible: String,
-    /// Link and image destinations.
+    /// Link and image destinations (autolinks' apart).
     dests: Vec<String>,
+    /// Autolink destinations: xmd's own and, in running text, the URLs
+    /// its author typed (issue 27 item 5).
+    auto: Vec<String>,
     /// The YAML of a front matter block, if any.
     meta: Option<String>,
 }
@@ -88,6 +93,8 @@ fn parse(md: &str) -> Parsed {
 fn parse_with(md: &str, opts: Options) -> Parsed {
     let mut p = Parsed::default();
     let mut in_meta = false;
+    // Per open link: whether it is an autolink.
+    let mut autolink: Vec<bool> = Vec::new();
     let text = |p: &mut Parsed, t: &str| {
         p.visible.push_str(t);
         if p.shape.last().map(String::as_str) != Some("T") {
@@ -103,7 +110,22 @@ fn parse_with(md: &str, opts: Options) -> Parsed {
             }
             Event::End(TagEnd::MetadataBlock(_)) => in_meta = false,
             Event::Text(t) if in_meta => p.meta.as_mut().unwrap().push_str(&t),
+            // An autolink is judged by its text (in `visible`) and its
+            // destination (in `auto`): a URL in running user text is one
+            // now, where it was text before (issue 27 item 5).
+            Event::Start(Tag::Link {
+                link_type: LinkType::Autolink,
+                dest_url,
+                ..
+            }) => {
+                p.auto.push(dest_url.to_string());
+                autolink.push(true);
+            }
+            Event::End(TagEnd::Link) if autolink.pop() == Some(true) => {}
             Event::Start(tag) => {
+                if let Tag::Link { .. } = &tag {
+                    autolink.push(false);
+                }
                 if let Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } = &tag {
                     p.dests.push(dest_url.to_string());
                 }
@@ -313,13 +335,54 @@ fn shown(s: String) -> String {
 #[derive(Default)]
 struct Fields {
     expect: BTreeMap<String, String>,
+    /// The URLs the running-text fields hold, as a parser must read them.
+    urls: Vec<String>,
+}
+
+/// The fields that are running text (post and quote text, bios, notes,
+/// poll options, card descriptions; not yet an article's styled blocks):
+/// their URLs are autolinks, their mentions exact (issue 27 item 5). The
+/// others (names, headings, alt text, locations) escape them as text.
+const RUNNING: &[&str] = &[
+    "text", "bio", "pbio", "poll", "qpoll", "card1", "note", "qtext", "line",
+];
+
+/// The visible text of running text `s` (already `norm`ed): each URL
+/// found (`linkify`, as the escapers find it) shown as the parser reads
+/// the autolink written for it (`autolink_target`: the documented
+/// percent-encoding), every other character as typed; and those URLs.
+fn running_visible(s: &str) -> (String, Vec<String>) {
+    let (mut out, mut urls) = (String::new(), Vec::new());
+    let mut i = 0;
+    while i < s.len() {
+        if let Some(end) = url_end(s, i) {
+            let u = autolink_target(&s[i..end]).expect("an http(s) URL");
+            out.push_str(&u);
+            urls.push(u);
+            i = end;
+            continue;
+        }
+        let c = s[i..].chars().next().unwrap();
+        out.push(c);
+        i += c.len_utf8();
+    }
+    (out, urls)
 }
 
 impl Fields {
     /// A one-line field: the placeholder, and the expected visible text.
     fn inline(&mut self, key: &str, value: &str) -> String {
         let ph = format!("QQ{key}QQ");
-        self.expect.insert(ph.clone(), norm(value));
+        let field = key.trim_end_matches(|c: char| c.is_ascii_digit() || c == 'P');
+        let field = if key.starts_with("card") { key } else { field };
+        let v = if RUNNING.contains(&field) {
+            let (v, urls) = running_visible(&norm(value));
+            self.urls.extend(urls);
+            v
+        } else {
+            norm(value)
+        };
+        self.expect.insert(ph.clone(), v);
         ph
     }
 
@@ -526,6 +589,23 @@ fn check_same_shape(render: impl Fn(bool) -> String, fields: &Fields) -> Result<
             actual
         );
         prop_assert_eq!(&a.dests, &t.dests);
+        // xmd's own autolinks in order; every other one a URL of the
+        // running text, as meant.
+        let mut own = t.auto.iter().peekable();
+        for u in &a.auto {
+            if own.peek() == Some(&u) {
+                own.next();
+            } else {
+                prop_assert!(
+                    fields.urls.contains(u),
+                    "{:?} not meant: {:?}\n{}",
+                    u,
+                    fields.urls,
+                    actual
+                );
+            }
+        }
+        prop_assert!(own.next().is_none(), "{:?} {:?}", t.auto, a.auto);
     }
     Ok(())
 }
@@ -849,11 +929,21 @@ fn reported_cases() {
     );
     assert_eq!(
         md,
-        "---\nsource: \"https://x.com/u/status/1\"\nauthor: \"Name\\u2028injected:\\u2028- x\"\nauthor_handle: \"u\"\npublished: \"2026-08-10T12:41:03Z\"\ntags: [\"twitter\", \"x\", \"u\"]\n---\n\n## Post · 1/1 — Name injected: - x (@u)\n\n!\\[\\](https://tracker.example/p.gif) \\[https://x.com/someone\\](https://phish.example/login) \\[x\\](javascript:alert(1)) \\*text\\* \\_text\\_ \\_\\_VA_ARGS\\_\\_ \\`code\\`\n\nDate: 2026-08-10T12:41:03Z"
+        "---\nsource: \"https://x.com/u/status/1\"\nauthor: \"Name\\u2028injected:\\u2028- x\"\nauthor_handle: \"u\"\npublished: \"2026-08-10T12:41:03Z\"\ntags: [\"twitter\", \"x\", \"u\"]\n---\n\n## Post · 1/1 — Name injected: - x (@u)\n\n!\\[\\](<https://tracker.example/p.gif>) \\[<https://x.com/someone]%28https://phish.example/login%29> \\[x\\](javascript:alert(1)) \\*text\\* \\_text\\_ \\_\\_VA_ARGS\\_\\_ \\`code\\`\n\nDate: 2026-08-10T12:41:03Z"
     );
     let parsed = parse(&md);
+    // The http(s) URLs the author typed are autolinks, to exactly the
+    // URL a GFM linkifier takes (up to whitespace; the unbalanced `)`
+    // left out); the rest is text (issue 27 item 5).
     assert!(parsed.dests.is_empty());
+    assert_eq!(
+        parsed.auto,
+        [
+            "https://tracker.example/p.gif",
+            "https://x.com/someone]%28https://phish.example/login%29"
+        ]
+    );
     assert!(parsed.visible.contains(
-        "![](https://tracker.example/p.gif) [https://x.com/someone](https://phish.example/login) [x](javascript:alert(1)) *text* _text_ __VA_ARGS__ `code`"
+        "![](https://tracker.example/p.gif) [https://x.com/someone]%28https://phish.example/login%29 [x](javascript:alert(1)) *text* _text_ __VA_ARGS__ `code`"
     ));
 }

@@ -83,7 +83,7 @@ fn assert_one_request_with_id_and_token(s: &FakeUpstream, id: &str) {
 }
 
 const PLAIN_MARKDOWN: &str = "## Post · 1/1 — Ada Example (@ada_example)\n\n\
-Shipping 0.9 tonight & the docs are \\<finally> done: https://example.com/notes/0.9 #release\n\n\
+Shipping 0.9 tonight & the docs are \\<finally> done: <https://example.com/notes/0.9> #release\n\n\
 Date: 2026-07-14T09:05:31Z\n\
 Source: <https://x.com/ada_example/status/1901234567890123456>\n\n\
 > **Note:** FxTwitter failed (code fxtwitter_error), so this post comes from the fallback, X's \
@@ -470,7 +470,7 @@ fn gif_alt_text_card_poll_and_parent_map_and_render() {
         out.text,
         format!(
             "## Post · 1/1 — Dara \\*Sample\\* (@dara_sample)\n\n\
-             The ridge loop, as promised. Route notes and the map: https://example.org/trails/ridge\n\n\
+             The ridge loop, as promised. Route notes and the map: <https://example.org/trails/ridge>\n\n\
              > [GIF](https://video.twimg.com/tweet_video/Gf4Hi5Jk6LmN.mp4)\n\
              > ![A hiker waving from the \\[summit\\] cairn, looped](https://pbs.twimg.com/tweet_video_thumb/Gf4Hi5Jk6LmN.jpg)\n\n\
              > **Link card:** Ridge loop \\| Trail notes\n\

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::escape::{escape_block, escape_inline, link_url};
+use super::escape::{escape_block, escape_inline, escape_inline_text, link_url};
 use super::num::count as counted;
 use crate::x::model::{count, s};
 
@@ -54,7 +54,7 @@ pub fn poll_lines(poll: &Value) -> Vec<String> {
         .into_iter()
         .flatten()
     {
-        let mut name = escape_inline(s(c, "label").unwrap_or(""));
+        let mut name = escape_inline_text(s(c, "label").unwrap_or(""));
         if name.is_empty() {
             name = "(no label)".into();
         }
@@ -81,7 +81,11 @@ pub fn card_lines(card: &Value) -> Vec<String> {
         Some(t) => format!("**Link card:** {t}"),
         None => "**Link card**".into(),
     }];
-    l.extend(field("description"));
+    l.extend(
+        s(card, "description")
+            .map(escape_inline_text)
+            .filter(|v| !v.is_empty()),
+    );
     let url = s(card, "url")
         .filter(|u| !u.trim().is_empty())
         .map(url_text);

@@ -7,8 +7,8 @@
 
 use super::date::{iso, status_date};
 use super::escape::{
-    at_handle, escape_block, escape_heading, escape_inline, push_inline, push_link,
-    push_profile_url,
+    at_handle, escape_block, escape_heading, escape_inline, push_inline, push_inline_text,
+    push_link, push_profile_url,
 };
 use super::num::count as counted;
 use super::post::status_text;
@@ -53,9 +53,9 @@ pub fn post_line(post: &Status, full: bool) -> String {
     let before = line.len();
     let text = post.text.trim();
     if text.is_empty() {
-        push_inline(&mut line, &status_text(post));
+        push_inline_text(&mut line, &status_text(post));
     } else {
-        push_inline(&mut line, text);
+        push_inline_text(&mut line, text);
     }
     if line.len() == before {
         line.push_str(NO_TEXT);
@@ -81,8 +81,8 @@ pub fn post_line(post: &Status, full: bool) -> String {
     }
     // A row is a post shown without its thread: a reply says whom it answers.
     if let Some(h) = post.replying_to_handle() {
-        line.push_str(" · Replying to @");
-        push_inline(&mut line, &h);
+        line.push_str(" · Replying to ");
+        line.push_str(&at_handle(&h, escape_inline));
     }
     if full {
         let reposts = post.retweets.or(post.reposts);
@@ -145,7 +145,7 @@ pub fn user_line(user: &User, full: bool, counts: bool) -> String {
         }
         let before = line.len();
         line.push_str(" — ");
-        push_inline(&mut line, user.description.as_deref().unwrap_or(""));
+        push_inline_text(&mut line, user.description.as_deref().unwrap_or(""));
         if line.len() == before + " — ".len() {
             line.truncate(before);
         }

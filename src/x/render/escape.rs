@@ -28,9 +28,17 @@
 //!   stay as typed. In link destinations they are percent-encoded, in YAML
 //!   escaped.
 //!
-//! Links are xmd's own structure only: [`link_url`] admits `http(s)`
-//! destinations and percent-encodes what could end one; any other URL is
-//! shown as escaped text. YAML front matter values are always double-quoted
+//! Links are xmd's own structure, and the `http(s)` URLs in running user
+//! text: [`link_url`] admits `http(s)` destinations and percent-encodes
+//! what could end one; any other URL is shown as escaped text. The
+//! running-text escapers ([`escape_line`], [`escape_block`],
+//! [`escape_inline_text`], [`push_text`]: post text, bios, notes, card
+//! descriptions, poll options, an article's preview; not yet the styled
+//! blocks of an article body) write each `http(s)`
+//! URL as an [`autolink`] and each @mention by [`at_handle`], found as
+//! [`super::linkify`] says, so neither carries a backslash; the others
+//! (names, headings, link labels and alt text, where a link would break
+//! the structure around it) escape them as any text. YAML front matter values are always double-quoted
 //! with every line-break-like character escaped ([`yaml_string`]).
 
 /// True for a character around which an `_` is intraword for CommonMark
@@ -66,8 +74,23 @@ fn entity_like(rest: &[u8]) -> bool {
 /// Appends `s` to `out` escaped (see the module rules). `s` has no control
 /// characters and no leading whitespace. Every character the rules may
 /// escape is ASCII, so the text is walked byte by byte and copied in runs
-/// between escapes.
+/// between escapes. URLs and mentions are escaped as any other text: this
+/// is the escaping of names, headings and link labels.
 pub fn push_escaped(out: &mut String, s: &str) {
+    push_fragment(out, s, false);
+}
+
+/// [`push_escaped`] for running text (a post's text, a bio, a note, a card
+/// description, a poll option): each `http(s)` URL
+/// and each @mention found as [`super::linkify`] finds them is written
+/// exact, the URL as an [`autolink`], the mention by [`at_handle`], never
+/// with a backslash inside; everything else is escaped as by
+/// [`push_escaped`].
+pub fn push_text(out: &mut String, s: &str) {
+    push_fragment(out, s, true);
+}
+
+fn push_fragment(out: &mut String, s: &str, links: bool) {
     let b = s.as_bytes();
     // Block starts: a marker as the first character, or digits then `.`/`)`.
     let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
@@ -76,17 +99,45 @@ pub fn push_escaped(out: &mut String, s: &str) {
     // a leading hashtag cannot start one and stays as typed.
     let hashes = b.iter().take_while(|c| **c == b'#').count();
     let heading = hashes > 0 && s[hashes..].chars().next().is_none_or(char::is_whitespace);
+    // A URL can start at `h`/`H` only, a mention at `@`.
+    let url_at = |i: usize| {
+        links && matches!(b.get(i), Some(b'h' | b'H')) && super::linkify::url_end(s, i).is_some()
+    };
     out.reserve(s.len() + 4);
+    let start = out.len();
     let mut copied = 0;
-    for (i, &c) in b.iter().enumerate() {
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if links && matches!(c, b'h' | b'H' | b'@') {
+            let end = if c == b'@' {
+                super::linkify::mention_end(s, i)
+            } else {
+                super::linkify::url_end(s, i)
+            };
+            if let Some(end) = end {
+                out.push_str(&s[copied..i]);
+                if c == b'@' {
+                    out.push_str(&at_handle(&s[i + 1..end], escape_inline));
+                } else {
+                    out.push_str(&autolink(&s[i..end]));
+                }
+                i = end;
+                copied = end;
+                continue;
+            }
+        }
         let escape = match c {
             b'\\' | b'`' | b'*' | b'[' | b']' | b'<' | b'~' | b'|' | b'^' => true,
             b'>' | b'-' | b'+' | b'=' | b':' => i == 0,
             b'#' => i == 0 && heading,
             b'.' | b')' => list_mark && i == digits,
+            // Before an autolink the `_` is followed by `<`, not by the
+            // letter it neighbours in `s`: it could close emphasis.
             b'_' => {
                 !(s[..i].chars().next_back().is_some_and(word_char)
                     && s[i + 1..].chars().next().is_some_and(word_char))
+                    || url_at(i + 1)
             }
             b'&' => entity_like(&b[i + 1..]),
             _ => false,
@@ -96,9 +147,13 @@ pub fn push_escaped(out: &mut String, s: &str) {
             out.push('\\');
             copied = i;
         }
+        i += 1;
     }
     out.push_str(&s[copied..]);
-    push_bidi_closers(out, s);
+    // Counted on what was written: a URL's bidi controls are
+    // percent-encoded, so they open nothing.
+    let closers = bidi_closers(&out[start..]);
+    out.push_str(&closers);
 }
 
 /// True for a bidirectional formatting character that opens or closes an
@@ -113,10 +168,11 @@ pub fn is_bidi_control(c: char) -> bool {
 /// matched as UAX #9 rules X6a and X7 match them (a PDF closes only an
 /// embedding opened inside the innermost isolate; a PDI closes its isolate
 /// and every embedding opened inside it; an unmatched closer does nothing).
-fn push_bidi_closers(out: &mut String, s: &str) {
+fn bidi_closers(s: &str) -> String {
+    let mut out = String::new();
     // Every opener is `E2 80 AA..AE` or `E2 81 A6..A8` in UTF-8.
     if !s.as_bytes().contains(&0xE2) {
-        return;
+        return out;
     }
     let mut open: Vec<bool> = Vec::new(); // true: an isolate
     for c in s.chars() {
@@ -137,10 +193,12 @@ fn push_bidi_closers(out: &mut String, s: &str) {
     for isolate in open.iter().rev() {
         out.push(if *isolate { '\u{2069}' } else { '\u{202C}' });
     }
+    out
 }
 
-/// Escapes one line of body text (see the module rules): controls become
-/// spaces, surrounding whitespace is trimmed, inner spacing is kept.
+/// Escapes one line of body text (see the module rules) as running text
+/// ([`push_text`]: URLs and mentions exact): controls become spaces,
+/// surrounding whitespace is trimmed, inner spacing is kept.
 pub fn escape_line(line: &str) -> String {
     let spaced: String;
     let line = if line.chars().any(char::is_control) {
@@ -153,7 +211,7 @@ pub fn escape_line(line: &str) -> String {
         line
     };
     let mut out = String::new();
-    push_escaped(&mut out, line.trim());
+    push_text(&mut out, line.trim());
     out
 }
 
@@ -213,6 +271,20 @@ fn collapsed(text: &str) -> std::borrow::Cow<'_, str> {
 /// Appends `text` escaped for one inline position ([`escape_inline`]).
 pub fn push_inline(out: &mut String, text: &str) {
     push_escaped(out, &collapsed(text));
+}
+
+/// Appends `text` escaped for one inline position as running text
+/// ([`push_text`]: URLs and mentions exact), e.g. a post's text in a list
+/// row or a bio after a name.
+pub fn push_inline_text(out: &mut String, text: &str) {
+    push_text(out, &collapsed(text));
+}
+
+/// [`push_inline_text`] into a new string.
+pub fn escape_inline_text(text: &str) -> String {
+    let mut out = String::new();
+    push_inline_text(&mut out, text);
+    out
 }
 
 /// Escapes text for one inline position (a heading, a bold name, a list
@@ -278,15 +350,28 @@ pub fn at_handle(h: &str, esc: fn(&str) -> String) -> String {
 }
 
 /// A bare `http(s)` URL for an inline position: an autolink `<url>` with
-/// [`link_url`]'s encoding, so a parser finds exactly that URL (no
+/// [`autolink_target`]'s encoding, so a parser finds exactly that URL (no
 /// backslash-escape is processed inside an autolink, and a renderer's
 /// bare-URL linkifier cannot take a backslash into it). Anything else is
 /// escaped text, never linked.
 pub fn autolink(url: &str) -> String {
-    match link_url(url) {
+    match autolink_target(url) {
         Some(u) => format!("<{u}>"),
         None => escape_inline(url),
     }
+}
+
+/// The URL an [`autolink`] holds, and that every parser reads out of it:
+/// [`link_url`]'s encoding, except that an entity-shaped run (`&amp;`,
+/// `&#95;`) keeps its `&` and has its `;` written `%3B`. Parsers disagree
+/// on entities inside an autolink (cmark and comrak decode them,
+/// commonmark.js and pulldown-cmark do not), so none may be left there.
+pub fn autolink_target(url: &str) -> Option<String> {
+    let mut out = String::new();
+    http_url(url).map(|u| {
+        push_url_encoded(&mut out, u, Enc::Autolink);
+        out
+    })
 }
 
 /// A URL as a Markdown link or image destination, or `None` when it is not
@@ -303,7 +388,7 @@ pub fn link_url(url: &str) -> Option<String> {
 pub fn push_link_url(out: &mut String, url: &str) -> bool {
     match http_url(url) {
         Some(u) => {
-            push_url_encoded(out, u, true);
+            push_url_encoded(out, u, Enc::Dest);
             true
         }
         None => false,
@@ -317,7 +402,7 @@ pub fn push_link_url(out: &mut String, url: &str) -> bool {
 pub fn link_target(url: &str) -> Option<String> {
     let mut out = String::new();
     http_url(url).map(|u| {
-        push_url_encoded(&mut out, u, false);
+        push_url_encoded(&mut out, u, Enc::Target);
         out
     })
 }
@@ -335,7 +420,20 @@ fn http_url(url: &str) -> Option<&str> {
 /// Appends `s` with the characters that could end a link destination
 /// percent-encoded (see [`link_url`]); walked byte by byte, only a
 /// non-ASCII character decoded.
-fn push_url_encoded(out: &mut String, s: &str, entities: bool) {
+/// How [`push_url_encoded`] treats an entity-shaped run (`&name;`).
+#[derive(Clone, Copy, PartialEq)]
+enum Enc {
+    /// A link destination: its `&` written `&amp;` (decoded back to `&`).
+    Dest,
+    /// What a parser reads out of a [`Enc::Dest`]: as typed.
+    Target,
+    /// Inside an autolink: its `;` written `%3B` ([`autolink_target`]).
+    Autolink,
+}
+
+fn push_url_encoded(out: &mut String, s: &str, enc: Enc) {
+    // The byte index of the `;` that ends an entity-shaped run.
+    let mut entity_end = usize::MAX;
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     out.reserve(s.len());
     let b = s.as_bytes();
@@ -355,7 +453,13 @@ fn push_url_encoded(out: &mut String, s: &str, entities: bool) {
                 // An entity reference (`&amp;`, `&#38;`) is decoded in a
                 // link destination and an autolink: its `&` is written as
                 // `&amp;`, which decodes to the `&` itself.
-                b'&' if entities && entity_like(&b[i + 1..]) => ("&amp;", 1),
+                b'&' if enc == Enc::Dest && entity_like(&b[i + 1..]) => ("&amp;", 1),
+                b'&' if enc == Enc::Autolink && entity_like(&b[i + 1..]) => {
+                    entity_end = i + b[i..].iter().position(|c| *c == b';').unwrap_or(0);
+                    i += 1;
+                    continue;
+                }
+                b';' if i == entity_end => ("%3B", 1),
                 // Every other ASCII whitespace is a control.
                 c if c.is_ascii_control() => ("", 1),
                 _ => {
@@ -392,7 +496,7 @@ fn push_url_encoded(out: &mut String, s: &str, entities: bool) {
 /// percent-encoded as in [`link_url`]) appended to `out`.
 pub fn push_profile_url(out: &mut String, handle: &str) {
     out.push_str("https://x.com/");
-    push_url_encoded(out, handle.trim_end(), true);
+    push_url_encoded(out, handle.trim_end(), Enc::Dest);
 }
 
 /// `[label](url)` when `url` is an `http(s)` URL, else the label followed by
@@ -410,7 +514,7 @@ pub fn push_link(out: &mut String, label: &str, url: &str) {
             out.push('[');
             out.push_str(label);
             out.push_str("](");
-            push_url_encoded(out, u, true);
+            push_url_encoded(out, u, Enc::Dest);
             out.push(')');
         }
         None => {
@@ -460,138 +564,5 @@ pub fn yaml_string(v: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bidi_openers_are_closed_where_the_fragment_ends() {
-        // A name ending in RLO reversed the `(@handle)` written after it.
-        assert_eq!(escape_inline("abc\u{202E}"), "abc\u{202E}\u{202C}");
-        // Innermost first; a PDI closes the embeddings inside its isolate.
-        assert_eq!(
-            escape_line("\u{2067}a\u{202B}b"),
-            "\u{2067}a\u{202B}b\u{202C}\u{2069}"
-        );
-        assert_eq!(
-            escape_line("\u{2068}a\u{202A}b\u{2069}c"),
-            "\u{2068}a\u{202A}b\u{2069}c"
-        );
-        // A PDF inside an isolate does not close the embedding outside it.
-        assert_eq!(
-            escape_line("\u{202D}a\u{2066}b\u{202C}"),
-            "\u{202D}a\u{2066}b\u{202C}\u{2069}\u{202C}"
-        );
-        // Balanced or unmatched closers add nothing.
-        assert_eq!(
-            escape_line("a\u{202E}b\u{202C}\u{2069}"),
-            "a\u{202E}b\u{202C}\u{2069}"
-        );
-        // A heading's final `}` is still written as an entity.
-        assert_eq!(escape_heading("a}\u{202E}"), "a&#125;\u{202E}\u{202C}");
-        // Link destinations and YAML never carry one raw.
-        assert_eq!(
-            link_url("https://e.example/\u{202E}x").as_deref(),
-            Some("https://e.example/%E2%80%AEx")
-        );
-        assert_eq!(yaml_string("a\u{2066}"), "\"a\\u2066\"");
-    }
-
-    #[test]
-    fn line_starts() {
-        assert_eq!(escape_line("# not a heading"), "\\# not a heading");
-        assert_eq!(escape_line("---"), "\\---");
-        assert_eq!(escape_line("> fake quote"), "\\> fake quote");
-        assert_eq!(escape_line("    code?"), "code?");
-        assert_eq!(escape_line("2026. was a year"), "2026\\. was a year");
-        assert_eq!(escape_line("1) first"), "1\\) first");
-        assert_eq!(escape_line("[x]: https://evil"), "\\[x\\]: https://evil");
-        assert_eq!(
-            escape_line("a <script>alert(1)</script>"),
-            "a \\<script>alert(1)\\</script>"
-        );
-        assert_eq!(
-            escape_line("@demo_author Agree, except for CI files. #ci 3."),
-            "@demo_author Agree, except for CI files. #ci 3."
-        );
-        assert_eq!(escape_line("Context 🧪"), "Context 🧪");
-        assert_eq!(escape_line("\0# not a heading"), "\\# not a heading");
-        assert_eq!(escape_line("\u{2003}- item"), "\\- item");
-        assert_eq!(escape_line("#tag ## # x"), "#tag ## # x");
-        assert_eq!(escape_line("###"), "\\###");
-    }
-
-    #[test]
-    fn inline_constructs() {
-        assert_eq!(
-            escape_line("![](https://tracker.example/p.gif)"),
-            "!\\[\\](https://tracker.example/p.gif)"
-        );
-        assert_eq!(
-            escape_line("*a* _b_ __VA_ARGS__ `c` ~~d~~ a|b snake_case"),
-            "\\*a\\* \\_b\\_ \\_\\_VA_ARGS\\_\\_ \\`c\\` \\~\\~d\\~\\~ a\\|b snake_case"
-        );
-        assert_eq!(
-            escape_line("&amp; &#60; AT&T &x"),
-            "\\&amp; \\&#60; AT&T &x"
-        );
-        assert_eq!(escape_line("ends with \\"), "ends with \\\\");
-    }
-
-    #[test]
-    fn block_keeps_paragraphs() {
-        assert_eq!(escape_block("  a\n\n---\nb  "), vec!["a", "", "\\---", "b"]);
-        assert_eq!(escape_block("\0\n \u{2028}\na\n\u{1}"), vec!["a"]);
-        assert!(escape_block("\0\n\n").is_empty());
-    }
-
-    #[test]
-    fn inline() {
-        assert_eq!(
-            escape_inline("Notes on *parsers* [draft]"),
-            "Notes on \\*parsers\\* \\[draft\\]"
-        );
-        assert_eq!(escape_inline("Evil\n## Name <b>"), "Evil ## Name \\<b>");
-        assert_eq!(
-            escape_inline("Name\u{2028}injected:\u{85}- x"),
-            "Name injected: - x"
-        );
-        assert_eq!(escape_heading("C# #1 \\#"), "C\\# \\#1 \\\\\\#");
-        assert_eq!(escape_heading("T {#id}"), "T {\\#id&#125;");
-        assert_eq!(escape_inline(": x^2^"), "\\: x\\^2\\^");
-        assert_eq!(escape_handle("demo_author"), "demo_author");
-        assert_eq!(escape_handle("bad*handle"), "bad\\*handle");
-        assert_eq!(escape_handle("_x_"), "\\_x\\_");
-        assert_eq!(escape_handle("__init__"), "\\_\\_init\\_\\_");
-        assert_eq!(escape_inline("Ⓐ_a_Ⓐ é_é"), "Ⓐ\\_a\\_Ⓐ é_é");
-    }
-
-    #[test]
-    fn urls() {
-        assert_eq!(
-            link_url("https://a.b/x (1)<\\"),
-            Some("https://a.b/x%20%281%29%3C%5C".into())
-        );
-        assert_eq!(link_url("HTTP://a.b/"), Some("HTTP://a.b/".into()));
-        assert_eq!(link_url("javascript:alert(1)"), None);
-        assert_eq!(link_url("https://"), None);
-        assert_eq!(link_url("//evil.example/x"), None);
-        assert_eq!(
-            link("video", "data:text/html,<b>"),
-            "video: data:text/html,\\<b>"
-        );
-        assert_eq!(
-            image("image", "https://p/x.jpg"),
-            "![image](https://p/x.jpg)"
-        );
-    }
-
-    #[test]
-    fn yaml() {
-        assert_eq!(yaml_string("Demo Author"), "\"Demo Author\"");
-        assert_eq!(
-            yaml_string("Name\u{2028}injected:\u{2029}- x\u{85}\"q\"\\"),
-            "\"Name\\u2028injected:\\u2029- x\\u0085\\\"q\\\"\\\\\""
-        );
-        assert_eq!(yaml_string("a\tb\0"), "\"a\\u0009b\\u0000\"");
-    }
-}
+#[path = "escape_tests.rs"]
+mod tests;

@@ -6,6 +6,7 @@ pub mod browse;
 pub mod date;
 pub mod escape;
 pub mod fenced;
+pub mod linkify;
 pub mod media;
 pub mod post;
 pub mod styled;

@@ -14,7 +14,9 @@ use serde_json::Value;
 use super::article::article_blocks;
 use super::attached::{card_lines, note_lines, poll_lines, quoted, url_text};
 use super::date::{iso, post_date};
-use super::escape::{at_handle, escape_block, escape_heading, escape_inline, yaml_string};
+use super::escape::{
+    at_handle, escape_block, escape_heading, escape_inline, escape_inline_text, yaml_string,
+};
 use super::media::media_lines;
 use super::num::{count as counted, grouped};
 use crate::x::args::{Format, UserInfo};
@@ -207,7 +209,10 @@ fn author_block(author: &Value) -> Vec<String> {
     if let Some(v) = s(author, "screen_name").filter(|v| !v.trim().is_empty()) {
         l.push(format!("- **Handle:** {}", at_handle(v, escape_inline)));
     }
-    if let Some(v) = field("description") {
+    if let Some(v) = s(author, "description")
+        .map(escape_inline_text)
+        .filter(|v| !v.is_empty())
+    {
         l.push(format!("- **Bio:** {v}"));
     }
     if let Some(v) = field("location") {
