@@ -296,7 +296,7 @@ for href in p.links:
                 bad.append(f"{path}: HTTP {r.status}")
     except urllib.error.HTTPError as e:
         bad.append(f"{path}: HTTP {e.code}")
-check(not bad and documents == 4,
+check(not bad and documents == 5,
       f"{len(p.links) - documents} client anchors and {documents} document links stay on this server; documents answer 200",
       "; ".join(bad))
 version = json.load(urllib.request.urlopen(origin + "/mcp", timeout=5))["version"]
