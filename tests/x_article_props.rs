@@ -44,14 +44,68 @@ fn options(extended: bool) -> Options {
     }
 }
 
-/// The text and style bits the events carry, lines separated by `\n`
-/// (bits 0); `Err` naming any event that is not text, a break, a style or
-/// the one container expected.
-fn read(md: &str, opts: Options, container: &Tag) -> Result<Vec<(char, u8)>, String> {
+/// What a styled block reads back as: its characters with their style
+/// bits, and the spans (character ranges) written whole as an autolink or
+/// a code span.
+struct Read {
+    chars: Vec<(char, u8)>,
+    spans: Vec<(usize, usize)>,
+}
+
+/// `%XX` of an autolink's text back to the characters typed (the
+/// generated texts hold no `%` of their own).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
     let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).expect("decoded autolink text is UTF-8")
+}
+
+/// The text and style bits the events carry, lines separated by `\n`
+/// (bits 0), and the autolinks and code spans among them; `Err` naming
+/// any event that is not text, a break, a style, the one container
+/// expected, an autolink of an `http(s)` URL or a code span of an
+/// `@handle` (issue 27 item 5: a URL or mention in an article's text is
+/// written whole, exact in the source).
+fn read(md: &str, opts: Options, container: &Tag) -> Result<Read, String> {
+    let mut out = Vec::new();
+    let mut spans = Vec::new();
     let mut bits = 0u8;
+    let mut link: Option<(usize, String)> = None;
     for ev in Parser::new_ext(md, opts) {
         match ev {
+            Event::Start(Tag::Link {
+                link_type: pulldown_cmark::LinkType::Autolink,
+                dest_url,
+                ..
+            }) if link.is_none() => link = Some((out.len(), dest_url.to_string())),
+            Event::End(TagEnd::Link) if link.is_some() => {
+                let (start, dest) = link.take().unwrap();
+                let typed: String = out[start..].iter().map(|(c, _)| *c).collect();
+                let decoded = percent_decode(&typed);
+                if !decoded.to_ascii_lowercase().starts_with("http") || dest != typed {
+                    return Err(format!("autolink {typed:?} to {dest:?}"));
+                }
+                let b = out[start].1;
+                out.truncate(start);
+                out.extend(decoded.chars().map(|c| (c, b)));
+                spans.push((start, out.len()));
+            }
+            Event::Code(t) if t.starts_with('@') => {
+                spans.push((out.len(), out.len() + t.chars().count()));
+                out.extend(t.chars().map(|c| (c, bits)));
+            }
             Event::Start(Tag::Strong) => bits |= BOLD,
             Event::End(TagEnd::Strong) => bits &= !BOLD,
             Event::Start(Tag::Emphasis) => bits |= ITALIC,
@@ -69,7 +123,10 @@ fn read(md: &str, opts: Options, container: &Tag) -> Result<Vec<(char, u8)>, Str
             other => return Err(format!("unexpected {other:?}")),
         }
     }
-    Ok(out)
+    if link.is_some() {
+        return Err("an unclosed link".into());
+    }
+    Ok(Read { chars: out, spans })
 }
 
 fn same_container(t: &Tag, c: &Tag) -> bool {
@@ -161,6 +218,10 @@ fn text_strategy() -> impl Strategy<Value = String> {
         "\u{a0}",
         "\u{3000}",
         "http://x.co/a_b",
+        "https://x.co/(a)_b*c~",
+        "@",
+        "@a_b_",
+        "@Zed",
         "\u{1}",
     ]);
     prop::collection::vec(pieces, 1..24).prop_map(|v| v.concat())
@@ -211,12 +272,39 @@ fn check(
     }
     want.splice(0..0, before.chars().map(|c| (c, 0)));
     let md = wrap(&lines);
+    // Exact URLs: whatever a GFM linkifier links is a URL as typed in the
+    // block (the old escaper's `a\_b` made it link `a%5C_b`). Headings
+    // write URLs as escaped text, unlinked by xmd.
+    if !heading {
+        for url in gfm_urls(&md) {
+            prop_assert!(
+                source.contains(&url),
+                "GFM links {:?}, not typed, in {:?} (text {:?})",
+                url,
+                md,
+                text
+            );
+        }
+    }
     for extended in [false, true] {
         let got = read(&md, options(extended), &container).map_err(|e| {
             TestCaseError::fail(format!("{e} in {md:?} (text {text:?}, ranges {ranges:?})"))
         })?;
+        // A URL or mention written whole carries the styles that cover
+        // all of it (a delimiter cannot stand inside a link).
+        let mut want = want.clone();
+        for &(a, e) in &got.spans {
+            prop_assert!(e <= want.len(), "span past the text in {:?}", md);
+            let common = want[a..e].iter().fold(u8::MAX, |b, (_, x)| b & x);
+            for w in &mut want[a..e] {
+                w.1 = common;
+            }
+        }
+        if heading {
+            prop_assert!(got.spans.is_empty(), "a link in a heading: {:?}", md);
+        }
         prop_assert_eq!(
-            &got,
+            &got.chars,
             &want,
             "markdown {:?} (text {:?}, ranges {:?}, extended {})",
             md,
@@ -226,6 +314,22 @@ fn check(
         );
     }
     Ok(())
+}
+
+/// Every URL a GFM parser with the autolink extension (comrak) links in
+/// `md`, percent-decoded: the independent reader of issue 27 item 5.
+fn gfm_urls(md: &str) -> Vec<String> {
+    let arena = comrak::Arena::new();
+    let mut o = comrak::Options::default();
+    o.extension.autolink = true;
+    o.extension.strikethrough = true;
+    let root = comrak::parse_document(&arena, md, &o);
+    root.descendants()
+        .filter_map(|n| match &n.data().value {
+            comrak::nodes::NodeValue::Link(l) => Some(percent_decode(&l.url)),
+            _ => None,
+        })
+        .collect()
 }
 
 fn hard(lines: &[String], prefix: &str, cont: &str) -> String {

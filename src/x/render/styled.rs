@@ -13,8 +13,12 @@
 //! would break this is written as a numeric character reference
 //! (`&#97;`), whose `&` and `;` are punctuation and which renders as the
 //! character itself: `a"b"c` with `"b"` bold is `&#97;**"b"**&#99;`.
+//! Outside headings, a URL is written whole as an autolink and a handle
+//! holding `_` as a code span ([`links`]), so what a GFM linkifier links
+//! and what an agent copies is exactly what was typed (issue 27 item 5).
 //! Proved with pulldown-cmark over generated texts and ranges, in a
-//! paragraph, list item, quote and heading (`tests/x_article_props.rs`).
+//! paragraph, list item, quote and heading, and with comrak's linkifier
+//! (`tests/x_article_props.rs`).
 
 use super::escape::push_escaped;
 
@@ -100,7 +104,7 @@ pub fn styled_lines(text: &str, ranges: &[Range], heading: bool) -> Vec<String> 
         .filter_map(|line| {
             let start = line.iter().position(|(c, _)| !c.is_whitespace())?;
             let end = line.iter().rposition(|(c, _)| !c.is_whitespace())? + 1;
-            let mut out = styled_line(&line[start..end]);
+            let mut out = styled_line(&line[start..end], !heading);
             if heading {
                 out = heading_safe(&out);
             }
@@ -113,8 +117,21 @@ pub fn styled_lines(text: &str, ranges: &[Range], heading: bool) -> Vec<String> 
 /// reference when `reference`), or a delimiter (`open` for an opener).
 #[derive(Debug, Clone, Copy)]
 enum Tok {
-    Char { c: char, reference: bool },
-    Delim { style: Style, open: bool },
+    Char {
+        c: char,
+        reference: bool,
+    },
+    Delim {
+        style: Style,
+        open: bool,
+    },
+    /// A URL or a mention, written whole ([`links`]): index into the
+    /// line's atoms, and how its first and last written characters count.
+    Atom {
+        at: usize,
+        first: Side,
+        last: Side,
+    },
 }
 
 /// How a character next to a delimiter run counts for CommonMark's
@@ -133,8 +150,34 @@ enum Side {
     Unknown,
 }
 
+/// How `t` counts as the neighbour before a delimiter run (its last
+/// written character).
+fn side_before(t: Option<&Tok>) -> Side {
+    match t {
+        Some(Tok::Atom { last, .. }) => *last,
+        t => side(t),
+    }
+}
+
+/// How `t` counts as the neighbour after a delimiter run (its first
+/// written character).
+fn side_after(t: Option<&Tok>) -> Side {
+    match t {
+        Some(Tok::Atom { first, .. }) => *first,
+        t => side(t),
+    }
+}
+
+fn char_side(c: char) -> Side {
+    side(Some(&Tok::Char {
+        c,
+        reference: false,
+    }))
+}
+
 fn side(t: Option<&Tok>) -> Side {
     match t {
+        Some(Tok::Atom { .. }) => Side::Punct,
         None => Side::Edge,
         Some(
             Tok::Delim { .. }
@@ -149,11 +192,85 @@ fn side(t: Option<&Tok>) -> Side {
     }
 }
 
-/// One trimmed, non-empty line of styled characters as Markdown.
-fn styled_line(line: &[(char, u8)]) -> String {
+/// The URLs and mentions of a styled line (with `links`), as
+/// `(first char, end char, written)`: each written whole, found as the
+/// running-text escapers find them ([`super::linkify`]): a URL as an
+/// autolink, a handle holding `_` as a code span (one of letters and
+/// digits stays text, which no escaping changes), carrying the styles
+/// that cover all of it
+/// (a style that starts or ends inside a URL would put a delimiter
+/// inside the link; it is left off the URL, the rest of its range keeps
+/// it).
+fn links(line: &[(char, u8)]) -> Vec<(usize, usize, String)> {
+    let text: String = line.iter().map(|(c, _)| *c).collect();
+    let b = text.as_bytes();
+    // Byte offset -> char index, for the spans the finders return.
+    let mut index = vec![0usize; b.len() + 1];
+    for (k, (o, _)) in text.char_indices().enumerate() {
+        index[o] = k;
+    }
+    index[b.len()] = line.len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        // A delimiter run or a character reference may come to stand
+        // before this character in the Markdown, and a GFM linkifier
+        // reads that, not the letter typed before it. So in styled text a
+        // URL starts at any `http(s)://` (after a letter too: linked, it
+        // is still the URL as typed), and a mention also where the style
+        // changes before its `@`.
+        let k = index[i];
+        let (from, at) = if b[i] != b'@' || (k > 0 && line[k - 1].1 != line[k].1) {
+            (&text[i..], 0)
+        } else {
+            (text.as_str(), i)
+        };
+        let found = match b[i] {
+            b'h' | b'H' => super::linkify::url_end(from, at),
+            b'@' => super::linkify::mention_end(from, at),
+            _ => None,
+        };
+        let end = found.map(|e| e - at + i);
+        match end {
+            // A handle of letters and digits only is never escaped: it
+            // stays characters, styled as they are.
+            Some(e) if b[i] == b'@' && !text[i..e].contains('_') => i = e,
+            Some(e) => {
+                // A handle with `_` is a code span here (inside styled
+                // text an `_` next to a delimiter could not stay bare).
+                let written = if b[i] == b'@' {
+                    format!("`{}`", &text[i..e])
+                } else {
+                    super::escape::autolink(&text[i..e])
+                };
+                out.push((index[i], index[e], written));
+                i = e;
+            }
+            None => i += text[i..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    out
+}
+
+/// One trimmed, non-empty line of styled characters as Markdown; with
+/// `link`, its URLs and mentions written exact ([`links`]).
+fn styled_line(line: &[(char, u8)], link: bool) -> String {
+    let atoms = if link { links(line) } else { Vec::new() };
+    // Each character's style bits, those of a URL or mention narrowed to
+    // the styles covering all of it.
+    let mut line = line.to_vec();
+    for &(a, e, _) in &atoms {
+        let common = line[a..e].iter().fold(u8::MAX, |b, (_, x)| b & x);
+        for ch in &mut line[a..e] {
+            ch.1 = common;
+        }
+    }
     let mut toks: Vec<Tok> = Vec::with_capacity(line.len() + 8);
     let mut open: Vec<Style> = Vec::new();
-    for &(c, bits) in line {
+    let mut next_atom = atoms.iter().enumerate().peekable();
+    let mut k = 0;
+    while k < line.len() {
+        let (c, bits) = line[k];
         // Close down to the longest prefix still wanted, open the rest.
         let keep = open.iter().take_while(|s| bits & s.bit() != 0).count();
         for style in open.drain(keep..).rev() {
@@ -165,10 +282,24 @@ fn styled_line(line: &[(char, u8)]) -> String {
                 open.push(style);
             }
         }
+        if let Some(&(n, &(a, e, ref written))) = next_atom.peek().filter(|(_, (a, _, _))| *a == k)
+        {
+            let side_of = |c: Option<char>| c.map_or(Side::Punct, char_side);
+            toks.push(Tok::Atom {
+                at: n,
+                first: side_of(written.chars().next()),
+                last: side_of(written.chars().last()),
+            });
+            next_atom.next();
+            debug_assert!(e > a);
+            k = e;
+            continue;
+        }
         toks.push(Tok::Char {
             c,
             reference: false,
         });
+        k += 1;
     }
     for style in open.into_iter().rev() {
         toks.push(Tok::Delim { style, open: false });
@@ -189,6 +320,10 @@ fn styled_line(line: &[(char, u8)]) -> String {
             Tok::Delim { style, .. } => {
                 push_escaped(&mut out, &std::mem::take(&mut run));
                 out.push_str(style.delimiter());
+            }
+            Tok::Atom { at, .. } => {
+                push_escaped(&mut out, &std::mem::take(&mut run));
+                out.push_str(&atoms[at].2);
             }
         }
     }
@@ -231,8 +366,8 @@ fn make_flanking(toks: &mut [Tok]) {
             let openers = run.len() - closers;
             let before = start.checked_sub(1);
             let after = (i < toks.len()).then_some(i);
-            let a = side(before.map(|b| &toks[b]));
-            let b = side(after.map(|x| &toks[x]));
+            let a = side_before(before.map(|b| &toks[b]));
+            let b = side_after(after.map(|x| &toks[x]));
             let mut mark = Vec::new();
             // No run may have white space inside it.
             if closers > 0 && a == Side::Space {
