@@ -340,22 +340,33 @@ struct Fields {
 }
 
 /// The fields that are running text (post and quote text, bios, notes,
-/// poll options, card descriptions; not yet an article's styled blocks):
-/// their URLs are autolinks, their mentions exact (issue 27 item 5). The
-/// others (names, headings, alt text, locations) escape them as text.
+/// poll options, card descriptions, an article's list items and
+/// paragraphs): their URLs are autolinks, their mentions exact (issue 27
+/// item 5). The others (names, headings, alt text, locations) escape them
+/// as text.
 const RUNNING: &[&str] = &[
-    "text", "bio", "pbio", "poll", "qpoll", "card1", "note", "qtext", "line",
+    "text", "bio", "pbio", "poll", "qpoll", "card1", "note", "qtext", "line", "artli", "artp",
 ];
+
+/// The running fields of an article's styled blocks, where a URL starts
+/// at any `http(s)://`, after a letter too (render/styled.rs: a delimiter
+/// or a character reference may stand before it in the Markdown).
+const STYLED: &[&str] = &["artli", "artp"];
 
 /// The visible text of running text `s` (already `norm`ed): each URL
 /// found (`linkify`, as the escapers find it) shown as the parser reads
 /// the autolink written for it (`autolink_target`: the documented
 /// percent-encoding), every other character as typed; and those URLs.
-fn running_visible(s: &str) -> (String, Vec<String>) {
+fn running_visible(s: &str, styled: bool) -> (String, Vec<String>) {
     let (mut out, mut urls) = (String::new(), Vec::new());
     let mut i = 0;
     while i < s.len() {
-        if let Some(end) = url_end(s, i) {
+        let end = if styled {
+            url_end(&s[i..], 0).map(|e| i + e)
+        } else {
+            url_end(s, i)
+        };
+        if let Some(end) = end {
             let u = autolink_target(&s[i..end]).expect("an http(s) URL");
             out.push_str(&u);
             urls.push(u);
@@ -376,7 +387,7 @@ impl Fields {
         let field = key.trim_end_matches(|c: char| c.is_ascii_digit() || c == 'P');
         let field = if key.starts_with("card") { key } else { field };
         let v = if RUNNING.contains(&field) {
-            let (v, urls) = running_visible(&norm(value));
+            let (v, urls) = running_visible(&norm(value), STYLED.contains(&field));
             self.urls.extend(urls);
             v
         } else {
