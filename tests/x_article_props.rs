@@ -316,8 +316,9 @@ fn check(
     Ok(())
 }
 
-/// Every URL a GFM parser with the autolink extension (comrak) links in
-/// `md`, percent-decoded: the independent reader of issue 27 item 5.
+/// Every `http(s)` URL a GFM parser with the autolink extension (comrak)
+/// links in `md`, percent-decoded: the independent reader of issue 27
+/// item 5. (Its e-mail autolinks, `mailto:…`, are not URLs xmd links.)
 fn gfm_urls(md: &str) -> Vec<String> {
     let arena = comrak::Arena::new();
     let mut o = comrak::Options::default();
@@ -329,6 +330,7 @@ fn gfm_urls(md: &str) -> Vec<String> {
             comrak::nodes::NodeValue::Link(l) => Some(percent_decode(&l.url)),
             _ => None,
         })
+        .filter(|u| u.to_ascii_lowercase().starts_with("http"))
         .collect()
 }
 
