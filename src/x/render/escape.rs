@@ -321,15 +321,6 @@ pub fn escape_heading(text: &str) -> String {
     out
 }
 
-/// A handle for an inline position. Even a plain X handle is escaped:
-/// `_x_` and `__init__` are valid handles whose outer underscores would
-/// open and close emphasis after `@` (an intraword `_`, as in
-/// `demo_author`, stays as typed). See [`at_handle`] for the `@handle`
-/// an agent can copy back.
-pub fn escape_handle(h: &str) -> String {
-    escape_inline(h)
-}
-
 /// `@handle` for an inline position, exact in the Markdown source and
 /// rendered: as typed when no character of it needs escaping (`@demo_author`);
 /// a handle of `[A-Za-z0-9_]` that would need one (`_x_`, `cobalt_wren_`,

@@ -118,10 +118,10 @@ fn inline() {
     assert_eq!(escape_heading("C# #1 \\#"), "C\\# \\#1 \\\\\\#");
     assert_eq!(escape_heading("T {#id}"), "T {\\#id&#125;");
     assert_eq!(escape_inline(": x^2^"), "\\: x\\^2\\^");
-    assert_eq!(escape_handle("demo_author"), "demo_author");
-    assert_eq!(escape_handle("bad*handle"), "bad\\*handle");
-    assert_eq!(escape_handle("_x_"), "\\_x\\_");
-    assert_eq!(escape_handle("__init__"), "\\_\\_init\\_\\_");
+    assert_eq!(escape_inline("demo_author"), "demo_author");
+    assert_eq!(escape_inline("bad*handle"), "bad\\*handle");
+    assert_eq!(escape_inline("_x_"), "\\_x\\_");
+    assert_eq!(escape_inline("__init__"), "\\_\\_init\\_\\_");
     assert_eq!(escape_inline("Ⓐ_a_Ⓐ é_é"), "Ⓐ\\_a\\_Ⓐ é_é");
 }
 
