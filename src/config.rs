@@ -248,6 +248,29 @@ impl LogFormat {
     }
 }
 
+/// Who makes the upstream requests of tool calls (`--upstream-io`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpstreamIo {
+    /// The event loops (the default): no thread waits for the upstream;
+    /// a call waiting for an answer is parked on its loop, and
+    /// `--call-timeout` also cuts a request in flight.
+    Loop,
+    /// The workers, with the blocking `ureq` client (the behaviour before
+    /// issue 28): a worker waits through each request.
+    Threads,
+}
+
+impl UpstreamIo {
+    /// Parses `loop` or `threads`.
+    pub fn parse(s: &str) -> Option<UpstreamIo> {
+        match s {
+            "loop" => Some(UpstreamIo::Loop),
+            "threads" => Some(UpstreamIo::Threads),
+            _ => None,
+        }
+    }
+}
+
 /// HTTP-level limits the connection state machine enforces.
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -352,6 +375,8 @@ pub struct Config {
     pub cursor_secret: Option<CursorSecret>,
     /// Access-log format; default plain.
     pub log_format: LogFormat,
+    /// Who makes the upstream requests; see [`UpstreamIo`].
+    pub upstream_io: UpstreamIo,
     /// HTTP limits.
     pub limits: Limits,
 }
@@ -385,6 +410,7 @@ impl Config {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             cursor_secret: None,
             log_format: LogFormat::Plain,
+            upstream_io: UpstreamIo::Loop,
             limits: Limits::default(),
         }
     }

@@ -52,7 +52,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The event loops make the upstream requests (issue 28), unless
+    // `--upstream-io threads` keeps the blocking client on the workers.
+    let transport = (config.upstream_io == xmd::config::UpstreamIo::Loop).then(|| {
+        xmd::x::loopio::Transport::new(
+            (&config.upstream, config.upstream_timeout),
+            (!config.syndication_url.is_empty())
+                .then_some((config.syndication_url.as_str(), config.syndication_timeout)),
+            config.call_timeout,
+        )
+    });
     let options = ServerOptions {
+        upstream: transport.clone(),
         limits: config.limits.clone(),
         event_loops: config.event_loops,
         workers: config.workers,
@@ -77,13 +88,18 @@ fn main() -> ExitCode {
     if config.listen.port() == 0 && config.public_url == format!("http://{}", config.listen) {
         config.public_url = format!("http://{local}");
     }
-    let upstream = Arc::new(HttpUpstream::new(&config.upstream, config.upstream_timeout));
-    let syndication = (!config.syndication_url.is_empty()).then(|| {
-        Arc::new(HttpUpstream::new(
-            &config.syndication_url,
-            config.syndication_timeout,
-        )) as Arc<dyn xmd::x::upstream::Upstream>
-    });
+    let (upstream, syndication): (Arc<dyn xmd::x::upstream::Upstream>, _) = match &transport {
+        Some(t) => (t.primary(), t.fallback()),
+        None => (
+            Arc::new(HttpUpstream::new(&config.upstream, config.upstream_timeout)),
+            (!config.syndication_url.is_empty()).then(|| {
+                Arc::new(HttpUpstream::new(
+                    &config.syndication_url,
+                    config.syndication_timeout,
+                )) as Arc<dyn xmd::x::upstream::Upstream>
+            }),
+        ),
+    };
     let app = Arc::new(App::with_fallback(&config, upstream, syndication));
     let effective = serde_json::json!({
         "listen": local.to_string(),
@@ -96,6 +112,7 @@ fn main() -> ExitCode {
         "rate_burst": config.rate_burst,
         "upstream_budget_per_s": config.upstream_budget,
         "log_format": format!("{:?}", config.log_format).to_ascii_lowercase(),
+        "upstream_io": format!("{:?}", config.upstream_io).to_ascii_lowercase(),
         "event_loops": config.event_loops,
         "workers": config.workers,
         "queue": config.queue,

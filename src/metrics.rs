@@ -148,6 +148,9 @@ pub struct Metrics {
     rejected: [AtomicU64; REJECTIONS.len()],
     open_connections: AtomicI64,
     queue_depth: AtomicI64,
+    upstream_connections: AtomicI64,
+    upstream_in_flight: AtomicI64,
+    parked_calls: AtomicI64,
     response_bytes: AtomicU64,
     yields: AtomicU64,
     cancelled: AtomicU64,
@@ -170,6 +173,9 @@ pub static METRICS: Metrics = Metrics {
     rejected: [Z; REJECTIONS.len()],
     open_connections: AtomicI64::new(0),
     queue_depth: AtomicI64::new(0),
+    upstream_connections: AtomicI64::new(0),
+    upstream_in_flight: AtomicI64::new(0),
+    parked_calls: AtomicI64::new(0),
     response_bytes: Z,
     yields: Z,
     cancelled: Z,
@@ -291,6 +297,33 @@ impl Metrics {
     /// Moves the worker-queue gauge (jobs queued or running).
     pub fn queue(&self, delta: i64) {
         self.queue_depth.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    /// Moves the gauge of open upstream connections (the event loops'
+    /// keep-alive pools and the connections in use).
+    pub fn upstream_connections(&self, delta: i64) {
+        self.upstream_connections.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    /// Moves the gauge of upstream requests the event loops have in flight.
+    pub fn upstream_in_flight(&self, delta: i64) {
+        self.upstream_in_flight.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    /// Moves the gauge of tool calls parked on an event loop, waiting for
+    /// upstream answers.
+    pub fn parked_calls(&self, delta: i64) {
+        self.parked_calls.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    /// The three gauges of the event-loop upstream: open upstream
+    /// connections, requests in flight, parked calls.
+    pub fn upstream_gauges(&self) -> (i64, i64, i64) {
+        (
+            self.upstream_connections.load(Ordering::Relaxed),
+            self.upstream_in_flight.load(Ordering::Relaxed),
+            self.parked_calls.load(Ordering::Relaxed),
+        )
     }
 
     /// The exposition text.
@@ -533,6 +566,28 @@ impl Metrics {
             "xmd_worker_queue_depth {}",
             self.queue_depth.load(Ordering::Relaxed)
         );
+        let (connections, in_flight, parked) = self.upstream_gauges();
+        header(
+            &mut out,
+            "xmd_upstream_connections",
+            "gauge",
+            "Open upstream connections (kept alive or in use).",
+        );
+        let _ = writeln!(out, "xmd_upstream_connections {connections}");
+        header(
+            &mut out,
+            "xmd_upstream_in_flight",
+            "gauge",
+            "Upstream requests the event loops have in flight.",
+        );
+        let _ = writeln!(out, "xmd_upstream_in_flight {in_flight}");
+        header(
+            &mut out,
+            "xmd_parked_calls",
+            "gauge",
+            "Tool calls waiting on an event loop for upstream answers.",
+        );
+        let _ = writeln!(out, "xmd_parked_calls {parked}");
         out
     }
 }

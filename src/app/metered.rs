@@ -80,7 +80,8 @@ impl Cause {
             | FetchError::BudgetExhausted(_)
             | FetchError::MemoryBudget(_)
             | FetchError::Deadline(_)
-            | FetchError::Cancelled => return None,
+            | FetchError::Cancelled
+            | FetchError::Pending => return None,
         })
     }
 }
@@ -213,7 +214,8 @@ fn label(result: &Result<UpstreamResponse, FetchError>) -> Option<&'static str> 
         | Err(FetchError::BudgetExhausted(_))
         | Err(FetchError::MemoryBudget(_))
         | Err(FetchError::Deadline(_))
-        | Err(FetchError::Cancelled) => return None,
+        | Err(FetchError::Cancelled)
+        | Err(FetchError::Pending) => return None,
     })
 }
 
@@ -221,9 +223,20 @@ impl Upstream for Metered {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
         let started = Instant::now();
         let result = self.0.get(path_and_query);
+        if matches!(result, Err(FetchError::Pending)) {
+            // Made by an event loop; counted when its answer is read.
+            return result;
+        }
         record_failure(&result);
+        // An answer an event loop fetched for a restartable run
+        // (crate::x::restart): counted once, with the request's own time.
+        let took = match crate::x::restart::take_delivery() {
+            Some((false, _)) => return result,
+            Some((true, took)) => took,
+            None => started.elapsed(),
+        };
         if let Some(label) = label(&result) {
-            METRICS.upstream(label, started.elapsed());
+            METRICS.upstream(label, took);
         }
         result
     }
@@ -268,8 +281,12 @@ pub struct MeteredFallback(pub Arc<dyn Upstream>);
 impl Upstream for MeteredFallback {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
         let result = self.0.get(path_and_query);
+        if matches!(result, Err(FetchError::Pending)) {
+            return result;
+        }
+        let first = !matches!(crate::x::restart::take_delivery(), Some((false, _)));
         let label = label(&result);
-        if let Some(label) = label {
+        if let Some(label) = label.filter(|_| first) {
             METRICS.syndication(label);
         }
         LAST_FALLBACK.with(|c| c.set(label));

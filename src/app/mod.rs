@@ -42,7 +42,7 @@ use crate::http::accept::{self, Framing};
 use crate::http::{Body, Method, Request, Response};
 use crate::mcp::{self, Mcp, Outcome, Reply, ServerInfo};
 use crate::metrics::METRICS;
-use crate::server::conn::{Fallback, Handled, Handler, Job, Work};
+use crate::server::conn::{Fallback, Handled, Handler, Job, Step, Work};
 use crate::x::tools::Tools;
 use crate::x::upstream::Upstream;
 use origin::{OriginPolicy, Verdict};
@@ -435,16 +435,27 @@ struct DeferredCall {
 
 impl Work for DeferredCall {
     fn run(self: Box<Self>) -> Response {
+        match self.step() {
+            Step::Done(response) => response,
+            // Only a restartable run parks, and the pool runs those by
+            // `step`.
+            Step::Park(job) => job.busy(),
+        }
+    }
+
+    fn step(self: Box<Self>) -> Step {
         metered::take_cause();
         let cancel = std::sync::Arc::clone(&self.call.call().cancel);
         let gone = || cancel.load(std::sync::atomic::Ordering::Relaxed);
         if gone() {
-            // The client left while the call waited for a worker: nothing
-            // is computed for it.
+            // The client left while the call waited for a worker (or for
+            // its upstream answers): nothing more is computed for it.
             METRICS.cancelled();
-            return Response::new(204);
+            return Step::Done(Response::new(204));
         }
-        let (reply, stats) = self.call.run_traced();
+        let Some((reply, stats)) = self.call.step_traced() else {
+            return Step::Park(self);
+        };
         if gone() {
             METRICS.cancelled();
         }
@@ -453,7 +464,7 @@ impl Work for DeferredCall {
         response.trace.route = ROUTE_MCP;
         response.trace.rpc_method = Some("tools/call".into());
         xhttp::record_call(&stats, &mut response);
-        response
+        Step::Done(response)
     }
 
     fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
@@ -483,6 +494,22 @@ struct Finished {
 impl Work for Finished {
     fn run(self: Box<Self>) -> Response {
         finish(self.inner.run(), self.origin, self.client)
+    }
+
+    fn step(self: Box<Self>) -> Step {
+        let Finished {
+            inner,
+            origin,
+            client,
+        } = *self;
+        match inner.step() {
+            Step::Done(response) => Step::Done(finish(response, origin, client)),
+            Step::Park(inner) => Step::Park(Box::new(Finished {
+                inner,
+                origin,
+                client,
+            })),
+        }
     }
 
     fn busy(self: Box<Self>) -> Response {

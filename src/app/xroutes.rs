@@ -296,12 +296,15 @@ impl XRoutes {
         Some(Handled::Later(Box::new(Queued(cancel, move || {
             super::metered::take_cause();
             if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                // The client left while the call waited for a worker.
+                // The client left while the call waited for a worker (or
+                // for its upstream answers).
                 METRICS.cancelled();
-                return Response::new(204);
+                return Some(Response::new(204));
             }
             let (finished, stats) = tools.run_guarded(&call);
             let mut response = match finished {
+                // Waits for upstream answers (crate::x::restart).
+                Finished::Suspended => return None,
                 Finished::Served(served) => answer(&served, repr, if_none_match.as_deref()),
                 Finished::Failed(e) => problem(e.status, e.code, &e.message, e.retry_after),
                 Finished::Panicked => problem(
@@ -316,7 +319,7 @@ impl XRoutes {
             if call.cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 METRICS.cancelled();
             }
-            response
+            Some(response)
         }))))
     }
 }
@@ -325,9 +328,20 @@ impl XRoutes {
 /// answer is a problem document like every other error of these routes.
 struct Queued<F>(Arc<std::sync::atomic::AtomicBool>, F);
 
-impl<F: FnOnce() -> Response + Send + 'static> Work for Queued<F> {
+impl<F: Fn() -> Option<Response> + Send + 'static> Work for Queued<F> {
     fn run(self: Box<Self>) -> Response {
-        (self.1)()
+        match (self.1)() {
+            Some(response) => response,
+            // Only a restartable run suspends; the pool runs those by `step`.
+            None => self.busy(),
+        }
+    }
+
+    fn step(self: Box<Self>) -> crate::server::conn::Step {
+        match (self.1)() {
+            Some(response) => crate::server::conn::Step::Done(response),
+            None => crate::server::conn::Step::Park(self),
+        }
     }
 
     fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {

@@ -142,8 +142,31 @@ impl PendingCall {
     /// result cache, so the next identical call is answered without a
     /// worker (replayed as a `hit`).
     pub fn run_traced(self) -> (Reply, CallStats) {
+        match self.step_traced() {
+            Some(done) => done,
+            // Only a restartable run (crate::x::restart) suspends, and it
+            // is run by [`PendingCall::step_traced`].
+            None => {
+                let stats = CallStats {
+                    tool: self.call.tool(),
+                    outcome: crate::x::tools::CallOutcome::Panic,
+                    cache: None,
+                    error_code: None,
+                    source: None,
+                    took: std::time::Duration::ZERO,
+                };
+                (self.panicked(), stats)
+            }
+        }
+    }
+
+    /// One run of the call, [`PendingCall::run_traced`] for a restartable
+    /// run: `None` when the run waits for upstream answers (an event loop
+    /// fetches them, then the call runs again; see `crate::x::restart`).
+    pub fn step_traced(&self) -> Option<(Reply, CallStats)> {
         let (finished, stats) = self.tools.run_guarded(&self.call);
         let reply = match finished {
+            Finished::Suspended => return None,
             Finished::Served(served) => {
                 // Serialized once: the reply and the stored copy are both
                 // assembled from these bytes.
@@ -158,20 +181,23 @@ impl PendingCall {
                 reply
             }
             Finished::Failed(e) => self.reply(&ToolOutput::error(&e)),
-            Finished::Panicked => {
-                let era = error::Era::of(self.version);
-                let err = error::RpcError::new(
-                    error::INTERNAL_ERROR,
-                    "Internal error: the tool failed unexpectedly",
-                );
-                Reply {
-                    status: error::http_status(err.code, era),
-                    body: Some(jsonrpc::error_message(Some(&self.id), &err)),
-                    tail: None,
-                }
-            }
+            Finished::Panicked => self.panicked(),
         };
-        (reply, stats)
+        Some((reply, stats))
+    }
+
+    /// The `-32603` reply of a tool that panicked.
+    fn panicked(&self) -> Reply {
+        let era = error::Era::of(self.version);
+        let err = error::RpcError::new(
+            error::INTERNAL_ERROR,
+            "Internal error: the tool failed unexpectedly",
+        );
+        Reply {
+            status: error::http_status(err.code, era),
+            body: Some(jsonrpc::error_message(Some(&self.id), &err)),
+            tail: None,
+        }
     }
 
     /// The reply when no worker can take the call (every worker busy, the

@@ -38,7 +38,7 @@ use crate::http::{Head, Method, Request, Response};
 
 use super::admission::{MemoryBudget, UNBUDGETED_BODY_BYTES};
 
-pub use super::work::{Fallback, Job, Work};
+pub use super::work::{Fallback, Job, Step, Work};
 
 /// What a handler does with a request.
 pub enum Handled {

@@ -15,7 +15,9 @@ use mio::{Events, Interest, Poll, Token};
 use super::admission::{connection_key, MemoryBudget, PerAddress};
 use super::conn::{Conn, Ctx, Fallback, Handler, ReadUntil, READ_CHUNK_BYTES};
 use super::idle::{nanos, IdleList, LoopIdle};
+use super::conn::Job;
 use super::workers::{Pool, Ticket};
+use crate::x::loopio::driver::{Driver, UPSTREAM_TOKENS};
 use super::{log, slab, ServerOptions, ShutdownHandle, SignalAction};
 use crate::http::date::DateCache;
 use crate::http::Response;
@@ -122,6 +124,9 @@ pub(super) struct Loop {
     scratch: Vec<u8>,
     draining_since: Option<Instant>,
     log: log::AccessLog,
+    /// The upstream side of this loop, when the loops make the upstream
+    /// requests (`--upstream-io loop`).
+    upstream: Option<Driver<(Ticket, Job)>>,
 }
 
 impl Loop {
@@ -136,7 +141,12 @@ impl Loop {
         me: usize,
     ) -> Loop {
         let log = log::AccessLog::new(options.log_format);
+        let upstream = options
+            .upstream
+            .as_ref()
+            .map(|t| Driver::new(Arc::clone(t), me));
         Loop {
+            upstream,
             listener: Some(listener),
             slots: slab::Slab::default(),
             free: Vec::new(),
@@ -173,8 +183,14 @@ impl Loop {
             let now = Instant::now();
             // With connections waiting for their next turn, only look for
             // new events; do not sleep.
-            let timeout = if lp.yielded.is_empty() {
-                next_sweep.saturating_duration_since(now)
+            let resumed = lp.upstream.as_ref().is_some_and(Driver::has_resumed);
+            let timeout = if lp.yielded.is_empty() && !resumed {
+                let next = lp
+                    .upstream
+                    .as_ref()
+                    .and_then(Driver::next_timer)
+                    .map_or(next_sweep, |t| t.min(next_sweep));
+                next.saturating_duration_since(now)
             } else {
                 Duration::ZERO
             };
@@ -187,6 +203,11 @@ impl Loop {
             for event in events.iter() {
                 match event.token() {
                     LISTENER => lp.accept(poll),
+                    Token(t) if t >= UPSTREAM_TOKENS => {
+                        if let Some(up) = lp.upstream.as_mut() {
+                            up.ready(poll.registry(), t, Instant::now());
+                        }
+                    }
                     WAKER => {}
                     SIGNALS => {
                         let pending: Vec<i32> = signals
@@ -220,6 +241,7 @@ impl Loop {
                 }
             }
             lp.deliver_completions(poll);
+            lp.upstream_turn(poll);
             lp.serve_yielded(poll);
             lp.close_wanted_idle(poll);
             if stop.requested() && lp.draining_since.is_none() {
@@ -596,7 +618,32 @@ impl Loop {
         }
     }
 
+    /// The upstream side's turn: park the calls whose runs wait for
+    /// answers, take answers other loops fetched, run the timers due, and
+    /// queue the calls whose answers are in (or whose deadline passed).
+    fn upstream_turn(&mut self, poll: &Poll) {
+        let Some(up) = self.upstream.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        for (ticket, job, state) in self.pool.take_parked() {
+            crate::metrics::METRICS.queue(-1);
+            let cancel = job.cancel_flag();
+            up.park(poll.registry(), (ticket, job), cancel, state, now);
+        }
+        up.drain_mail();
+        up.fire(poll.registry(), now);
+        for ((ticket, job), state) in up.take_resumed() {
+            if self.pool.resume(ticket, job, state).is_ok() {
+                crate::metrics::METRICS.queue(1);
+            }
+        }
+    }
+
     fn sweep(&mut self, poll: &Poll, now: Instant) {
+        if let Some(up) = self.upstream.as_mut() {
+            up.sweep(poll.registry(), now);
+        }
         for index in 0..self.slots.len() {
             let expired = self.with_slot(index, now, |slot, ctx, _, _, _| {
                 if slot.conn.check_deadlines(ctx) {

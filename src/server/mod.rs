@@ -104,6 +104,11 @@ pub struct ServerOptions {
     pub handle_signals: bool,
     /// Access-log format.
     pub log_format: crate::config::LogFormat,
+    /// The event-loop upstream client (`--upstream-io loop`, the
+    /// default): the loops make the upstream requests and the workers run
+    /// tool calls as restartable runs. `None`: the tools' upstream blocks
+    /// on the workers (`--upstream-io threads`).
+    pub upstream: Option<Arc<crate::x::loopio::Transport>>,
 }
 
 /// Stops a running server from another thread.
@@ -229,6 +234,10 @@ impl Server {
             stop.wakers.clone(),
             Arc::new(move || answers.fallback(conn::Fallback::Panicked)),
         )?;
+        if let Some(t) = &options.upstream {
+            t.attach(stop.wakers.clone());
+            pool.set_restartable();
+        }
         let shared = Shared {
             open_total: Arc::new(AtomicUsize::new(0)),
             per_address: Arc::new(admission::PerAddress::new(options.max_connections_per_ip)),

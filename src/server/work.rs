@@ -26,6 +26,22 @@ pub trait Work: Send + 'static {
     fn cancel_flag(&self) -> Option<Arc<AtomicBool>> {
         None
     }
+
+    /// Runs once on a worker: the response, or, for work whose run waits
+    /// for upstream answers an event loop fetches (a restartable tool
+    /// call, see `crate::x::restart`), the work itself, to park until they
+    /// are in and run again. Default: [`Work::run`].
+    fn step(self: Box<Self>) -> Step {
+        Step::Done(self.run())
+    }
+}
+
+/// What one run of [`Work::step`] ended with.
+pub enum Step {
+    /// The response.
+    Done(Response),
+    /// The work waits for upstream answers: park it and run it again.
+    Park(Job),
 }
 
 /// A closure is work with the generic busy answer.

@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use mio::Waker;
 
-use super::conn::Job;
+use super::conn::{Job, Step};
+use crate::x::restart::{self, RunState};
 use crate::http::Response;
 
 /// What a job that panicked is answered (made on the worker that caught
@@ -62,12 +63,18 @@ struct Task {
     ticket: Ticket,
     lane: usize,
     job: Job,
+    /// The call's state between its runs (a restartable pool's jobs).
+    state: Option<Box<RunState>>,
 }
 
-/// One event loop's side of the pool: its finished jobs, and the waker
-/// that tells it they are there.
+/// A job whose run waits for upstream answers, with its call's state.
+pub type ParkedJob = (Ticket, Job, Box<RunState>);
+
+/// One event loop's side of the pool: its finished jobs, the jobs that
+/// wait for upstream answers, and the waker that tells it they are there.
 struct Lane {
     completions: Mutex<Vec<(Ticket, Response)>>,
+    parked: Mutex<Vec<ParkedJob>>,
     waker: Arc<Waker>,
 }
 
@@ -107,6 +114,9 @@ struct Shared {
     options: PoolOptions,
     lanes: Vec<Lane>,
     panicked: PanicAnswer,
+    /// Jobs run as restartable runs (`crate::x::restart`): the event loops
+    /// make the upstream requests.
+    restartable: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -178,10 +188,12 @@ impl Pool {
                 .into_iter()
                 .map(|waker| Lane {
                     completions: Mutex::new(Vec::new()),
+                    parked: Mutex::new(Vec::new()),
                     waker,
                 })
                 .collect(),
             panicked,
+            restartable: std::sync::atomic::AtomicBool::new(false),
         });
         let pool = Pool { shared, lane: 0 };
         let mut state = pool.shared.lock();
@@ -232,10 +244,55 @@ impl Pool {
             ticket,
             lane: self.lane,
             job,
+            state: None,
         });
         drop(state);
         shared.ready.notify_one();
         Ok(())
+    }
+
+    /// Runs every job as a restartable run (`crate::x::restart`): a job
+    /// whose run waits for upstream answers comes back through
+    /// [`Pool::take_parked`] instead of completing.
+    pub fn set_restartable(&self) {
+        self.shared
+            .restartable
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Queues a parked job again, with its call's state (its answers are
+    /// in, or its deadline passed). It was admitted once: the queue's cap
+    /// does not apply. Gives it back when the pool is shutting down.
+    pub fn resume(&self, ticket: Ticket, job: Job, run: Box<RunState>) -> Result<(), Job> {
+        let shared = &self.shared;
+        let mut state = shared.lock();
+        if state.closed {
+            return Err(job);
+        }
+        if state.queue.len() >= state.waiting
+            && state.live < shared.options.max_workers
+            && spawn_worker(shared, &mut state).is_err()
+            && state.live == 0
+        {
+            return Err(job);
+        }
+        state.queue.push_back(Task {
+            ticket,
+            lane: self.lane,
+            job,
+            state: Some(run),
+        });
+        drop(state);
+        shared.ready.notify_one();
+        Ok(())
+    }
+
+    /// Takes this lane's jobs that wait for upstream answers.
+    pub fn take_parked(&self) -> Vec<ParkedJob> {
+        match self.shared.lanes[self.lane].parked.lock() {
+            Ok(mut p) => std::mem::take(&mut *p),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        }
     }
 
     /// Takes every finished job of this lane.
@@ -286,19 +343,42 @@ fn work(shared: &Shared) {
     let mut state = shared.lock();
     let mut idle_since = Instant::now();
     loop {
-        if let Some(task) = state.queue.pop_front() {
+        if let Some(mut task) = state.queue.pop_front() {
             state.waiting -= 1;
             drop(state);
-            let response = panic::catch_unwind(AssertUnwindSafe(|| task.job.run()))
-                .unwrap_or_else(|_| (shared.panicked)());
+            let restartable = shared
+                .restartable
+                .load(std::sync::atomic::Ordering::Relaxed);
+            if restartable {
+                restart::enter(task.state.take().unwrap_or_default());
+            }
+            let stepped = panic::catch_unwind(AssertUnwindSafe(|| task.job.step()));
+            let run = if restartable { restart::leave() } else { None };
+            let (response, parked) = match stepped {
+                Ok(Step::Done(response)) => (Some(response), None),
+                Ok(Step::Park(job)) => match run {
+                    Some(run) => (None, Some((task.ticket, job, run))),
+                    // Not restartable: nothing can run it again.
+                    None => (Some((shared.panicked)()), None),
+                },
+                Err(_) => (Some((shared.panicked)()), None),
+            };
             // Waiting again before the completion is visible, so a job the
             // event loop submits in answer finds this worker free.
             state = shared.lock();
             state.waiting += 1;
             let lane = &shared.lanes[task.lane];
-            match lane.completions.lock() {
-                Ok(mut done) => done.push((task.ticket, response)),
-                Err(p) => p.into_inner().push((task.ticket, response)),
+            if let Some(response) = response {
+                match lane.completions.lock() {
+                    Ok(mut done) => done.push((task.ticket, response)),
+                    Err(p) => p.into_inner().push((task.ticket, response)),
+                }
+            }
+            if let Some(parked) = parked {
+                match lane.parked.lock() {
+                    Ok(mut p) => p.push(parked),
+                    Err(p) => p.into_inner().push(parked),
+                }
             }
             let _ = lane.waker.wake();
             // A job that held much memory ends its thread, which gives the

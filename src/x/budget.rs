@@ -204,7 +204,8 @@ impl Guard {
     /// A guard for a call starting now.
     pub fn new(timeout: Duration, cancel: Arc<AtomicBool>) -> Guard {
         Guard {
-            deadline: Instant::now() + timeout,
+            // A restartable run counts from the call's first run.
+            deadline: super::restart::started().unwrap_or_else(Instant::now) + timeout,
             cancel,
             timeout,
         }

@@ -99,7 +99,7 @@ impl XError {
     /// The error for a transport failure (no HTTP answer).
     pub fn from_fetch(e: &FetchError) -> XError {
         match e {
-            FetchError::Connect(_) | FetchError::Other(_) => {
+            FetchError::Connect(_) | FetchError::Other(_) | FetchError::Pending => {
                 XError::new(502, code::NETWORK, "Failed to reach FxTwitter API.")
             }
             FetchError::Deadline(secs) => XError::new(

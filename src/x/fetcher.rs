@@ -120,6 +120,18 @@ impl<'a> Fetcher<'a> {
         T: Send + 'static,
         F: FnOnce(&dyn Upstream) -> T + Send + 'static,
     {
+        if super::restart::active() {
+            // A restartable run (the event-loop upstream): the job runs now,
+            // in the caller, so that what it needs and what the caller
+            // needs next are fetched together (see super::restart).
+            super::restart::side_enter();
+            let value = job(self);
+            super::restart::side_leave();
+            return Beside {
+                fetcher: self,
+                run: Run::Done(value),
+            };
+        }
         let Some((pool, cache, up)) = &self.side else {
             return Beside {
                 fetcher: self,
@@ -226,6 +238,8 @@ enum Run<T, F> {
     /// The pool was full: the pool's wrapper, run in the caller.
     Inline(Box<dyn FnOnce() -> Sided<T> + Send>),
     Later(F),
+    /// Run already, in the caller (a restartable run).
+    Done(T),
 }
 
 impl<T, F> Beside<'_, '_, T, F>
@@ -237,6 +251,10 @@ where
     pub fn join(self) -> Option<T> {
         let (value, seen, fresh, held) = match self.run {
             Run::Later(job) => return Some(job(self.fetcher)),
+            Run::Done(value) => {
+                super::restart::side_join();
+                return Some(value);
+            }
             Run::Inline(job) => job(),
             Run::Started(rx) => rx.recv().ok()?,
         };
@@ -253,15 +271,21 @@ impl Fetcher<'_> {
     /// One fetch through the cache, from the primary upstream or the
     /// fallback; refused before any request once the call's deadline has
     /// passed or its client has left.
-    fn through_cache(&self, up: &dyn Upstream, path_and_query: &str) -> Answer {
+    fn through_cache(&self, up: &dyn Upstream, provider: usize, path_and_query: &str) -> Answer {
         if let Some(e) = self.stopped() {
+            return Err(e);
+        }
+        if let Some(e) = pending_refusal() {
             return Err(e);
         }
         let incoming = self.begin_transfer();
         let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
         let transfer = self.end_transfer(incoming);
         self.count(outcome, fresh);
-        let resp = answer.inspect_err(|_| self.give_back(transfer))?;
+        let resp = answer.inspect_err(|e| {
+            self.give_back(transfer);
+            note_pending(e, provider, path_and_query);
+        })?;
         if self.admit_now(resp.body.len(), transfer) {
             return Ok(resp);
         }
@@ -395,16 +419,23 @@ impl Fetcher<'_> {
 
 impl Upstream for Fetcher<'_> {
     fn get(&self, path_and_query: &str) -> Answer {
-        self.through_cache(self.up, path_and_query)
+        self.through_cache(self.up, super::restart::PRIMARY, path_and_query)
     }
 
     fn get_fallback(&self, path_and_query: &str) -> Option<Answer> {
         let fallback = self.fallback?;
-        Some(self.through_cache(fallback, path_and_query))
+        Some(self.through_cache(
+            fallback,
+            super::restart::FALLBACK,
+            path_and_query,
+        ))
     }
 
     fn get_keep<'s>(&'s self, path_and_query: &'s str) -> (Answer, Keep<'s>) {
         if let Some(e) = self.stopped() {
+            return (Err(e), Keep::none());
+        }
+        if let Some(e) = pending_refusal() {
             return (Err(e), Keep::none());
         }
         let incoming = self.begin_transfer();
@@ -412,7 +443,8 @@ impl Upstream for Fetcher<'_> {
         let transfer = self.end_transfer(incoming);
         let admitted = match &answer {
             Ok(r) => self.admit_now(r.body.len(), transfer),
-            Err(_) => {
+            Err(e) => {
+                note_pending(e, super::restart::PRIMARY, path_and_query);
                 self.give_back(transfer);
                 true
             }
@@ -428,6 +460,21 @@ impl Upstream for Fetcher<'_> {
         self.count(outcome, kept.finish(storable));
         drop(answer);
         (self.admit_then_read(self.up, path_and_query), Keep::none())
+    }
+}
+
+/// The refusal of a fetch in a restartable run that already needs
+/// something (see [`super::restart`]): the run's result is thrown away, so
+/// nothing more is asked.
+fn pending_refusal() -> Option<FetchError> {
+    (super::restart::active() && !super::restart::may_record()).then_some(FetchError::Pending)
+}
+
+/// Records what a restartable run needs when its fetch is waiting for an
+/// event loop.
+fn note_pending(e: &FetchError, provider: usize, path_and_query: &str) {
+    if matches!(e, FetchError::Pending) {
+        super::restart::record(provider, path_and_query);
     }
 }
 

@@ -246,6 +246,9 @@ impl Tools {
             took: Duration::ZERO,
         };
         let finished = match run {
+            // The run waits for upstream answers an event loop fetches
+            // (super::restart): its result is thrown away, nothing counted.
+            Ok(_) if super::restart::suspended() => Finished::Suspended,
             Ok(Ok(served)) => {
                 stats.cache = Some(served.cache);
                 if served.structured.get("source").and_then(Value::as_str)
@@ -280,6 +283,9 @@ pub enum Finished {
     Failed(XError),
     /// The tool panicked.
     Panicked,
+    /// The run waits for upstream answers (a restartable run, see
+    /// [`super::restart`]); it runs again once they are in.
+    Suspended,
 }
 
 /// How a tool call ended.

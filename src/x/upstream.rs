@@ -39,6 +39,10 @@ pub enum FetchError {
     Deadline(u64),
     /// The client of the tool call has gone; no request was sent.
     Cancelled,
+    /// The request is being made by an event loop and the run waits for
+    /// it ([`super::restart`]): the run's result is thrown away and the
+    /// call runs again with the answer. Never seen by an agent.
+    Pending,
     /// The answer came, but the tool calls' working budget
     /// (`--max-working-bytes`, [`super::memory`]) had no room for the
     /// call to read it in time. Whole seconds to wait before retrying.
@@ -350,7 +354,7 @@ fn split_bases(list: &str) -> Vec<String> {
 }
 
 /// The cool-down a 429 answer asks for.
-fn retry_after_of(resp: &UpstreamResponse) -> Duration {
+pub(crate) fn retry_after_of(resp: &UpstreamResponse) -> Duration {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -365,7 +369,7 @@ fn retry_after_of(resp: &UpstreamResponse) -> Duration {
 }
 
 /// Whole seconds of `d`, rounded up, at least 1.
-fn ceil_secs(d: Duration) -> u64 {
+pub(crate) fn ceil_secs(d: Duration) -> u64 {
     (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
 }
 

@@ -44,7 +44,8 @@ pub fn is_outage(answer: &Result<UpstreamResponse, FetchError>) -> bool {
         Err(FetchError::BudgetExhausted(_))
         | Err(FetchError::MemoryBudget(_))
         | Err(FetchError::Deadline(_))
-        | Err(FetchError::Cancelled) => false,
+        | Err(FetchError::Cancelled)
+        | Err(FetchError::Pending) => false,
         Err(_) => true,
         Ok(r) if r.status == 429 || r.status >= 500 => true,
         Ok(r) if r.status == 401 || r.status == 403 => false,
@@ -109,6 +110,7 @@ fn failure_of(answer: &Result<UpstreamResponse, FetchError>, id: &str) -> Result
                 FetchError::Connect(_) | FetchError::Other(_) => "it could not be reached".into(),
                 FetchError::Deadline(_) => "the call reached its deadline first".into(),
                 FetchError::Cancelled => "the client left first".into(),
+                FetchError::Pending => "its answer was not in yet".into(),
             }))
         }
     };

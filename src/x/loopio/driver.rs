@@ -1,0 +1,731 @@
+//! One event loop's upstream side: the calls parked on it until their
+//! answers are in, the requests it makes (one per path and query, however
+//! many calls wait: the single-flight table is the [`Transport`]'s), its
+//! keep-alive pool, and their deadlines on the loop's timers.
+//!
+//! The loop calls [`Driver::park`] with a call whose run needs answers,
+//! [`Driver::ready`] on readiness of an upstream socket (tokens from
+//! [`UPSTREAM_TOKENS`] on), [`Driver::fire`] when [`Driver::next_timer`]
+//! is due, [`Driver::drain_mail`] after a wake-up, [`Driver::sweep`] once a
+//! second, and queues on a worker what [`Driver::take_resumed`] gives back.
+//!
+//! A request goes to its provider's bases in turn, as the blocking client
+//! did: a 429 cools its base for its `Retry-After`, and with several bases
+//! a 5xx, a connect failure or a timeout cools it for
+//! [`FAILOVER_COOLDOWN`] and the request moves to the next base.
+//!
+//! The payload `P` is what the loop parks (its ticket and job); the driver
+//! never looks into it.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::{Interest, Registry, Token};
+
+use super::conn::{ConnError, UpConn};
+use super::wire::{self, ResponseReader, WireError};
+use super::{Delivery, Transport, Waiter};
+use crate::metrics::METRICS;
+use crate::x::restart::{Need, RunState};
+use crate::x::upstream::{
+    retry_after_of, FetchError, UpstreamResponse, FAILOVER_COOLDOWN,
+    MAX_IDLE_UPSTREAM_CONNECTIONS, MAX_UPSTREAM_BODY_BYTES,
+};
+
+type Answer = Result<UpstreamResponse, FetchError>;
+
+/// The first `mio` token of the upstream sockets; the event loop's own
+/// tokens stay below it.
+pub const UPSTREAM_TOKENS: usize = 1 << 30;
+
+/// How long a kept-alive upstream connection may idle in a loop's pool.
+/// Default 15 s (ureq's own default); past it the connection is closed and
+/// the next request opens a new one.
+pub const UPSTREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Most idle upstream connections one loop keeps. Default
+/// [`MAX_IDLE_UPSTREAM_CONNECTIONS`] (128); past it a finished connection
+/// is closed.
+pub const MAX_IDLE_PER_LOOP: usize = MAX_IDLE_UPSTREAM_CONNECTIONS;
+
+/// The largest body read, as a `usize`.
+const MAX_BODY: usize = MAX_UPSTREAM_BODY_BYTES as usize;
+
+struct Slot {
+    conn: UpConn,
+    provider: usize,
+    base: usize,
+    /// The exchange in progress.
+    exchange: Option<Exchange>,
+    /// The connection carried an exchange before the current one.
+    reused: bool,
+    /// Idle in the pool since.
+    idle_since: Option<Instant>,
+}
+
+struct Exchange {
+    id: u64,
+    need: Need,
+    reader: ResponseReader,
+}
+
+/// A request this loop makes.
+struct Flight {
+    /// The base the rotation started at, and how many were tried.
+    first: usize,
+    tried: usize,
+    /// The base of the attempt in progress.
+    base: usize,
+    started: Instant,
+    /// The attempt in progress retried a stale kept-alive connection.
+    stale_retried: bool,
+    /// The answer of the last base that failed (when every base fails).
+    last: Option<Answer>,
+    /// The connection of the attempt in progress.
+    slot: Option<usize>,
+}
+
+struct Parked<P> {
+    payload: P,
+    state: Box<RunState>,
+    needs: Vec<Need>,
+    missing: usize,
+    cancel: Option<Arc<AtomicBool>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    /// A parked call's deadline.
+    Park(u64),
+    /// An exchange's deadline (slot, exchange id).
+    Exchange(usize, u64),
+}
+
+/// One event loop's upstream side (see the module documentation).
+pub struct Driver<P> {
+    t: Arc<Transport>,
+    lane: usize,
+    slots: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    /// Idle connections by (provider, base).
+    idle: HashMap<(usize, usize), Vec<usize>>,
+    idle_count: usize,
+    flights: HashMap<Need, Flight>,
+    parked: HashMap<u64, Parked<P>>,
+    next_id: u64,
+    timers: BTreeSet<(Instant, Timer)>,
+    resumed: Vec<(P, Box<RunState>)>,
+}
+
+impl<P> Driver<P> {
+    /// The upstream side of loop `lane`.
+    pub fn new(t: Arc<Transport>, lane: usize) -> Driver<P> {
+        Driver {
+            t,
+            lane,
+            slots: Vec::new(),
+            free: Vec::new(),
+            idle: HashMap::new(),
+            idle_count: 0,
+            flights: HashMap::new(),
+            parked: HashMap::new(),
+            next_id: 1,
+            timers: BTreeSet::new(),
+            resumed: Vec::new(),
+        }
+    }
+
+    /// Calls parked here now.
+    pub fn parked(&self) -> usize {
+        self.parked.len()
+    }
+
+    /// Upstream connections open on this loop (idle or in use).
+    pub fn connections(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+
+    /// Parks a call whose run needs answers (`state`'s needs): it comes
+    /// back from [`Driver::take_resumed`] once every answer is in, at its
+    /// deadline, or when `cancel` is raised.
+    pub fn park(
+        &mut self,
+        reg: &Registry,
+        payload: P,
+        cancel: Option<Arc<AtomicBool>>,
+        mut state: Box<RunState>,
+        now: Instant,
+    ) {
+        let needs = state.take_needs();
+        if needs.is_empty() {
+            self.resumed.push((payload, state));
+            return;
+        }
+        let id = self.id();
+        let deadline = state.started() + self.t.call_timeout();
+        METRICS.parked_calls(1);
+        self.parked.insert(
+            id,
+            Parked {
+                payload,
+                state,
+                needs: needs.clone(),
+                missing: needs.len(),
+                cancel: cancel.clone(),
+            },
+        );
+        self.timers.insert((deadline, Timer::Park(id)));
+        for need in needs {
+            let waiter = Waiter {
+                lane: self.lane,
+                park: id,
+                deadline,
+                cancel: cancel.clone(),
+            };
+            if self.t.join_flight(&need, waiter) {
+                self.start(reg, need, now);
+            }
+        }
+    }
+
+    /// The calls ready to run again.
+    pub fn take_resumed(&mut self) -> Vec<(P, Box<RunState>)> {
+        std::mem::take(&mut self.resumed)
+    }
+
+    /// Whether calls are ready to run again.
+    pub fn has_resumed(&self) -> bool {
+        !self.resumed.is_empty()
+    }
+
+    /// The next timer due.
+    pub fn next_timer(&self) -> Option<Instant> {
+        self.timers.first().map(|(at, _)| *at)
+    }
+
+    /// Readiness of the upstream socket of `token` (at least
+    /// [`UPSTREAM_TOKENS`]).
+    pub fn ready(&mut self, reg: &Registry, token: usize, now: Instant) {
+        let Some(index) = token.checked_sub(UPSTREAM_TOKENS) else {
+            return;
+        };
+        self.drive(reg, index, now);
+    }
+
+    /// Takes the answers other loops fetched for calls parked here.
+    pub fn drain_mail(&mut self) {
+        for d in self.t.take_mail(self.lane) {
+            self.deliver(d.park, d.need, d.answer, d.took);
+        }
+    }
+
+    /// Runs the timers due at `now`.
+    pub fn fire(&mut self, reg: &Registry, now: Instant) {
+        while let Some(&(at, timer)) = self.timers.first() {
+            if at > now {
+                break;
+            }
+            self.timers.pop_first();
+            match timer {
+                Timer::Park(id) => self.unpark(reg, id, now),
+                Timer::Exchange(index, id) => {
+                    let current = self.slot(index).and_then(|s| s.exchange.as_ref()).is_some_and(|e| e.id == id);
+                    if current {
+                        let need = self.close(reg, index);
+                        if let Some(need) = need {
+                            self.attempt_done(reg, &need, Err(FetchError::Timeout), now);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Once a second: calls whose client left go back (to end), requests
+    /// nobody waits for are cut, connections idle too long are closed.
+    pub fn sweep(&mut self, reg: &Registry, now: Instant) {
+        let gone: Vec<u64> = self
+            .parked
+            .iter()
+            .filter(|(_, p)| p.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            self.unpark(reg, id, now);
+        }
+        let unwanted: Vec<Need> = self
+            .flights
+            .keys()
+            .filter(|n| !self.t.flight_wanted(n, now))
+            .cloned()
+            .collect();
+        for need in unwanted {
+            self.abort(reg, &need);
+        }
+        let stale: Vec<usize> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let since = s.as_ref()?.idle_since?;
+                (now.duration_since(since) >= UPSTREAM_IDLE_TIMEOUT).then_some(i)
+            })
+            .collect();
+        for index in stale {
+            self.close(reg, index);
+        }
+    }
+
+    fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn slot(&self, index: usize) -> Option<&Slot> {
+        self.slots.get(index).and_then(Option::as_ref)
+    }
+
+    fn slot_mut(&mut self, index: usize) -> Option<&mut Slot> {
+        self.slots.get_mut(index).and_then(Option::as_mut)
+    }
+
+    /// Gives a parked call back (its deadline passed or its client left),
+    /// cutting the requests only it waited for.
+    fn unpark(&mut self, reg: &Registry, id: u64, now: Instant) {
+        let Some(p) = self.parked.remove(&id) else {
+            return;
+        };
+        METRICS.parked_calls(-1);
+        for need in &p.needs {
+            if self.flights.contains_key(need) && !self.t.flight_wanted(need, now) {
+                self.abort(reg, need);
+            }
+        }
+        self.resumed.push((p.payload, p.state));
+    }
+
+    /// An answer for parked call `id`.
+    fn deliver(&mut self, id: u64, need: Need, answer: Answer, took: Duration) {
+        let Some(p) = self.parked.get_mut(&id) else {
+            return;
+        };
+        if !p.needs.contains(&need) {
+            return;
+        }
+        p.state.deliver(need, answer, took);
+        p.missing -= 1;
+        if p.missing == 0 {
+            if let Some(p) = self.parked.remove(&id) {
+                METRICS.parked_calls(-1);
+                self.resumed.push((p.payload, p.state));
+            }
+        }
+    }
+
+    /// Starts the request of `need` (this loop owns its flight).
+    fn start(&mut self, reg: &Registry, need: Need, now: Instant) {
+        let Some(p) = self.t.provider(need.provider) else {
+            self.finish(&need, Err(FetchError::Other("no such upstream".into())), now);
+            return;
+        };
+        if p.bases.is_empty() {
+            self.finish(&need, Err(FetchError::Other("no upstream base configured".into())), now);
+            return;
+        }
+        let first = p.first();
+        METRICS.upstream_in_flight(1);
+        self.flights.insert(
+            need.clone(),
+            Flight {
+                first,
+                tried: 0,
+                base: first,
+                started: now,
+                stale_retried: false,
+                last: None,
+                slot: None,
+            },
+        );
+        self.next_base(reg, &need, now);
+    }
+
+    /// Tries the next base of the rotation that is not cooling, or ends the
+    /// flight with the last failure (or the cool-down) when none is left.
+    fn next_base(&mut self, reg: &Registry, need: &Need, now: Instant) {
+        let Some(p) = self.t.provider(need.provider) else {
+            return;
+        };
+        let n = p.bases.len();
+        let mut soonest: Option<Duration> = None;
+        loop {
+            let Some(f) = self.flights.get_mut(need) else {
+                return;
+            };
+            if f.tried >= n {
+                let answer = match (f.last.take(), soonest) {
+                    (Some(a), _) => a,
+                    (None, Some(left)) => Err(FetchError::CoolingDown(
+                        crate::x::upstream::ceil_secs(left),
+                    )),
+                    (None, None) => Err(FetchError::Other("no upstream base configured".into())),
+                };
+                self.finish(need, answer, now);
+                return;
+            }
+            let i = (f.first + f.tried) % n;
+            f.tried += 1;
+            if let Some(left) = p.bases[i].cooling_left(now) {
+                soonest = Some(soonest.map_or(left, |s| s.min(left)));
+                continue;
+            }
+            f.base = i;
+            f.stale_retried = false;
+            self.attempt(reg, need, false, now);
+            return;
+        }
+    }
+
+    /// Sends the request of `need` to its flight's current base, on a
+    /// pooled connection unless `fresh`.
+    fn attempt(&mut self, reg: &Registry, need: &Need, fresh: bool, now: Instant) {
+        let Some(f) = self.flights.get(need) else {
+            return;
+        };
+        let base_index = f.base;
+        let Some(p) = self.t.provider(need.provider) else {
+            return;
+        };
+        let base = &p.bases[base_index];
+        let timeout = p.timeout;
+        let uri = format!("{}{}", base.url, need.path);
+        let (bytes, reader) = match wire::get(&uri, MAX_BODY) {
+            Ok(v) => v,
+            Err(e) => {
+                self.attempt_done(reg, need, Err(FetchError::Other(e.to_string())), now);
+                return;
+            }
+        };
+        let pooled = if fresh {
+            None
+        } else {
+            self.pop_idle(reg, need.provider, base_index)
+        };
+        let index = match pooled {
+            Some(i) => i,
+            None => match self.open(reg, need.provider, base_index) {
+                Ok(i) => i,
+                Err(e) => {
+                    self.attempt_done(reg, need, Err(e), now);
+                    return;
+                }
+            },
+        };
+        let id = self.id();
+        if let Some(s) = self.slot_mut(index) {
+            s.conn.send(&bytes);
+            s.exchange = Some(Exchange {
+                id,
+                need: need.clone(),
+                reader,
+            });
+        }
+        if let Some(f) = self.flights.get_mut(need) {
+            f.slot = Some(index);
+        }
+        self.timers.insert((now + timeout, Timer::Exchange(index, id)));
+        self.drive(reg, index, now);
+    }
+
+    /// A pooled connection to (provider, base), if one is idle.
+    fn pop_idle(&mut self, reg: &Registry, provider: usize, base: usize) -> Option<usize> {
+        loop {
+            let i = self.idle.get_mut(&(provider, base))?.pop()?;
+            let Some(Some(s)) = self.slots.get_mut(i) else {
+                continue;
+            };
+            if s.idle_since.is_none() || s.provider != provider || s.base != base {
+                continue;
+            }
+            s.idle_since = None;
+            self.idle_count -= 1;
+            if s.conn.is_eof() {
+                self.close(reg, i);
+                continue;
+            }
+            return Some(i);
+        }
+    }
+
+    /// Opens a connection to (provider, base).
+    fn open(&mut self, reg: &Registry, provider: usize, base: usize) -> Result<usize, FetchError> {
+        let p = self
+            .t
+            .provider(provider)
+            .ok_or_else(|| FetchError::Other("no such upstream".into()))?;
+        let b = &p.bases[base];
+        let addr = self.t.names().address(&b.host, b.port).map_err(FetchError::Connect)?;
+        #[cfg(feature = "tls")]
+        let tls = b.tls.then(|| (b.server_name(), self.t.tls()));
+        #[cfg(not(feature = "tls"))]
+        let tls = b.tls.then(|| (b.server_name(), ()));
+        let mut conn = UpConn::connect(addr, tls).map_err(|e| conn_error(&e))?;
+        let index = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            self.slots.len() - 1
+        });
+        if let Err(e) = reg.register(
+            &mut conn.stream,
+            Token(UPSTREAM_TOKENS + index),
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            self.free.push(index);
+            return Err(FetchError::Other(e.to_string()));
+        }
+        METRICS.upstream_connections(1);
+        self.slots[index] = Some(Slot {
+            conn,
+            provider,
+            base,
+            exchange: None,
+            reused: false,
+            idle_since: None,
+        });
+        Ok(index)
+    }
+
+    /// Closes connection `index`; returns the need of the exchange it
+    /// carried, if any.
+    fn close(&mut self, reg: &Registry, index: usize) -> Option<Need> {
+        let mut slot = self.slots.get_mut(index)?.take()?;
+        let _ = reg.deregister(&mut slot.conn.stream);
+        self.free.push(index);
+        METRICS.upstream_connections(-1);
+        if slot.idle_since.is_some() {
+            self.idle_count -= 1;
+        }
+        let need = slot.exchange.take().map(|e| e.need);
+        if let Some(need) = &need {
+            if let Some(f) = self.flights.get_mut(need) {
+                if f.slot == Some(index) {
+                    f.slot = None;
+                }
+            }
+        }
+        need
+    }
+
+    /// Moves connection `index` on: writes, reads, feeds its exchange.
+    fn drive(&mut self, reg: &Registry, index: usize, now: Instant) {
+        let next = match self.slot_mut(index) {
+            Some(s) => step(s),
+            None => return,
+        };
+        match next {
+            Next::Wait => {}
+            Next::Close => {
+                self.close(reg, index);
+            }
+            Next::Failed(with) => self.failed(reg, index, with, now),
+            Next::Answered(need, response, reusable) => {
+                if let Some(f) = self.flights.get_mut(&need) {
+                    f.slot = None;
+                }
+                if reusable && self.idle_count < MAX_IDLE_PER_LOOP {
+                    if let Some(s) = self.slot_mut(index) {
+                        s.reused = true;
+                        s.idle_since = Some(now);
+                        let key = (s.provider, s.base);
+                        self.idle_count += 1;
+                        self.idle.entry(key).or_default().push(index);
+                    }
+                } else {
+                    self.close(reg, index);
+                }
+                self.attempt_done(reg, &need, Ok(response), now);
+            }
+        }
+    }
+
+    /// Connection `index` failed: a kept-alive connection that failed
+    /// before any byte of the answer is retried once on a fresh one (RFC
+    /// 9112 §9.3.1: a GET is idempotent); otherwise the attempt fails.
+    fn failed(&mut self, reg: &Registry, index: usize, with: FailedWith, now: Instant) {
+        let (reused, started) = match self.slot(index) {
+            Some(s) => (
+                s.reused,
+                s.exchange.as_ref().is_some_and(|e| e.reader.started()),
+            ),
+            None => return,
+        };
+        let Some(need) = self.close(reg, index) else {
+            return;
+        };
+        let stale_retry = reused
+            && !started
+            && !matches!(with, FailedWith::Wire(WireError::TooLarge))
+            && self.flights.get(&need).is_some_and(|f| !f.stale_retried);
+        if stale_retry {
+            if let Some(f) = self.flights.get_mut(&need) {
+                f.stale_retried = true;
+            }
+            self.attempt(reg, &need, true, now);
+            return;
+        }
+        let error = match with {
+            FailedWith::Conn(e) => conn_error(&e),
+            FailedWith::Wire(WireError::TooLarge) => FetchError::TooLarge,
+            FailedWith::Wire(e) => FetchError::Other(e.to_string()),
+        };
+        self.attempt_done(reg, &need, Err(error), now);
+    }
+
+    /// An attempt at one base answered (or failed): the base cools and the
+    /// next is tried, or the flight ends with the answer.
+    fn attempt_done(&mut self, reg: &Registry, need: &Need, answer: Answer, now: Instant) {
+        let Some(p) = self.t.provider(need.provider) else {
+            return;
+        };
+        let several = p.bases.len() > 1;
+        let cool = match &answer {
+            Ok(r) if r.status == 429 => Some(retry_after_of(r)),
+            Ok(r) if r.status >= 500 && several => Some(FAILOVER_COOLDOWN),
+            Err(FetchError::Connect(_) | FetchError::Timeout) if several => Some(FAILOVER_COOLDOWN),
+            _ => None,
+        };
+        let Some(cool) = cool else {
+            self.finish(need, answer, now);
+            return;
+        };
+        let Some(f) = self.flights.get_mut(need) else {
+            return;
+        };
+        p.bases[f.base].cool(cool);
+        f.last = Some(answer);
+        self.next_base(reg, need, now);
+    }
+
+    /// Ends the flight of `need` with `answer`, for everyone waiting.
+    fn finish(&mut self, need: &Need, answer: Answer, now: Instant) {
+        let started = match self.flights.remove(need) {
+            Some(f) => {
+                METRICS.upstream_in_flight(-1);
+                f.started
+            }
+            None => now,
+        };
+        let took = now.duration_since(started);
+        for w in self.t.land(need) {
+            if w.lane == self.lane {
+                self.deliver(w.park, need.clone(), answer.clone(), took);
+            } else {
+                self.t.post(
+                    w.lane,
+                    Delivery {
+                        park: w.park,
+                        need: need.clone(),
+                        answer: answer.clone(),
+                        took,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Cuts the request of `need`: nobody waits for it any more.
+    fn abort(&mut self, reg: &Registry, need: &Need) {
+        let Some(f) = self.flights.remove(need) else {
+            return;
+        };
+        METRICS.upstream_in_flight(-1);
+        if let Some(index) = f.slot {
+            self.close(reg, index);
+        }
+        // Anyone left waits past its deadline or has gone.
+        self.t.land(need);
+    }
+}
+
+/// What a connection's step leaves to do.
+enum Next {
+    /// Wait for readiness.
+    Wait,
+    /// Close it (an idle connection the peer closed or wrote to).
+    Close,
+    /// It failed.
+    Failed(FailedWith),
+    /// Its exchange answered; whether it may carry another.
+    Answered(Need, UpstreamResponse, bool),
+}
+
+/// Writes, reads and feeds the exchange of one connection.
+fn step(s: &mut Slot) -> Next {
+    if let Err(e) = s.conn.flush().and_then(|()| s.conn.fill()) {
+        return Next::Failed(FailedWith::Conn(e));
+    }
+    let Some(ex) = s.exchange.as_mut() else {
+        // Idle: an upstream sends nothing unasked; a close or stray bytes
+        // end the connection.
+        return if s.conn.is_eof() || s.conn.has_input() {
+            Next::Close
+        } else {
+            Next::Wait
+        };
+    };
+    let input = s.conn.take_input();
+    let mut rest = false;
+    if !input.is_empty() {
+        match ex.reader.feed(&input) {
+            Ok(used) => rest = used < input.len(),
+            Err(e) => return Next::Failed(FailedWith::Wire(e)),
+        }
+    }
+    if !ex.reader.is_done() && s.conn.is_eof() {
+        if let Err(e) = ex.reader.eof() {
+            return Next::Failed(FailedWith::Wire(e));
+        }
+    }
+    if !ex.reader.is_done() {
+        return Next::Wait;
+    }
+    let Some(ex) = s.exchange.take() else {
+        return Next::Wait;
+    };
+    match ex.reader.finish() {
+        Some(reply) => {
+            let reusable = reply.reusable && !rest && !s.conn.is_eof();
+            Next::Answered(ex.need, reply.response, reusable)
+        }
+        None => Next::Failed(FailedWith::Wire(WireError::Incomplete)),
+    }
+}
+
+/// How a connection failed.
+enum FailedWith {
+    Conn(ConnError),
+    Wire(WireError),
+}
+
+/// A transport failure as the blocking client reported it, so the causes
+/// read the same (`refused`, `reset`, `timeout`, `connect`, `network`).
+fn conn_error(e: &ConnError) -> FetchError {
+    match e {
+        ConnError::Io(io) if io.kind() == io::ErrorKind::TimedOut => FetchError::Timeout,
+        ConnError::Io(io)
+            if matches!(
+                io.kind(),
+                io::ErrorKind::ConnectionRefused
+                    | io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::ConnectionAborted
+                    | io::ErrorKind::NotConnected
+                    | io::ErrorKind::BrokenPipe
+            ) =>
+        {
+            FetchError::Connect(io.to_string())
+        }
+        ConnError::Io(io) => FetchError::Other(io.to_string()),
+        ConnError::Tls(m) => FetchError::Connect(format!("tls: {m}")),
+    }
+}

@@ -1,0 +1,378 @@
+//! The bytes of one upstream exchange, without I/O: the `GET` request
+//! written by `ureq-proto`'s client state machine, and the response read
+//! back by it ([`ResponseReader`]) into an [`UpstreamResponse`] with the
+//! body cap. The fuzz target `upstream_reader` drives the reader.
+
+use ureq_proto::client::{Call, RecvBodyResult, RecvResponseResult, SendRequestResult};
+use ureq_proto::http;
+use ureq_proto::BodyMode;
+
+use crate::x::upstream::{UpstreamResponse, UPSTREAM_OUTPUT_BUFFER_BYTES, USER_AGENT};
+
+/// Bytes of body read per step into the body buffer (it grows by this
+/// much at most, up to the cap).
+const BODY_STEP_BYTES: usize = 16 * 1024;
+
+/// Why a response could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireError {
+    /// The body is (or announces) more than the cap.
+    TooLarge,
+    /// Bytes that are not an HTTP/1.1 response (ureq-proto's words).
+    Protocol(String),
+    /// The connection ended before the response did.
+    Incomplete,
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireError::TooLarge => f.write_str("body too large"),
+            WireError::Protocol(m) => write!(f, "bad upstream response: {m}"),
+            WireError::Incomplete => f.write_str("connection closed before the response ended"),
+        }
+    }
+}
+
+/// A response read whole.
+#[derive(Debug)]
+pub struct Reply {
+    /// The answer.
+    pub response: UpstreamResponse,
+    /// Whether the connection may carry another request.
+    pub reusable: bool,
+}
+
+/// The request of `GET <uri>` as bytes (request line and headers), with
+/// `Accept: application/json` and xmd's `User-Agent`, and the reader of
+/// its response. `uri` is absolute (`http://host:port/path?query`).
+///
+/// # Errors
+/// When `uri` is not a URI `http` accepts, or the head does not fit
+/// [`UPSTREAM_OUTPUT_BUFFER_BYTES`].
+pub fn get(uri: &str, cap: usize) -> Result<(Vec<u8>, ResponseReader), WireError> {
+    let request = http::Request::get(uri)
+        .header("accept", "application/json")
+        .header("user-agent", USER_AGENT)
+        .body(())
+        .map_err(|e| WireError::Protocol(e.to_string()))?;
+    let call = Call::new(request).map_err(|e| WireError::Protocol(e.to_string()))?;
+    let mut call = call.proceed();
+    let mut out = vec![0u8; UPSTREAM_OUTPUT_BUFFER_BYTES];
+    let mut used = 0;
+    while !call.can_proceed() {
+        let n = call
+            .write(&mut out[used..])
+            .map_err(|e| WireError::Protocol(e.to_string()))?;
+        if n == 0 {
+            return Err(WireError::Protocol("request head too large".into()));
+        }
+        used += n;
+    }
+    out.truncate(used);
+    let recv = match call.proceed() {
+        Ok(Some(SendRequestResult::RecvResponse(c))) => c,
+        Ok(_) => return Err(WireError::Protocol("a GET with a body".into())),
+        Err(e) => return Err(WireError::Protocol(e.to_string())),
+    };
+    Ok((out, ResponseReader::new(recv, cap)))
+}
+
+enum State {
+    Head(Call<ureq_proto::client::state::RecvResponse>),
+    Body(Call<ureq_proto::client::state::RecvBody>),
+    Done(bool),
+    Failed,
+}
+
+/// Reads one response: [`ResponseReader::feed`] with the bytes as they
+/// come, [`ResponseReader::eof`] when the peer closes.
+pub struct ResponseReader {
+    state: State,
+    cap: usize,
+    status: u16,
+    retry_after: Option<String>,
+    content_type: Option<String>,
+    body: Vec<u8>,
+    /// Any byte of the response was received.
+    started: bool,
+}
+
+impl ResponseReader {
+    fn new(call: Call<ureq_proto::client::state::RecvResponse>, cap: usize) -> ResponseReader {
+        ResponseReader {
+            state: State::Head(call),
+            cap,
+            status: 0,
+            retry_after: None,
+            content_type: None,
+            body: Vec::new(),
+            started: false,
+        }
+    }
+
+    /// A reader for the response to a `GET` of `http://upstream/` (for
+    /// tests and the fuzz target).
+    pub fn for_get(cap: usize) -> ResponseReader {
+        get("http://upstream/", cap)
+            .expect("a fixed request fits")
+            .1
+    }
+
+    /// Whether any byte of the response was received (a kept-alive
+    /// connection that failed before that may be retried, RFC 9112
+    /// §9.3.1).
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Whether the response is read whole ([`ResponseReader::finish`]
+    /// gives it).
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Done(_))
+    }
+
+    /// Reads what it can of `input`; returns the bytes it used (the rest
+    /// belongs to no response: an upstream sends nothing unasked).
+    ///
+    /// # Errors
+    /// A body over the cap, or bytes that are not a response.
+    pub fn feed(&mut self, input: &[u8]) -> Result<usize, WireError> {
+        if !input.is_empty() {
+            self.started = true;
+        }
+        let mut pos = 0;
+        loop {
+            match std::mem::replace(&mut self.state, State::Failed) {
+                State::Head(mut call) => {
+                    let (used, response) = call
+                        .try_response(&input[pos..], false)
+                        .map_err(|e| WireError::Protocol(e.to_string()))?;
+                    pos += used;
+                    let Some(response) = response else {
+                        self.state = State::Head(call);
+                        // A 1xx was consumed: look for the real head.
+                        if used > 0 && pos < input.len() {
+                            continue;
+                        }
+                        return Ok(pos);
+                    };
+                    self.head(&response)?;
+                    self.state = match call.proceed() {
+                        Some(RecvResponseResult::RecvBody(body)) => {
+                            if let BodyMode::LengthDelimited(n) = body.body_mode() {
+                                if n > self.cap as u64 {
+                                    return Err(WireError::TooLarge);
+                                }
+                                self.body.reserve_exact(n as usize + 1);
+                            }
+                            State::Body(body)
+                        }
+                        Some(RecvResponseResult::Redirect(r)) => {
+                            State::Done(!r.must_close_connection())
+                        }
+                        Some(RecvResponseResult::Cleanup(c)) => {
+                            State::Done(!c.must_close_connection())
+                        }
+                        None => return Err(WireError::Protocol("no response".into())),
+                    };
+                }
+                State::Body(mut call) => {
+                    let close_delimited = matches!(call.body_mode(), BodyMode::CloseDelimited);
+                    loop {
+                        let len = self.body.len();
+                        let room = (self.cap + 1).saturating_sub(len).min(BODY_STEP_BYTES);
+                        if room == 0 {
+                            return Err(WireError::TooLarge);
+                        }
+                        self.body.resize(len + room, 0);
+                        let read = call.read(&input[pos..], &mut self.body[len..]);
+                        let (used, wrote) = match read {
+                            Ok(v) => v,
+                            Err(e) => {
+                                self.body.truncate(len);
+                                return Err(WireError::Protocol(e.to_string()));
+                            }
+                        };
+                        self.body.truncate(len + wrote);
+                        pos += used;
+                        if self.body.len() > self.cap {
+                            return Err(WireError::TooLarge);
+                        }
+                        if used == 0 && wrote == 0 {
+                            break;
+                        }
+                    }
+                    if !close_delimited && call.can_proceed() {
+                        self.state = match call.proceed() {
+                            Some(RecvBodyResult::Cleanup(c)) => {
+                                State::Done(!c.must_close_connection())
+                            }
+                            Some(RecvBodyResult::Redirect(r)) => {
+                                State::Done(!r.must_close_connection())
+                            }
+                            None => return Err(WireError::Protocol("body not ended".into())),
+                        };
+                        return Ok(pos);
+                    }
+                    self.state = State::Body(call);
+                    return Ok(pos);
+                }
+                done @ State::Done(_) => {
+                    self.state = done;
+                    return Ok(pos);
+                }
+                State::Failed => return Err(WireError::Protocol("read after a failure".into())),
+            }
+        }
+    }
+
+    /// The peer closed the connection: the response if it is complete (a
+    /// body delimited by the close, or a chunked body missing only its
+    /// last CRLF); the connection is not reusable.
+    ///
+    /// # Errors
+    /// [`WireError::Incomplete`] when the response is not whole.
+    pub fn eof(&mut self) -> Result<(), WireError> {
+        match std::mem::replace(&mut self.state, State::Failed) {
+            State::Body(call)
+                if matches!(call.body_mode(), BodyMode::CloseDelimited)
+                    || call.is_ended_chunked() =>
+            {
+                self.state = State::Done(false);
+                Ok(())
+            }
+            State::Done(_) => {
+                self.state = State::Done(false);
+                Ok(())
+            }
+            _ => Err(WireError::Incomplete),
+        }
+    }
+
+    /// The response read whole, once [`ResponseReader::is_done`].
+    pub fn finish(self) -> Option<Reply> {
+        let State::Done(reusable) = self.state else {
+            return None;
+        };
+        Some(Reply {
+            response: UpstreamResponse {
+                status: self.status,
+                retry_after: self.retry_after,
+                content_type: self.content_type,
+                body: self.body.into(),
+            },
+            reusable,
+        })
+    }
+
+    fn head(&mut self, response: &http::Response<()>) -> Result<(), WireError> {
+        self.status = response.status().as_u16();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        self.retry_after = header("retry-after");
+        self.content_type = header("content-type");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `bytes` in pieces of `step`, then the end of the connection
+    /// if `close`.
+    fn read(bytes: &[u8], step: usize, close: bool, cap: usize) -> Result<Reply, WireError> {
+        let mut r = ResponseReader::for_get(cap);
+        let mut pending: Vec<u8> = Vec::new();
+        for piece in bytes.chunks(step.max(1)) {
+            pending.extend_from_slice(piece);
+            let used = r.feed(&pending)?;
+            pending.drain(..used);
+            if r.is_done() {
+                break;
+            }
+        }
+        if close && !r.is_done() {
+            r.eof()?;
+        }
+        r.finish().ok_or(WireError::Incomplete)
+    }
+
+    #[test]
+    fn the_request_is_a_get_with_host_accept_and_user_agent() {
+        let (bytes, _) = get("http://127.0.0.1:8081/2/status/1?x=%20", 1).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.starts_with("GET /2/status/1?x=%20 HTTP/1.1\r\n"), "{text}");
+        assert!(text.contains("\r\nhost: 127.0.0.1:8081\r\n"), "{text}");
+        assert!(text.contains("\r\naccept: application/json\r\n"), "{text}");
+        assert!(text.contains(&format!("\r\nuser-agent: {USER_AGENT}\r\n")), "{text}");
+        assert!(text.ends_with("\r\n\r\n"));
+    }
+
+    #[test]
+    fn bodies_in_every_framing_at_any_split() {
+        let body: Vec<u8> = (0..5_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for part in body.chunks(777) {
+            chunked.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+            chunked.extend_from_slice(part);
+            chunked.extend_from_slice(b"\r\n");
+        }
+        chunked.extend_from_slice(b"0\r\n\r\n");
+        let mut length =
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nRetry-After: 7\r\nContent-Type: application/json\r\n\r\n", body.len()).into_bytes();
+        length.extend_from_slice(&body);
+        let mut closed = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+        closed.extend_from_slice(&body);
+        for step in [1, 7, 100, 4096, 1 << 20] {
+            let r = read(&chunked, step, false, 1 << 20).unwrap();
+            assert_eq!((&r.response.body[..], r.reusable), (&body[..], true));
+            let r = read(&length, step, false, 1 << 20).unwrap();
+            assert_eq!((&r.response.body[..], r.reusable), (&body[..], true));
+            assert_eq!(r.response.retry_after.as_deref(), Some("7"));
+            assert_eq!(r.response.content_type.as_deref(), Some("application/json"));
+            let r = read(&closed, step, true, 1 << 20).unwrap();
+            assert_eq!((&r.response.body[..], r.reusable), (&body[..], false));
+            // Cut short: incomplete, whatever the framing.
+            for cut in [&chunked, &length] {
+                let e = read(&cut[..cut.len() - 3], step, true, 1 << 20).unwrap_err();
+                assert_eq!(e, WireError::Incomplete);
+            }
+        }
+    }
+
+    #[test]
+    fn the_cap_holds_in_every_framing() {
+        let body = vec![b'x'; 101];
+        let mut length = b"HTTP/1.1 200 OK\r\nContent-Length: 101\r\n\r\n".to_vec();
+        length.extend_from_slice(&body);
+        let mut closed = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+        closed.extend_from_slice(&body);
+        let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n65\r\n".to_vec();
+        chunked.extend_from_slice(&body);
+        chunked.extend_from_slice(b"\r\n0\r\n\r\n");
+        for bytes in [&length, &closed, &chunked] {
+            assert_eq!(read(bytes, 9, true, 100).unwrap_err(), WireError::TooLarge);
+            assert_eq!(read(bytes, 9, true, 101).unwrap().response.body.len(), 101);
+        }
+        let huge = b"HTTP/1.1 200 OK\r\nContent-Length: 1099511627776\r\n\r\n";
+        assert_eq!(read(huge, 5, false, 100).unwrap_err(), WireError::TooLarge);
+    }
+
+    #[test]
+    fn a_100_before_the_head_and_a_bodiless_status() {
+        let r = read(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n", 3, false, 10)
+            .unwrap();
+        assert_eq!((r.response.status, r.response.body.len(), r.reusable), (204, 0, true));
+        let r = read(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 64, false, 10)
+            .unwrap();
+        assert_eq!((r.response.status, r.reusable), (404, false));
+        assert!(matches!(read(b"SSH-2.0-x\r\n\r\n", 64, true, 10), Err(WireError::Protocol(_))));
+    }
+}
