@@ -8,7 +8,9 @@
 //! `BENCH_REPEAT` (runs of (b) and (b1), default 1; more print the
 //! range, since one run of (b) is not enough to judge it), `BENCH_BIN`
 //! (the server binary to measure, e.g. the static build; by default the
-//! release build is made in `target/bench`).
+//! release build is made in `target/bench`), `BENCH_SERVER_ARGS` (more
+//! server arguments, e.g. `--upstream-io threads` for the blocking
+//! upstream client).
 //!
 //! Rows:
 //! - (a) `tools/list`;
@@ -23,7 +25,15 @@
 //!   the JSON work a full 13.7 KB timeline page costs;
 //! - (c) the same call repeated (cache hits);
 //! - (d) idle RSS; (e) RSS with 5,000 idle keep-alive connections;
-//! - (f) `tools/list` p99 while 1,000 `tools/call`s wait on a 2 s upstream.
+//! - (f) `tools/list` p99 while 1,000 `tools/call`s wait on a 2 s upstream
+//!   and 64 profile misses a second start (issue 28 item 2);
+//! - (a0) the floor of (a): a bare mio responder (this binary, re-run as
+//!   one) sending the same reply bytes, its CPU per request beside (a)'s;
+//! - (g) 10,000 `tools/call`s in flight against a 2 s upstream (2,500
+//!   posts, four calls each): every answer's latency and the peak RSS
+//!   (issue 28 item 3; `BENCH_G_CALLS`, `BENCH_G_POSTS`);
+//! - (s) system calls per miss: (b) under `strace -c -f` (slow; only when
+//!   asked, `BENCH_ONLY=s`).
 //!
 //! Server CPU µs per request = (utime + stime of the server over the run) /
 //! requests served, read from `/proc/<pid>/stat`.
@@ -35,6 +45,7 @@ use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod bare;
 mod support;
 
 use support::{bench_bin, listening_addr, serve_args, Upstream, LIST, PROFILE, TINY_PROFILE};
@@ -231,6 +242,10 @@ fn measured(server: &Server, f: impl FnOnce() -> WrkResult) -> (WrkResult, Cpu) 
 }
 
 fn main() {
+    if let Ok(reply) = std::env::var("XMD_BENCH_RESPONDER") {
+        bare::respond(&reply);
+        return;
+    }
     let secs: u64 = std::env::var("BENCH_SECS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -244,7 +259,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1)
         .max(1);
-    let only = std::env::var("BENCH_ONLY").unwrap_or_else(|_| "a,b,b1,c,d,e,f".into());
+    let only = std::env::var("BENCH_ONLY").unwrap_or_else(|_| "a,a0,b,b1,c,d,e,f,g".into());
     let want = |k: &str| only.split(',').any(|o| o.trim() == k);
     let bin = bench_bin();
     let upstream = Upstream::start();
@@ -265,6 +280,25 @@ fn main() {
     if want("a") {
         let (r, cpu) = measured(&server, || wrk(server.addr, &lua(LIST, false), secs, conns));
         row("(a) tools/list", &r, cpu, server.status_kib("VmHWM:"), "");
+    }
+    if want("a0") {
+        let reply = bare::capture(server.addr, LIST);
+        let floor = bare::Responder::start(&reply);
+        let (u0, s0) = cpu_ticks(&floor.child.id().to_string());
+        let r = wrk_url(&format!("http://{}/mcp", floor.addr), &lua(LIST, false), secs, conns);
+        let (u1, s1) = cpu_ticks(&floor.child.id().to_string());
+        let per = |t: u64| t as f64 / TICKS_PER_SEC * 1e6 / r.requests.max(1) as f64;
+        row(
+            "(a0) bare mio responder, the same reply bytes",
+            &r,
+            (per(u1 - u0 + s1 - s0), per(u1 - u0)),
+            0,
+            &format!("{} reply bytes; (a)'s floor", reply.len()),
+        );
+    }
+    if want("s") {
+        upstream.delay_ms.store(20, Ordering::Relaxed);
+        syscalls_per_miss(&server, secs);
     }
     let mut b0: Option<(f64, f64)> = None;
     if want("b") || want("b1") {
@@ -382,6 +416,7 @@ fn main() {
     if want("f") {
         let server = Server::start(&bin, upstream.addr, &["--workers", "64", "--queue", "2048"]);
         upstream.delay_ms.store(2000, Ordering::Relaxed);
+        let misses = bare::misses_per_second(server.addr, 64, 3.min(secs));
         let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x_md_get_post","arguments":{"url":"https://x.com/demo_author/status/2087208847298015232","thread":"off"}}}"#;
         let req = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{call}", server.addr, call.len());
         let mut slow = Vec::with_capacity(1000);
@@ -400,13 +435,87 @@ fn main() {
             cpu,
             server.status_kib("VmHWM:"),
             &format!(
-                "measured during the first {:.1} s of the slow calls",
+                "measured during the first {:.1} s of the slow calls, with 64 profile misses/s starting",
                 started.elapsed().as_secs_f64()
             ),
         );
+        let _ = misses.join();
         upstream.delay_ms.store(0, Ordering::Relaxed);
         drop(slow);
     }
+    if want("g") {
+        let calls: usize = std::env::var("BENCH_G_CALLS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(10_000);
+        let posts: usize = std::env::var("BENCH_G_POSTS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2_500);
+        let server = Server::start(&bin, upstream.addr, &[]);
+        upstream.delay_ms.store(2000, Ordering::Relaxed);
+        let before = server.status_kib("VmRSS:");
+        let served0 = upstream.served.load(Ordering::Relaxed);
+        let g = bare::many_calls(server.addr, calls, posts);
+        println!(
+            "| (g) {calls} calls in flight, 2 s upstream | | {:.0} | {:.0} | | | {:.1} | {} | max {:.0} ms, {} answered 200 without isError, {} upstream requests, sent over {:.0} ms; VmRSS {:.1} MiB before |",
+            g.p50_ms,
+            g.p99_ms,
+            server.status_kib("VmHWM:") as f64 / 1024.0,
+            calls - g.ok,
+            g.max_ms,
+            g.ok,
+            upstream.served.load(Ordering::Relaxed) - served0,
+            g.sent_ms,
+            before as f64 / 1024.0,
+        );
+        upstream.delay_ms.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Row (s): system calls per profile miss, counted by `strace -c -f` on
+/// the server while wrk runs (b)'s load (slowed by strace: only the count
+/// per call is read from it).
+fn syscalls_per_miss(server: &Server, secs: u64) {
+    let out = std::env::temp_dir().join(format!("xmd-bench-strace-{}", std::process::id()));
+    let mut strace = Command::new("strace")
+        .args(["-c", "-f", "-o"])
+        .arg(&out)
+        .args(["-p", &server.child.id().to_string()])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("strace on PATH");
+    thread::sleep(Duration::from_millis(500));
+    let r = wrk(server.addr, &lua(PROFILE, true), secs, 16);
+    let _ = Command::new("kill")
+        .args(["-INT", &strace.id().to_string()])
+        .status();
+    let _ = strace.wait();
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    let total: u64 = text
+        .lines()
+        .find(|l| l.trim_end().ends_with("total"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let top: Vec<String> = text
+        .lines()
+        .skip(2)
+        .take(6)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 5).then(|| format!("{} {}", f[f.len() - 1], f[3]))
+        })
+        .collect();
+    println!(
+        "| (s) system calls per miss (strace -c -f, 16 connections) | {:.0} | | | | | | {} | {:.1} per call over {} calls; most: {} |",
+        r.rps,
+        r.non2xx,
+        total as f64 / r.requests.max(1) as f64,
+        r.requests,
+        top.join(", ")
+    );
 }
 
 fn read_one(s: &mut TcpStream) {

@@ -16,7 +16,7 @@ SECONDS_PER_TARGET="${1:-60}"
 FUZZ_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(dirname "$FUZZ_DIR")"
 ROOT="${CARGO_FUZZ_ROOT:-$REPO/.ci/cache/cargo-root}"
-TARGETS="${FUZZ_TARGETS:-http_conn header_b64 mcp_dispatch chunked render syndication expand}"
+TARGETS="${FUZZ_TARGETS:-http_conn header_b64 mcp_dispatch chunked render syndication expand upstream_reader}"
 CARGO_FUZZ_VERSION=0.13.2
 
 export PATH="$ROOT/bin:$PATH"

@@ -137,7 +137,10 @@ fn serve(
                 r#"{"code":200,"results":[],"cursor":{"top":null,"bottom":null}}"#.to_string()
             }
             ["", "2", "profile", handle, "statuses"] => statuses.replace("demo_author", handle),
-            ["", "2", "status", _] | ["", "2", "thread", _] => status.to_string(),
+            // The post asked for (row (g) asks for many).
+            ["", "2", "status", id] | ["", "2", "thread", id] => {
+                status.replace("2087208847298015232", id)
+            }
             _ => r#"{"code":404,"message":"Not found"}"#.to_string(),
         };
         // Head and body in one write, as a server sends a small answer:
@@ -176,8 +179,15 @@ pub const PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","para
 /// Row (b1): a one-post account, whose whole timeline is one small page.
 pub const TINY_PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"tiny_HANDLE","limit":1}}}"#;
 
-/// `xmd serve`'s arguments against `upstream`, before any extra ones.
+/// `xmd serve`'s arguments against `upstream`, before any extra ones;
+/// `BENCH_SERVER_ARGS` (space-separated) is appended, e.g.
+/// `--upstream-io threads` to measure the blocking upstream client.
 pub fn serve_args(upstream: SocketAddr) -> Vec<String> {
+    let extra: Vec<String> = std::env::var("BENCH_SERVER_ARGS")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
     [
         "serve",
         "--listen",
@@ -201,6 +211,7 @@ pub fn serve_args(upstream: SocketAddr) -> Vec<String> {
     .iter()
     .map(|a| a.to_string())
     .chain([format!("http://{upstream}")])
+    .chain(extra)
     .collect()
 }
 

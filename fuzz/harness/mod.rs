@@ -16,11 +16,13 @@ mod http;
 mod mcp;
 mod render;
 pub mod upstream;
+mod upstream_reader;
 
 pub use hostile::{check_expand, check_syndication};
 pub use http::{check_chunked, check_http_conn, check_parse_head};
 pub use mcp::{check_header_b64, check_mcp_dispatch};
 pub use render::check_render;
+pub use upstream_reader::check_upstream_reader;
 
 /// A fuzz target: its directory name under `fuzz/` and its property check.
 pub struct Target {
@@ -31,7 +33,7 @@ pub struct Target {
 }
 
 /// Every fuzz target, in `fuzz/Cargo.toml` order.
-pub const TARGETS: [Target; 7] = [
+pub const TARGETS: [Target; 8] = [
     Target {
         name: "http_conn",
         check: check_http_conn,
@@ -59,6 +61,10 @@ pub const TARGETS: [Target; 7] = [
     Target {
         name: "expand",
         check: check_expand,
+    },
+    Target {
+        name: "upstream_reader",
+        check: check_upstream_reader,
     },
 ];
 

@@ -272,7 +272,10 @@ impl Fetcher<'_> {
     /// fallback; refused before any request once the call's deadline has
     /// passed or its client has left.
     fn through_cache(&self, up: &dyn Upstream, provider: usize, path_and_query: &str) -> Answer {
-        if let Some(e) = self.stopped() {
+        // An answer an event loop already fetched for this call is read
+        // even past the deadline: the request was made before it.
+        let delivered = super::restart::has(provider, path_and_query);
+        if let Some(e) = self.stopped().filter(|_| !delivered) {
             return Err(e);
         }
         if let Some(e) = pending_refusal() {
@@ -281,7 +284,7 @@ impl Fetcher<'_> {
         let incoming = self.begin_transfer();
         let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
         let transfer = self.end_transfer(incoming);
-        self.count(outcome, fresh);
+        self.count_for(delivered, path_and_query, outcome, fresh);
         let resp = answer.inspect_err(|e| {
             self.give_back(transfer);
             note_pending(e, provider, path_and_query);
@@ -404,6 +407,18 @@ impl Fetcher<'_> {
         Some(stop)
     }
 
+    /// [`Fetcher::count`], for an answer an event loop fetched for this
+    /// call (`delivered`, see [`super::restart`]): stored by an earlier run
+    /// of the same call, it is this call's miss, fresh for its full time
+    /// to live, as it was when one run made every request.
+    fn count_for(&self, delivered: bool, path_and_query: &str, outcome: Outcome, fresh: Duration) {
+        if delivered && outcome == Outcome::Hit && fresh > Duration::ZERO {
+            self.count(Outcome::Miss, super::cache::ttl_for(path_and_query));
+        } else {
+            self.count(outcome, fresh);
+        }
+    }
+
     /// Counts one answer for the call's outcome and freshness.
     fn count(&self, outcome: Outcome, fresh: Duration) {
         let ms = u64::try_from(fresh.as_millis()).unwrap_or(u64::MAX - 1);
@@ -432,7 +447,8 @@ impl Upstream for Fetcher<'_> {
     }
 
     fn get_keep<'s>(&'s self, path_and_query: &'s str) -> (Answer, Keep<'s>) {
-        if let Some(e) = self.stopped() {
+        let delivered = super::restart::has(super::restart::PRIMARY, path_and_query);
+        if let Some(e) = self.stopped().filter(|_| !delivered) {
             return (Err(e), Keep::none());
         }
         if let Some(e) = pending_refusal() {
@@ -450,14 +466,16 @@ impl Upstream for Fetcher<'_> {
             }
         };
         if admitted {
-            let keep = Keep::new(move |storable| self.count(outcome, kept.finish(storable)));
+            let keep = Keep::new(move |storable| {
+                self.count_for(delivered, path_and_query, outcome, kept.finish(storable));
+            });
             return (answer, keep);
         }
         // No room now: the callers waiting for this request are let go
         // (the answer judged by the cache's own rule), and this call waits
         // for room without holding the answer.
         let storable = answer.as_ref().is_ok_and(cacheable);
-        self.count(outcome, kept.finish(storable));
+        self.count_for(delivered, path_and_query, outcome, kept.finish(storable));
         drop(answer);
         (self.admit_then_read(self.up, path_and_query), Keep::none())
     }

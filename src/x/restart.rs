@@ -255,6 +255,19 @@ pub fn delivered(provider: usize, path: &str) -> Option<Answer> {
     })
 }
 
+/// Whether an answer for `provider`'s `path` was delivered to the current
+/// call (reading it makes no request).
+pub fn has(provider: usize, path: &str) -> bool {
+    CURRENT.with(|c| {
+        c.borrow().as_ref().is_some_and(|s| {
+            s.delivered.contains_key(&Need {
+                provider,
+                path: path.to_string(),
+            })
+        })
+    })
+}
+
 /// Whether an answer for `path` (any provider) was delivered to the
 /// current call: a request that was already made (and counted against
 /// the upstream budget when it was needed).

@@ -678,6 +678,10 @@ fn step(s: &mut Slot) -> Next {
     let mut rest = false;
     if !input.is_empty() {
         match ex.reader.feed(&input) {
+            Ok(used) if used < input.len() && !ex.reader.is_done() => {
+                // A head or chunk line not whole yet: kept for more.
+                s.conn.unread(input[used..].to_vec());
+            }
             Ok(used) => rest = used < input.len(),
             Err(e) => return Next::Failed(FailedWith::Wire(e)),
         }

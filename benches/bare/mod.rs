@@ -1,0 +1,253 @@
+//! The bench's own mio pieces (xmd_bench only; `support` stays std-only
+//! for callgrind_miss): the bare responder of row (a0), the 64 misses a
+//! second of row (f), and the 10,000 calls of row (g).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+
+/// The raw HTTP reply xmd sends to one `body` POSTed to /mcp (status
+/// line, headers and body), captured once.
+pub fn capture(addr: SocketAddr, body: &str) -> Vec<u8> {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    let req = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+    s.write_all(req.as_bytes()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        let n = s.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        if let Some(total) = complete(&got) {
+            got.truncate(total);
+            break;
+        }
+    }
+    got
+}
+
+/// The length of the first whole HTTP message in `buf` (head and
+/// Content-Length body), if it is whole.
+fn complete(buf: &[u8]) -> Option<usize> {
+    let end = buf.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+        .unwrap_or(0);
+    (buf.len() >= end + len).then_some(end + len)
+}
+
+/// The bare responder, a process of its own (this binary re-run).
+pub struct Responder {
+    pub child: Child,
+    pub addr: SocketAddr,
+}
+
+impl Responder {
+    pub fn start(reply: &[u8]) -> Responder {
+        let file = std::env::temp_dir().join(format!("xmd-bench-reply-{}", std::process::id()));
+        std::fs::write(&file, reply).unwrap();
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env("XMD_BENCH_RESPONDER", &file)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line.trim().parse().unwrap();
+        Responder { child, addr }
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Row (a0)'s server: one mio loop, one thread; reads requests (head and
+/// Content-Length body) and answers each with the bytes in file `reply`.
+pub fn respond(reply: &str) {
+    let reply = std::fs::read(reply).unwrap();
+    let mut listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    println!("{}", listener.local_addr().unwrap());
+    let mut poll = Poll::new().unwrap();
+    poll.registry()
+        .register(&mut listener, Token(0), Interest::READABLE)
+        .unwrap();
+    struct C {
+        s: TcpStream,
+        inb: Vec<u8>,
+        out: Vec<u8>,
+        pos: usize,
+    }
+    let mut conns: HashMap<usize, C> = HashMap::new();
+    let mut next = 1;
+    let mut events = Events::with_capacity(1024);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        poll.poll(&mut events, None).unwrap();
+        for ev in events.iter() {
+            if ev.token() == Token(0) {
+                while let Ok((mut s, _)) = listener.accept() {
+                    let _ = s.set_nodelay(true);
+                    poll.registry()
+                        .register(&mut s, Token(next), Interest::READABLE | Interest::WRITABLE)
+                        .unwrap();
+                    conns.insert(next, C { s, inb: Vec::new(), out: Vec::new(), pos: 0 });
+                    next += 1;
+                }
+                continue;
+            }
+            let id = ev.token().0;
+            let Some(c) = conns.get_mut(&id) else { continue };
+            let mut closed = false;
+            loop {
+                match c.s.read(&mut buf) {
+                    Ok(0) => {
+                        closed = true;
+                        break;
+                    }
+                    Ok(n) => c.inb.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(_) => {
+                        closed = true;
+                        break;
+                    }
+                }
+            }
+            while let Some(n) = complete(&c.inb) {
+                c.inb.drain(..n);
+                c.out.extend_from_slice(&reply);
+            }
+            while c.pos < c.out.len() {
+                match c.s.write(&c.out[c.pos..]) {
+                    Ok(n) => c.pos += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(_) => {
+                        closed = true;
+                        break;
+                    }
+                }
+            }
+            if c.pos == c.out.len() {
+                c.out.clear();
+                c.pos = 0;
+            }
+            if closed {
+                conns.remove(&id);
+            }
+        }
+    }
+}
+
+fn call_request(addr: SocketAddr, body: &str) -> Vec<u8> {
+    format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+/// Row (f)'s background: `per_second` profile misses (one-post accounts,
+/// a new handle each) started every second for `secs` seconds, each on a
+/// connection of its own, held until its answer.
+pub fn misses_per_second(addr: SocketAddr, per_second: usize, secs: u64) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        let start = Instant::now();
+        let mut n = 0u64;
+        while start.elapsed() < Duration::from_secs(secs) {
+            let due = (start.elapsed().as_secs_f64() * per_second as f64) as u64;
+            while n < due {
+                n += 1;
+                let body = super::support::TINY_PROFILE.replace("HANDLE", &format!("fmiss{n}"));
+                if let Ok(mut s) = std::net::TcpStream::connect(addr) {
+                    let _ = s.write_all(&call_request(addr, &body));
+                    held.push(s);
+                }
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        drop(held);
+    })
+}
+
+/// What row (g) measured.
+pub struct Many {
+    pub ok: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub sent_ms: f64,
+}
+
+/// Row (g): `calls` `x_md_get_post` calls over `posts` posts, all sent at
+/// once (one connection each), every answer's latency from its own send.
+pub fn many_calls(addr: SocketAddr, calls: usize, posts: usize) -> Many {
+    let mut poll = Poll::new().unwrap();
+    let mut conns = Vec::with_capacity(calls);
+    let t0 = Instant::now();
+    for i in 0..calls {
+        let id = 3_000_000_000_000_000_000u64 + (i % posts.max(1)) as u64;
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":"https://x.com/demo_author/status/{id}","thread":"off"}}}}}}"#);
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.write_all(&call_request(addr, &body)).unwrap();
+        let sent = Instant::now();
+        s.set_nonblocking(true).unwrap();
+        let mut s = TcpStream::from_std(s);
+        poll.registry()
+            .register(&mut s, Token(i), Interest::READABLE)
+            .unwrap();
+        conns.push((s, sent, Vec::new(), None::<(f64, bool)>));
+    }
+    let sent_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let mut events = Events::with_capacity(4096);
+    let mut done = 0;
+    let mut buf = vec![0u8; 64 * 1024];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while done < calls && Instant::now() < deadline {
+        poll.poll(&mut events, Some(Duration::from_millis(100))).unwrap();
+        for ev in events.iter() {
+            let (s, sent, got, result) = &mut conns[ev.token().0];
+            if result.is_some() {
+                continue;
+            }
+            loop {
+                match s.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(_) => break,
+                }
+            }
+            if let Some(n) = complete(got) {
+                let text = String::from_utf8_lossy(&got[..n]);
+                let ok = text.starts_with("HTTP/1.1 200") && text.contains("\"isError\":false");
+                *result = Some((sent.elapsed().as_secs_f64() * 1000.0, ok));
+                done += 1;
+            }
+        }
+    }
+    let mut lat: Vec<f64> = conns
+        .iter()
+        .map(|c| c.3.map_or(f64::INFINITY, |r| r.0))
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    let ok = conns.iter().filter(|c| c.3.is_some_and(|r| r.1)).count();
+    Many {
+        ok,
+        p50_ms: lat[lat.len() / 2],
+        p99_ms: lat[lat.len() * 99 / 100],
+        max_ms: lat[lat.len() - 1],
+        sent_ms,
+    }
+}
