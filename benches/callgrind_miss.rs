@@ -148,6 +148,9 @@ fn instructions(bin: &str, upstream: SocketAddr, row: &Row, calls: u64, dir: &Pa
             .arg(format!("--log-file={}", log.display()))
             .arg(bin)
             .args(serve_args(upstream))
+            // Set as xmd sets it, so that it does not re-exec itself
+            // (src/heap.rs): valgrind would count the first image only.
+            .env("MIMALLOC_PURGE_DELAY", "0")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

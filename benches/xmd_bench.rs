@@ -285,7 +285,12 @@ fn main() {
         let reply = bare::capture(server.addr, LIST);
         let floor = bare::Responder::start(&reply);
         let (u0, s0) = cpu_ticks(&floor.child.id().to_string());
-        let r = wrk_url(&format!("http://{}/mcp", floor.addr), &lua(LIST, false), secs, conns);
+        let r = wrk_url(
+            &format!("http://{}/mcp", floor.addr),
+            &lua(LIST, false),
+            secs,
+            conns,
+        );
         let (u1, s1) = cpu_ticks(&floor.child.id().to_string());
         let per = |t: u64| t as f64 / TICKS_PER_SEC * 1e6 / r.requests.max(1) as f64;
         row(

@@ -302,7 +302,8 @@ impl Metrics {
     /// Moves the gauge of open upstream connections (the event loops'
     /// keep-alive pools and the connections in use).
     pub fn upstream_connections(&self, delta: i64) {
-        self.upstream_connections.fetch_add(delta, Ordering::Relaxed);
+        self.upstream_connections
+            .fetch_add(delta, Ordering::Relaxed);
     }
 
     /// Moves the gauge of upstream requests the event loops have in flight.

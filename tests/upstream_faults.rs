@@ -167,7 +167,11 @@ fn until_closed(conn: &mut TcpStream, stop: &AtomicBool) {
         match conn.read(&mut b) {
             Ok(0) => return,
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(_) => return,
         }
     }
@@ -264,7 +268,11 @@ fn code(v: &serde_json::Value) -> Option<String> {
 fn metric(x: &Xmd, name: &str) -> f64 {
     let r = roundtrip(
         x,
-        format!("GET /metrics HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", x.host()).as_bytes(),
+        format!(
+            "GET /metrics HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            x.host()
+        )
+        .as_bytes(),
     );
     let text = r.text();
     text.lines()
@@ -391,11 +399,24 @@ fn the_call_deadline_cuts_the_request_in_flight() {
     let up = Faulty::start();
     up.plan.lock().unwrap().push_back(Fault::StallHead);
     let base = up.base();
-    let x = Xmd::start(&["--upstream", &base, "--call-timeout", "2", "--upstream-timeout", "30"]);
+    let x = Xmd::start(&[
+        "--upstream",
+        &base,
+        "--call-timeout",
+        "2",
+        "--upstream-timeout",
+        "30",
+    ]);
     let (v, took) = call(&x);
     assert_eq!(code(&v).as_deref(), Some("deadline"), "{v}");
-    assert!(took >= Duration::from_millis(1900) && took < Duration::from_secs(3), "{took:?}");
-    assert!(eventually(Duration::from_millis(1500), || up.open.load(Ordering::SeqCst) == 0));
+    assert!(
+        took >= Duration::from_millis(1900) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert!(eventually(Duration::from_millis(1500), || up
+        .open
+        .load(Ordering::SeqCst)
+        == 0));
     assert_eq!(metric(&x, "xmd_upstream_in_flight"), 0.0);
     assert_eq!(metric(&x, "xmd_upstream_connections"), 0.0);
 }
@@ -407,17 +428,41 @@ fn a_client_that_leaves_cuts_the_request_in_flight() {
     let up = Faulty::start();
     up.plan.lock().unwrap().push_back(Fault::StallHead);
     let base = up.base();
-    let x = Xmd::start(&["--upstream", &base, "--call-timeout", "30", "--upstream-timeout", "30"]);
+    let x = Xmd::start(&[
+        "--upstream",
+        &base,
+        "--call-timeout",
+        "30",
+        "--upstream-timeout",
+        "30",
+    ]);
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"id":"{POST_ID}","handle":"demo_author","thread":"off"}}}}}}"#
     );
-    let raw = post(&x.host(), &["Content-Type: application/json", "Accept: application/json", "MCP-Protocol-Version: 2025-11-25"], &body);
+    let raw = post(
+        &x.host(),
+        &[
+            "Content-Type: application/json",
+            "Accept: application/json",
+            "MCP-Protocol-Version: 2025-11-25",
+        ],
+        &body,
+    );
     let mut c = x.connect();
     c.write_all(&raw).unwrap();
-    assert!(eventually(Duration::from_secs(3), || up.open.load(Ordering::SeqCst) == 1));
+    assert!(eventually(Duration::from_secs(3), || up
+        .open
+        .load(Ordering::SeqCst)
+        == 1));
     drop(c);
-    assert!(eventually(Duration::from_millis(2500), || up.open.load(Ordering::SeqCst) == 0));
-    assert!(eventually(Duration::from_secs(2), || metric(&x, "xmd_parked_calls") == 0.0));
+    assert!(eventually(Duration::from_millis(2500), || up
+        .open
+        .load(Ordering::SeqCst)
+        == 0));
+    assert!(eventually(Duration::from_secs(2), || metric(
+        &x,
+        "xmd_parked_calls"
+    ) == 0.0));
     assert_eq!(metric(&x, "xmd_upstream_in_flight"), 0.0);
 }
 
@@ -429,7 +474,8 @@ fn a_client_that_leaves_cuts_the_request_in_flight() {
 fn stalls_at_connect_and_at_the_tls_handshake_time_out() {
     use socket2::{Domain, Socket, Type};
     let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
-    s.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into()).unwrap();
+    s.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
     s.listen(0).unwrap();
     let full: SocketAddr = s.local_addr().unwrap().as_socket().unwrap();
     // Fill the backlog (never accepted).
@@ -445,7 +491,14 @@ fn stalls_at_connect_and_at_the_tls_handshake_time_out() {
     let silent = Faulty::start();
     silent.plan.lock().unwrap().extend([Fault::StallHead; 4]);
     for base in [format!("http://{full}"), format!("https://{}", silent.addr)] {
-        let x = Xmd::start(&["--upstream", &base, "--call-timeout", "10", "--upstream-timeout", "1"]);
+        let x = Xmd::start(&[
+            "--upstream",
+            &base,
+            "--call-timeout",
+            "10",
+            "--upstream-timeout",
+            "1",
+        ]);
         let (v, took) = call(&x);
         assert_eq!(code(&v).as_deref(), Some("upstream_timeout"), "{base}: {v}");
         assert!(took < Duration::from_secs(2), "{base}: {took:?}");

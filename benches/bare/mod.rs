@@ -42,7 +42,10 @@ fn complete(buf: &[u8]) -> Option<usize> {
     let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
     let len: usize = head
         .lines()
-        .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+        .find_map(|l| {
+            l.strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap_or(0))
+        })
         .unwrap_or(0);
     (buf.len() >= end + len).then_some(end + len)
 }
@@ -107,13 +110,23 @@ pub fn respond(reply: &str) {
                     poll.registry()
                         .register(&mut s, Token(next), Interest::READABLE | Interest::WRITABLE)
                         .unwrap();
-                    conns.insert(next, C { s, inb: Vec::new(), out: Vec::new(), pos: 0 });
+                    conns.insert(
+                        next,
+                        C {
+                            s,
+                            inb: Vec::new(),
+                            out: Vec::new(),
+                            pos: 0,
+                        },
+                    );
                     next += 1;
                 }
                 continue;
             }
             let id = ev.token().0;
-            let Some(c) = conns.get_mut(&id) else { continue };
+            let Some(c) = conns.get_mut(&id) else {
+                continue;
+            };
             let mut closed = false;
             loop {
                 match c.s.read(&mut buf) {
@@ -199,7 +212,9 @@ pub fn many_calls(addr: SocketAddr, calls: usize, posts: usize) -> Many {
     let t0 = Instant::now();
     for i in 0..calls {
         let id = 3_000_000_000_000_000_000u64 + (i % posts.max(1)) as u64;
-        let body = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":"https://x.com/demo_author/status/{id}","thread":"off"}}}}}}"#);
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":"https://x.com/demo_author/status/{id}","thread":"off"}}}}}}"#
+        );
         let mut s = std::net::TcpStream::connect(addr).unwrap();
         s.write_all(&call_request(addr, &body)).unwrap();
         let sent = Instant::now();
@@ -216,7 +231,8 @@ pub fn many_calls(addr: SocketAddr, calls: usize, posts: usize) -> Many {
     let mut buf = vec![0u8; 64 * 1024];
     let deadline = Instant::now() + Duration::from_secs(30);
     while done < calls && Instant::now() < deadline {
-        poll.poll(&mut events, Some(Duration::from_millis(100))).unwrap();
+        poll.poll(&mut events, Some(Duration::from_millis(100)))
+            .unwrap();
         for ev in events.iter() {
             let (s, sent, got, result) = &mut conns[ev.token().0];
             if result.is_some() {

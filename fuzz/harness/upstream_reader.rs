@@ -50,7 +50,11 @@ fn read(data: &[u8], bounds: &[usize], cap: usize, close: bool) -> Ended {
     }
     let reply = r.finish().expect("a reader that is done gives its reply");
     let body = reply.response.body.to_vec();
-    assert!(body.len() <= cap, "a body of {} over the cap {cap}", body.len());
+    assert!(
+        body.len() <= cap,
+        "a body of {} over the cap {cap}",
+        body.len()
+    );
     Ended::Reply(reply.response.status, body, reply.reusable)
 }
 

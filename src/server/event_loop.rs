@@ -13,14 +13,14 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 use super::admission::{connection_key, MemoryBudget, PerAddress};
+use super::conn::Job;
 use super::conn::{Conn, Ctx, Fallback, Handler, ReadUntil, READ_CHUNK_BYTES};
 use super::idle::{nanos, IdleList, LoopIdle};
-use super::conn::Job;
 use super::workers::{Pool, Ticket};
-use crate::x::loopio::driver::{Driver, UPSTREAM_TOKENS};
 use super::{log, slab, ServerOptions, ShutdownHandle, SignalAction};
 use crate::http::date::DateCache;
 use crate::http::Response;
+use crate::x::loopio::driver::{Driver, UPSTREAM_TOKENS};
 
 pub(super) const LISTENER: Token = Token(0);
 pub(super) const WAKER: Token = Token(1);

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use mio::Waker;
 
 use super::conn::{Job, Step};
-use crate::x::restart::{self, RunState};
 use crate::http::Response;
+use crate::x::restart::{self, RunState};
 
 /// What a job that panicked is answered (made on the worker that caught
 /// the panic): the handler's

@@ -439,11 +439,7 @@ impl Upstream for Fetcher<'_> {
 
     fn get_fallback(&self, path_and_query: &str) -> Option<Answer> {
         let fallback = self.fallback?;
-        Some(self.through_cache(
-            fallback,
-            super::restart::FALLBACK,
-            path_and_query,
-        ))
+        Some(self.through_cache(fallback, super::restart::FALLBACK, path_and_query))
     }
 
     fn get_keep<'s>(&'s self, path_and_query: &'s str) -> (Answer, Keep<'s>) {

@@ -180,7 +180,11 @@ pub fn suspended() -> bool {
 /// Whether a fetch of the current run would be recorded now (the run has
 /// not needed anything yet, or the fetch is made beside the caller).
 pub fn may_record() -> bool {
-    CURRENT.with(|c| c.borrow().as_ref().is_some_and(|s| !s.suspended || s.side > 0))
+    CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .is_some_and(|s| !s.suspended || s.side > 0)
+    })
 }
 
 /// Records that the current run needs `provider`'s `path` (called by the
@@ -273,11 +277,9 @@ pub fn has(provider: usize, path: &str) -> bool {
 /// the upstream budget when it was needed).
 pub fn is_delivered(path: &str) -> bool {
     CURRENT.with(|c| {
-        c.borrow().as_ref().is_some_and(|s| {
-            s.delivered
-                .keys()
-                .any(|n| n.path == path)
-        })
+        c.borrow()
+            .as_ref()
+            .is_some_and(|s| s.delivered.keys().any(|n| n.path == path))
     })
 }
 
@@ -344,7 +346,10 @@ mod tests {
         enter(s);
         assert!(is_delivered("/2/status/1") && !is_delivered("/2/status/2"));
         assert!(delivered(FALLBACK, "/2/status/1").is_none());
-        assert_eq!(delivered(PRIMARY, "/2/status/1").unwrap().unwrap().status, 200);
+        assert_eq!(
+            delivered(PRIMARY, "/2/status/1").unwrap().unwrap().status,
+            200
+        );
         assert_eq!(take_delivery(), Some((true, Duration::from_millis(7))));
         let _ = delivered(PRIMARY, "/2/status/1");
         assert_eq!(take_delivery(), Some((false, Duration::from_millis(7))));

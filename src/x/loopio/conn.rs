@@ -77,7 +77,9 @@ impl UpConn {
         };
         #[cfg(not(feature = "tls"))]
         if tls.is_some() {
-            return Err(ConnError::Tls("https is not supported by this build".into()));
+            return Err(ConnError::Tls(
+                "https is not supported by this build".into(),
+            ));
         }
         let stream = TcpStream::connect(addr)?;
         let _ = stream.set_nodelay(true);
@@ -245,7 +247,8 @@ impl UpConn {
                 .map_err(|e| ConnError::Tls(e.to_string()))?;
             if state.plaintext_bytes_to_read() > 0 {
                 let start = self.input.len();
-                self.input.resize(start + state.plaintext_bytes_to_read(), 0);
+                self.input
+                    .resize(start + state.plaintext_bytes_to_read(), 0);
                 let n = tls.reader().read(&mut self.input[start..]).unwrap_or(0);
                 self.input.truncate(start + n);
             }
@@ -260,7 +263,8 @@ impl UpConn {
                 .map_err(|e| ConnError::Tls(e.to_string()))?;
             if state.plaintext_bytes_to_read() > 0 {
                 let start = self.input.len();
-                self.input.resize(start + state.plaintext_bytes_to_read(), 0);
+                self.input
+                    .resize(start + state.plaintext_bytes_to_read(), 0);
                 let n = tls.reader().read(&mut self.input[start..]).unwrap_or(0);
                 self.input.truncate(start + n);
             }

@@ -31,8 +31,8 @@ use super::{Delivery, Transport, Waiter};
 use crate::metrics::METRICS;
 use crate::x::restart::{Need, RunState};
 use crate::x::upstream::{
-    retry_after_of, FetchError, UpstreamResponse, FAILOVER_COOLDOWN,
-    MAX_IDLE_UPSTREAM_CONNECTIONS, MAX_UPSTREAM_BODY_BYTES,
+    retry_after_of, FetchError, UpstreamResponse, FAILOVER_COOLDOWN, MAX_IDLE_UPSTREAM_CONNECTIONS,
+    MAX_UPSTREAM_BODY_BYTES,
 };
 
 type Answer = Result<UpstreamResponse, FetchError>;
@@ -55,6 +55,8 @@ pub const MAX_IDLE_PER_LOOP: usize = MAX_IDLE_UPSTREAM_CONNECTIONS;
 const MAX_BODY: usize = MAX_UPSTREAM_BODY_BYTES as usize;
 
 struct Slot {
+    /// Its index (its token is [`UPSTREAM_TOKENS`] + this).
+    index: usize,
     conn: UpConn,
     provider: usize,
     base: usize,
@@ -70,6 +72,8 @@ struct Exchange {
     id: u64,
     need: Need,
     reader: ResponseReader,
+    /// Its timer's instant.
+    deadline: Instant,
 }
 
 /// A request this loop makes.
@@ -90,6 +94,8 @@ struct Flight {
 
 struct Parked<P> {
     payload: P,
+    /// Its timer's instant.
+    deadline: Instant,
     state: Box<RunState>,
     needs: Vec<Need>,
     missing: usize,
@@ -171,6 +177,7 @@ impl<P> Driver<P> {
             id,
             Parked {
                 payload,
+                deadline,
                 state,
                 needs: needs.clone(),
                 missing: needs.len(),
@@ -232,7 +239,10 @@ impl<P> Driver<P> {
             match timer {
                 Timer::Park(id) => self.unpark(reg, id, now),
                 Timer::Exchange(index, id) => {
-                    let current = self.slot(index).and_then(|s| s.exchange.as_ref()).is_some_and(|e| e.id == id);
+                    let current = self
+                        .slot(index)
+                        .and_then(|s| s.exchange.as_ref())
+                        .is_some_and(|e| e.id == id);
                     if current {
                         let need = self.close(reg, index);
                         if let Some(need) = need {
@@ -299,6 +309,7 @@ impl<P> Driver<P> {
             return;
         };
         METRICS.parked_calls(-1);
+        self.timers.remove(&(p.deadline, Timer::Park(id)));
         for need in &p.needs {
             if self.flights.contains_key(need) && !self.t.flight_wanted(need, now) {
                 self.abort(reg, need);
@@ -320,6 +331,7 @@ impl<P> Driver<P> {
         if p.missing == 0 {
             if let Some(p) = self.parked.remove(&id) {
                 METRICS.parked_calls(-1);
+                self.timers.remove(&(p.deadline, Timer::Park(id)));
                 self.resumed.push((p.payload, p.state));
             }
         }
@@ -328,11 +340,19 @@ impl<P> Driver<P> {
     /// Starts the request of `need` (this loop owns its flight).
     fn start(&mut self, reg: &Registry, need: Need, now: Instant) {
         let Some(p) = self.t.provider(need.provider) else {
-            self.finish(&need, Err(FetchError::Other("no such upstream".into())), now);
+            self.finish(
+                &need,
+                Err(FetchError::Other("no such upstream".into())),
+                now,
+            );
             return;
         };
         if p.bases.is_empty() {
-            self.finish(&need, Err(FetchError::Other("no upstream base configured".into())), now);
+            self.finish(
+                &need,
+                Err(FetchError::Other("no upstream base configured".into())),
+                now,
+            );
             return;
         }
         let first = p.first();
@@ -367,9 +387,9 @@ impl<P> Driver<P> {
             if f.tried >= n {
                 let answer = match (f.last.take(), soonest) {
                     (Some(a), _) => a,
-                    (None, Some(left)) => Err(FetchError::CoolingDown(
-                        crate::x::upstream::ceil_secs(left),
-                    )),
+                    (None, Some(left)) => {
+                        Err(FetchError::CoolingDown(crate::x::upstream::ceil_secs(left)))
+                    }
                     (None, None) => Err(FetchError::Other("no upstream base configured".into())),
                 };
                 self.finish(need, answer, now);
@@ -424,18 +444,20 @@ impl<P> Driver<P> {
             },
         };
         let id = self.id();
+        let deadline = now + timeout;
         if let Some(s) = self.slot_mut(index) {
             s.conn.send(&bytes);
             s.exchange = Some(Exchange {
                 id,
                 need: need.clone(),
                 reader,
+                deadline,
             });
         }
         if let Some(f) = self.flights.get_mut(need) {
             f.slot = Some(index);
         }
-        self.timers.insert((now + timeout, Timer::Exchange(index, id)));
+        self.timers.insert((deadline, Timer::Exchange(index, id)));
         self.drive(reg, index, now);
     }
 
@@ -466,7 +488,11 @@ impl<P> Driver<P> {
             .provider(provider)
             .ok_or_else(|| FetchError::Other("no such upstream".into()))?;
         let b = &p.bases[base];
-        let addr = self.t.names().address(&b.host, b.port).map_err(FetchError::Connect)?;
+        let addr = self
+            .t
+            .names()
+            .address(&b.host, b.port)
+            .map_err(FetchError::Connect)?;
         #[cfg(feature = "tls")]
         let tls = b.tls.then(|| (b.server_name(), self.t.tls()));
         #[cfg(not(feature = "tls"))]
@@ -486,6 +512,7 @@ impl<P> Driver<P> {
         }
         METRICS.upstream_connections(1);
         self.slots[index] = Some(Slot {
+            index,
             conn,
             provider,
             base,
@@ -506,7 +533,11 @@ impl<P> Driver<P> {
         if slot.idle_since.is_some() {
             self.idle_count -= 1;
         }
-        let need = slot.exchange.take().map(|e| e.need);
+        let need = slot.exchange.take().map(|e| {
+            self.timers
+                .remove(&(e.deadline, Timer::Exchange(index, e.id)));
+            e.need
+        });
         if let Some(need) = &need {
             if let Some(f) = self.flights.get_mut(need) {
                 if f.slot == Some(index) {
@@ -529,7 +560,8 @@ impl<P> Driver<P> {
                 self.close(reg, index);
             }
             Next::Failed(with) => self.failed(reg, index, with, now),
-            Next::Answered(need, response, reusable) => {
+            Next::Answered(need, response, reusable, timer) => {
+                self.timers.remove(&timer);
                 if let Some(f) = self.flights.get_mut(&need) {
                     f.slot = None;
                 }
@@ -656,8 +688,9 @@ enum Next {
     Close,
     /// It failed.
     Failed(FailedWith),
-    /// Its exchange answered; whether it may carry another.
-    Answered(Need, UpstreamResponse, bool),
+    /// Its exchange answered (the exchange's timer); whether it may carry
+    /// another.
+    Answered(Need, UpstreamResponse, bool, (Instant, Timer)),
 }
 
 /// Writes, reads and feeds the exchange of one connection.
@@ -697,10 +730,11 @@ fn step(s: &mut Slot) -> Next {
     let Some(ex) = s.exchange.take() else {
         return Next::Wait;
     };
+    let timer = (ex.deadline, Timer::Exchange(s.index, ex.id));
     match ex.reader.finish() {
         Some(reply) => {
             let reusable = reply.reusable && !rest && !s.conn.is_eof();
-            Next::Answered(ex.need, reply.response, reusable)
+            Next::Answered(ex.need, reply.response, reusable, timer)
         }
         None => Next::Failed(FailedWith::Wire(WireError::Incomplete)),
     }

@@ -405,12 +405,18 @@ mod tests {
     #[test]
     fn bases_parse() {
         let b = Base::parse("https://api.fxtwitter.com/").unwrap();
-        assert_eq!((b.tls, b.host.as_str(), b.port), (true, "api.fxtwitter.com", 443));
+        assert_eq!(
+            (b.tls, b.host.as_str(), b.port),
+            (true, "api.fxtwitter.com", 443)
+        );
         let b = Base::parse("http://127.0.0.1:8081/prefix").unwrap();
         assert_eq!((b.tls, b.host.as_str(), b.port), (false, "127.0.0.1", 8081));
         assert_eq!(b.url, "http://127.0.0.1:8081/prefix");
         let b = Base::parse("http://[::1]:9/").unwrap();
-        assert_eq!((b.host.as_str(), b.port, b.server_name()), ("[::1]", 9, "::1"));
+        assert_eq!(
+            (b.host.as_str(), b.port, b.server_name()),
+            ("[::1]", 9, "::1")
+        );
         let b = Base::parse("http://[::1]").unwrap();
         assert_eq!((b.host.as_str(), b.port), ("[::1]", 80));
         for bad in ["ftp://a", "http://", "http://a:x", "http://u@a", "a"] {
@@ -420,14 +426,21 @@ mod tests {
 
     #[test]
     fn asked_outside_a_run_it_fails_and_inside_it_is_pending() {
-        let t = Transport::new(("http://127.0.0.1:9", Duration::from_secs(1)), None, Duration::from_secs(5));
+        let t = Transport::new(
+            ("http://127.0.0.1:9", Duration::from_secs(1)),
+            None,
+            Duration::from_secs(5),
+        );
         let up = t.primary();
         assert!(matches!(up.get("/2/status/1"), Err(FetchError::Other(_))));
         assert!(t.fallback().is_none());
         restart::enter(Box::default());
         assert!(matches!(up.get("/2/status/1"), Err(FetchError::Pending)));
         t.provider(PRIMARY).unwrap().bases[0].cool(Duration::from_secs(3));
-        assert!(matches!(up.get("/2/status/1"), Err(FetchError::CoolingDown(3))));
+        assert!(matches!(
+            up.get("/2/status/1"),
+            Err(FetchError::CoolingDown(3))
+        ));
         restart::leave();
     }
 }

@@ -76,7 +76,9 @@ impl Names {
 
 fn literal(host: &str, port: u16) -> Option<SocketAddr> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    bare.parse::<IpAddr>().ok().map(|ip| SocketAddr::new(ip, port))
+    bare.parse::<IpAddr>()
+        .ok()
+        .map(|ip| SocketAddr::new(ip, port))
 }
 
 fn resolve(host: &str, port: u16) -> Lookup {

@@ -58,13 +58,24 @@ pub fn get(uri: &str, cap: usize) -> Result<(Vec<u8>, ResponseReader), WireError
         .map_err(|e| WireError::Protocol(e.to_string()))?;
     let call = Call::new(request).map_err(|e| WireError::Protocol(e.to_string()))?;
     let mut call = call.proceed();
-    let mut out = vec![0u8; UPSTREAM_OUTPUT_BUFFER_BYTES];
+    // The target and 512 bytes for the request line's words and the
+    // three headers; the head may never exceed the output buffer.
+    let mut out = vec![0u8; (uri.len() + 512).min(UPSTREAM_OUTPUT_BUFFER_BYTES)];
     let mut used = 0;
     while !call.can_proceed() {
-        let n = call
-            .write(&mut out[used..])
-            .map_err(|e| WireError::Protocol(e.to_string()))?;
+        let n = match call.write(&mut out[used..]) {
+            Ok(n) => n,
+            Err(ureq_proto::Error::OutputOverflow) if out.len() < UPSTREAM_OUTPUT_BUFFER_BYTES => {
+                out.resize(UPSTREAM_OUTPUT_BUFFER_BYTES, 0);
+                continue;
+            }
+            Err(e) => return Err(WireError::Protocol(e.to_string())),
+        };
         if n == 0 {
+            if out.len() < UPSTREAM_OUTPUT_BUFFER_BYTES {
+                out.resize(UPSTREAM_OUTPUT_BUFFER_BYTES, 0);
+                continue;
+            }
             return Err(WireError::Protocol("request head too large".into()));
         }
         used += n;
@@ -308,11 +319,28 @@ mod tests {
     fn the_request_is_a_get_with_host_accept_and_user_agent() {
         let (bytes, _) = get("http://127.0.0.1:8081/2/status/1?x=%20", 1).unwrap();
         let text = String::from_utf8(bytes).unwrap();
-        assert!(text.starts_with("GET /2/status/1?x=%20 HTTP/1.1\r\n"), "{text}");
+        assert!(
+            text.starts_with("GET /2/status/1?x=%20 HTTP/1.1\r\n"),
+            "{text}"
+        );
         assert!(text.contains("\r\nhost: 127.0.0.1:8081\r\n"), "{text}");
         assert!(text.contains("\r\naccept: application/json\r\n"), "{text}");
-        assert!(text.contains(&format!("\r\nuser-agent: {USER_AGENT}\r\n")), "{text}");
+        assert!(
+            text.contains(&format!("\r\nuser-agent: {USER_AGENT}\r\n")),
+            "{text}"
+        );
         assert!(text.ends_with("\r\n\r\n"));
+        // The longest target a tool sends fits; a head over the output
+        // buffer is refused, not cut.
+        use crate::x::upstream::MAX_UPSTREAM_TARGET_BYTES;
+        let long = format!(
+            "http://a/2/search?q={}",
+            "%E4".repeat(MAX_UPSTREAM_TARGET_BYTES / 3)
+        );
+        let (bytes, _) = get(&long, 1).unwrap();
+        assert!(bytes.len() > MAX_UPSTREAM_TARGET_BYTES);
+        let over = format!("http://a/?q={}", "a".repeat(UPSTREAM_OUTPUT_BUFFER_BYTES));
+        assert!(matches!(get(&over, 1), Err(WireError::Protocol(_))));
     }
 
     #[test]
@@ -367,12 +395,28 @@ mod tests {
 
     #[test]
     fn a_100_before_the_head_and_a_bodiless_status() {
-        let r = read(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n", 3, false, 10)
-            .unwrap();
-        assert_eq!((r.response.status, r.response.body.len(), r.reusable), (204, 0, true));
-        let r = read(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 64, false, 10)
-            .unwrap();
+        let r = read(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+            3,
+            false,
+            10,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.response.status, r.response.body.len(), r.reusable),
+            (204, 0, true)
+        );
+        let r = read(
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            64,
+            false,
+            10,
+        )
+        .unwrap();
         assert_eq!((r.response.status, r.reusable), (404, false));
-        assert!(matches!(read(b"SSH-2.0-x\r\n\r\n", 64, true, 10), Err(WireError::Protocol(_))));
+        assert!(matches!(
+            read(b"SSH-2.0-x\r\n\r\n", 64, true, 10),
+            Err(WireError::Protocol(_))
+        ));
     }
 }
