@@ -13,8 +13,9 @@ use std::net::SocketAddr;
 
 use mio::net::TcpStream;
 
-/// Bytes read from the socket per `read` call.
-const READ_BYTES: usize = 16 * 1024;
+/// Bytes read from the socket per `read` call: the size of the loop's
+/// read buffer.
+pub const READ_BYTES: usize = 16 * 1024;
 
 /// Why a connection failed, classified as the metrics' causes read it.
 #[derive(Debug)]
@@ -198,12 +199,13 @@ impl UpConn {
         Ok(())
     }
 
-    /// Reads until the socket would block (or the peer closed); the
-    /// plaintext is kept for [`UpConn::take_input`].
+    /// Reads until the socket would block (or the peer closed), through
+    /// `scratch` (the loop's read buffer); the plaintext is kept for
+    /// [`UpConn::take_input`].
     ///
     /// # Errors
     /// The socket's or the TLS layer's.
-    pub fn fill(&mut self) -> Result<(), ConnError> {
+    pub fn fill(&mut self, scratch: &mut [u8]) -> Result<(), ConnError> {
         if !self.check_connected()? {
             return Ok(());
         }
@@ -211,14 +213,13 @@ impl UpConn {
         if self.tls.is_some() {
             return self.fill_tls();
         }
-        let mut buf = [0u8; READ_BYTES];
         loop {
-            match self.stream.read(&mut buf) {
+            match self.stream.read(scratch) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(());
                 }
-                Ok(n) => self.input.extend_from_slice(&buf[..n]),
+                Ok(n) => self.input.extend_from_slice(&scratch[..n]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e.into()),

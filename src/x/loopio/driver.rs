@@ -124,6 +124,8 @@ pub struct Driver<P> {
     next_id: u64,
     timers: BTreeSet<(Instant, Timer)>,
     resumed: Vec<(P, Box<RunState>)>,
+    /// The read buffer of every connection of this loop.
+    scratch: Vec<u8>,
 }
 
 impl<P> Driver<P> {
@@ -141,6 +143,7 @@ impl<P> Driver<P> {
             next_id: 1,
             timers: BTreeSet::new(),
             resumed: Vec::new(),
+            scratch: vec![0u8; super::conn::READ_BYTES],
         }
     }
 
@@ -550,8 +553,8 @@ impl<P> Driver<P> {
 
     /// Moves connection `index` on: writes, reads, feeds its exchange.
     fn drive(&mut self, reg: &Registry, index: usize, now: Instant) {
-        let next = match self.slot_mut(index) {
-            Some(s) => step(s),
+        let next = match self.slots.get_mut(index).and_then(Option::as_mut) {
+            Some(s) => step(s, &mut self.scratch),
             None => return,
         };
         match next {
@@ -694,8 +697,8 @@ enum Next {
 }
 
 /// Writes, reads and feeds the exchange of one connection.
-fn step(s: &mut Slot) -> Next {
-    if let Err(e) = s.conn.flush().and_then(|()| s.conn.fill()) {
+fn step(s: &mut Slot, scratch: &mut [u8]) -> Next {
+    if let Err(e) = s.conn.flush().and_then(|()| s.conn.fill(scratch)) {
         return Next::Failed(FailedWith::Conn(e));
     }
     let Some(ex) = s.exchange.as_mut() else {

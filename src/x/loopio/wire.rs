@@ -104,7 +104,10 @@ pub struct ResponseReader {
     status: u16,
     retry_after: Option<String>,
     content_type: Option<String>,
+    /// The body read so far: `filled` bytes of it (the rest is zeroed
+    /// room).
     body: Vec<u8>,
+    filled: usize,
     /// Any byte of the response was received.
     started: bool,
 }
@@ -118,6 +121,7 @@ impl ResponseReader {
             retry_after: None,
             content_type: None,
             body: Vec::new(),
+            filled: 0,
             started: false,
         }
     }
@@ -175,7 +179,8 @@ impl ResponseReader {
                                 if n > self.cap as u64 {
                                     return Err(WireError::TooLarge);
                                 }
-                                self.body.reserve_exact(n as usize + 1);
+                                // Zeroed once, read into in place.
+                                self.body.resize(n as usize, 0);
                             }
                             State::Body(body)
                         }
@@ -190,24 +195,26 @@ impl ResponseReader {
                 }
                 State::Body(mut call) => {
                     let close_delimited = matches!(call.body_mode(), BodyMode::CloseDelimited);
-                    loop {
-                        let len = self.body.len();
-                        let room = (self.cap + 1).saturating_sub(len).min(BODY_STEP_BYTES);
-                        if room == 0 {
+                    let limit = self.cap + 1;
+                    while pos < input.len() && (close_delimited || !call.can_proceed()) {
+                        if self.filled >= limit {
                             return Err(WireError::TooLarge);
                         }
-                        self.body.resize(len + room, 0);
-                        let read = call.read(&input[pos..], &mut self.body[len..]);
-                        let (used, wrote) = match read {
-                            Ok(v) => v,
-                            Err(e) => {
-                                self.body.truncate(len);
-                                return Err(WireError::Protocol(e.to_string()));
-                            }
-                        };
-                        self.body.truncate(len + wrote);
+                        // Zeroed room, grown by doubling (a length-announced
+                        // body got its exact room with its head).
+                        if self.filled == self.body.len() {
+                            let grown = (self.filled + BODY_STEP_BYTES)
+                                .max(self.body.len() * 2)
+                                .min(limit);
+                            self.body.resize(grown, 0);
+                        }
+                        let end = self.body.len().min(limit);
+                        let (used, wrote) = call
+                            .read(&input[pos..], &mut self.body[self.filled..end])
+                            .map_err(|e| WireError::Protocol(e.to_string()))?;
                         pos += used;
-                        if self.body.len() > self.cap {
+                        self.filled += wrote;
+                        if self.filled > self.cap {
                             return Err(WireError::TooLarge);
                         }
                         if used == 0 && wrote == 0 {
@@ -262,10 +269,11 @@ impl ResponseReader {
     }
 
     /// The response read whole, once [`ResponseReader::is_done`].
-    pub fn finish(self) -> Option<Reply> {
+    pub fn finish(mut self) -> Option<Reply> {
         let State::Done(reusable) = self.state else {
             return None;
         };
+        self.body.truncate(self.filled);
         Some(Reply {
             response: UpstreamResponse {
                 status: self.status,
