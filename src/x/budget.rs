@@ -10,9 +10,7 @@
 //! item alone does not fit is it cut inside, and the tool marks the cut.
 //! What is measured is what is sent, so the bound holds for any input.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::config::{DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS};
 
@@ -188,38 +186,7 @@ impl Settings {
     }
 }
 
-/// A call's stop signals: its deadline, and the flag the server raises
-/// when the client's connection closed before the answer.
-#[derive(Debug, Clone)]
-pub struct Guard {
-    /// When the call must answer with what it has.
-    pub deadline: Instant,
-    /// Raised when the client has gone.
-    pub cancel: Arc<AtomicBool>,
-    /// The configured timeout, for notes.
-    pub timeout: Duration,
-}
-
-impl Guard {
-    /// A guard for a call starting now.
-    pub fn new(timeout: Duration, cancel: Arc<AtomicBool>) -> Guard {
-        Guard {
-            deadline: Instant::now() + timeout,
-            cancel,
-            timeout,
-        }
-    }
-
-    /// Whether the client has gone.
-    pub fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-
-    /// Whether the deadline passed.
-    pub fn expired(&self) -> bool {
-        Instant::now() >= self.deadline
-    }
-}
+pub use super::fetcher::Guard;
 
 /// One call's view of the settings: the budget, the public URL, its
 /// guard, and its own arguments (to print the call that continues).

@@ -34,10 +34,7 @@ use crate::x::registry::{CursorScope, Tool};
 /// more), so every cursor xmd writes is one it reads back.
 pub const MAX_CURSOR_OFFSET: usize = 1000;
 
-/// Longest upstream cursor carried inside an xmd cursor, in bytes.
-/// Default 900 (so the whole cursor fits the 1024-character `cursor`
-/// argument); a longer one is refused as a forged cursor.
-pub const MAX_UPSTREAM_CURSOR_BYTES: usize = 900;
+pub use crate::x::upstream::MAX_UPSTREAM_CURSOR_BYTES;
 
 /// Most row marks a list cursor carries. Default 40 (two upstream pages);
 /// fewer when a long upstream cursor leaves less room under
@@ -349,24 +346,7 @@ pub fn form_encode(s: &str) -> String {
     out
 }
 
-/// Appends [`form_encode`] of `s` to `out`.
-pub fn push_form_encoded(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    out.reserve(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(b as char)
-            }
-            b' ' => out.push('+'),
-            b => {
-                out.push('%');
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 15)]));
-            }
-        }
-    }
-}
+pub use crate::x::url::push_form_encoded;
 
 /// The fields of an X profile-timeline cursor (a Thrift binary struct
 /// `{7: {1: i64 issuedAt, 2: string sortIndex, 3: i32 direction}}`,

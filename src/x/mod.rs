@@ -4,6 +4,7 @@
 //!
 //! This module knows nothing of HTTP serving or MCP framing.
 
+pub mod answer;
 pub mod args;
 pub mod browse;
 pub mod budget;
@@ -11,7 +12,9 @@ pub mod cache;
 pub mod cacheable;
 pub mod cursor;
 pub mod error;
+pub mod escape;
 pub mod fetcher;
+pub mod linkify;
 pub mod memory;
 pub mod model;
 pub mod post;
@@ -20,6 +23,7 @@ pub mod profile;
 pub mod registry;
 pub mod render;
 pub mod resolve;
+pub mod retry_after;
 pub mod schema;
 pub mod search;
 pub mod side;

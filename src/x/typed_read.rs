@@ -27,7 +27,8 @@
 
 use serde::de::DeserializeOwned;
 
-use super::error::{check_transport, XError};
+use super::answer::check_transport;
+use super::error::XError;
 use super::model::parse::{parse_with, Authors};
 use super::model::scalar::Count;
 use super::upstream::{Upstream, UpstreamResponse};

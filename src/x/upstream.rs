@@ -121,9 +121,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::args::MAX_QUERY_CHARS;
-use super::cursor::MAX_UPSTREAM_CURSOR_BYTES;
-use super::error::{parse_retry_after, DEFAULT_RETRY_AFTER_SECS};
+use super::error::DEFAULT_RETRY_AFTER_SECS;
+use super::retry_after::parse_retry_after;
+
+/// Longest search query, in characters (code points). Default 500; the
+/// `query` argument of `x_md_search_posts` is refused past it (`query`
+/// must be 1 to 500 characters). It bounds the upstream URL
+/// ([`MAX_UPSTREAM_TARGET_BYTES`]).
+pub const MAX_QUERY_CHARS: usize = 500;
+
+/// Longest upstream cursor carried inside an xmd cursor, in bytes.
+/// Default 900 (so the whole cursor fits the 1024-character `cursor`
+/// argument); a longer one is refused as a forged cursor. It bounds the
+/// upstream URL ([`MAX_UPSTREAM_TARGET_BYTES`]).
+pub const MAX_UPSTREAM_CURSOR_BYTES: usize = 900;
 
 /// Largest upstream body read, in bytes. Default 4 MiB; a larger body ends
 /// the request with [`FetchError::TooLarge`] and the agent sees an

@@ -14,8 +14,7 @@ pub use typed::*;
 pub const MAX_LIMIT: i64 = 20;
 /// Largest `page`. Default 10; larger values are refused.
 pub const MAX_PAGE: i64 = 10;
-/// Longest search query, in characters (code points). Default 500.
-pub const MAX_QUERY_CHARS: usize = 500;
+pub use crate::x::upstream::MAX_QUERY_CHARS;
 /// Longest `cursor`, in characters. Default 1024.
 pub const MAX_CURSOR_CHARS: usize = 1024;
 /// Fewest and most posts `x_md_get_post` assembles. Default range 2–100.

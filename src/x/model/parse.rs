@@ -283,7 +283,7 @@ pub fn shape_error(what: &str, e: &dyn Display) -> XError {
 /// escaped for Markdown as [`crate::x::error::clip_message`] does; the
 /// rest is xmd's and serde's own words.
 fn echoed(m: &str) -> String {
-    use crate::x::render::escape::escape_inline;
+    use crate::x::escape::escape_inline;
     let m = crate::text::clip_inert(m, crate::x::error::MAX_ECHOED_MESSAGE_CHARS);
     let Some(open) = m.find('"') else {
         return m;
