@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::error::{clip_message, code, XError, COOLING_DOWN_MESSAGE, DEFAULT_RETRY_AFTER_SECS};
+use super::model::scalar::Count;
 use super::retry_after::{now_unix, parse_retry_after};
 use super::upstream::{FetchError, Keep, UpstreamResponse};
 
@@ -62,13 +63,20 @@ impl XError {
     }
 }
 
+/// Whether an answer read by a typed parse may be stored: `status` is 200
+/// and `parsed` (the envelope's `code`, `None` when the parse refused the
+/// body) is a `code` that is absent or below 500.
+pub fn storable(status: u16, parsed: Option<Count>) -> bool {
+    status == 200 && parsed.is_some_and(|code| code.is_none_or(|c| c < 500))
+}
+
 /// A FxTwitter post answer (`/2/status`, `/2/thread`, `/2/conversation`)
 /// read into the typed envelope `T`: the transport checks, 401/403 as
 /// private, a body of the wrong shape as `upstream_invalid_response`
 /// naming the field (`what` names the answer), then the answer's own
 /// `code` and `message` (see [`check_post_code`]). `keep` (the cache's
 /// question) is answered from the envelope as it is read
-/// ([`super::typed_read::storable`]); an answer refused before that is not
+/// ([`storable`]); an answer refused before that is not
 /// stored.
 pub fn check_post_answer<T: serde::de::DeserializeOwned>(
     resp: &UpstreamResponse,
@@ -88,7 +96,7 @@ pub fn check_post_answer<T: serde::de::DeserializeOwned>(
     }
     let body: T = super::model::parse::parse(&resp.body, what)?;
     let (body_code, message, tomb) = code_of(&body);
-    keep.answer(super::typed_read::storable(resp.status, Some(body_code)));
+    keep.answer(storable(resp.status, Some(body_code)));
     check_post_code(resp, body_code, message, tomb)?;
     Ok(body)
 }

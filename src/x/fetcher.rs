@@ -8,7 +8,7 @@ use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::cache::{Cache, Outcome};
+use super::cache::{Cache, CacheStatus, Outcome};
 use super::cacheable::cacheable;
 use super::memory::{
     watch_incoming, work_bytes, IncomingGuard, Refusal, Reservation, WorkBudget, MAX_WORK_WAIT,
@@ -219,30 +219,6 @@ impl<'a> Fetcher<'a> {
     /// [`Fetcher::status`] as its label.
     pub fn outcome(&self) -> &'static str {
         self.status().as_str()
-    }
-}
-
-/// How a result was served, reported as `structuredContent.cache` (added
-/// when the result is serialized, never part of what a tool builds), in
-/// the access log and in `xmd_cache_total`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheStatus {
-    /// Every upstream answer came from the cache (or the whole result
-    /// from the result cache).
-    Hit = 0,
-    /// At least one request reached the upstream.
-    Miss = 1,
-    /// The cache is disabled.
-    Bypass = 2,
-}
-
-impl CacheStatus {
-    /// The labels, indexed by the discriminant.
-    pub const LABELS: [&'static str; 3] = ["hit", "miss", "bypass"];
-
-    /// The label: `hit`, `miss` or `bypass`.
-    pub fn as_str(self) -> &'static str {
-        CacheStatus::LABELS[self as usize]
     }
 }
 

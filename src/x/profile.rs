@@ -9,9 +9,9 @@ use super::browse::{
     protected_error, walk_pages, BrowseArgs, BrowseResult, ListPage,
 };
 use super::budget::{fit_rows, Run};
-use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{code, XError};
+use super::fetcher::Fetcher;
 use super::model::parse::Authors;
 use super::model::status::{ProfileEnvelope, Status};
 use super::model::user::User;

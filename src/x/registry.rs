@@ -25,10 +25,11 @@ use super::args::{
 use super::browse::{self, BrowseArgs};
 use super::budget::Run;
 use super::cache::{
-    Fetcher, TTL_CONNECTIONS, TTL_CONVERSATION, TTL_OTHER, TTL_POST, TTL_PROFILE, TTL_SEARCH,
-    TTL_TIMELINE, TTL_TYPEAHEAD,
+    TTL_CONNECTIONS, TTL_CONVERSATION, TTL_OTHER, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
+    TTL_TYPEAHEAD,
 };
 use super::error::XError;
+use super::fetcher::Fetcher;
 use super::status_lists::{self, StatusList};
 use super::structured::Structured;
 use super::{post, profile, schema, search};

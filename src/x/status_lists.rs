@@ -18,10 +18,10 @@ use super::browse::{
     ListPage, Row,
 };
 use super::budget::{fit_rows, Run};
-use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{code, XError};
 use super::escape::{at_handle, escape_heading};
+use super::fetcher::Fetcher;
 use super::model::parse::Authors;
 use super::model::status::{Page, Status};
 use super::model::user::User;

@@ -12,8 +12,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::budget::{Guard, Run, Settings, Wire};
-use super::cache::{Cache, CacheStatus, Fetcher, DEFAULT_CACHE_BYTES};
+use super::cache::{Cache, CacheStatus, DEFAULT_CACHE_BYTES};
 use super::error::XError;
+use super::fetcher::Fetcher;
 use super::memory::WorkBudget;
 pub use super::registry::{Call, Tool};
 use super::schema;

@@ -73,7 +73,7 @@ pub trait Upstream: Send + Sync {
     /// [`Upstream::get`], and the cache's question whether the answer may
     /// be stored, for the caller to answer once it has read the answer
     /// with the typed parse it needs anyway ([`Keep::answer`]): the cache
-    /// ([`super::cache::Fetcher`]) then stores it on that word and scans
+    /// ([`super::fetcher::Fetcher`]) then stores it on that word and scans
     /// nothing itself. The parse runs in the caller's own frame, not
     /// under the cache's (worker stacks are small). Without a cache:
     /// [`Upstream::get`], nothing to store.
