@@ -269,7 +269,7 @@ pub fn decode(
 ) -> Result<Position, String> {
     let (scope, bound) = (scope.scope.as_str(), scope.args.as_str());
     // A cursor copied out of a `[Continue →]` link arrives percent-encoded.
-    let cursor = &*crate::x::budget::unescape_cursor(cursor);
+    let cursor = &*unescape_cursor(cursor);
     const FIX: &str = "Pass the `next_cursor` of a previous result of this tool unchanged, or omit `cursor` to start at the first page.";
     let forged = || {
         format!("The cursor is not one this server issued for these arguments (altered, truncated, made up, given with other arguments than the call that returned it, or issued before a restart or by a server with another --cursor-secret). {FIX}")
@@ -406,6 +406,43 @@ impl TimelineCursor {
             sort_index,
             direction,
         })
+    }
+}
+
+/// Percent-decodes a cursor that arrived URL-encoded (as copied from a
+/// `[Continue →]` link); any other string is returned as it is. A whole
+/// continuation link (relative or absolute, or the Markdown link around
+/// it) gives its `cursor` parameter: an xmd cursor never holds `?`.
+pub fn unescape_cursor(c: &str) -> std::borrow::Cow<'_, str> {
+    let c = match c.split_once('?') {
+        Some((_, query)) => query
+            .split(['&', ')', '#'])
+            .find_map(|kv| kv.strip_prefix("cursor="))
+            .unwrap_or(c),
+        None => c,
+    };
+    if !c.contains('%') {
+        return c.into();
+    }
+    let b = c.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |x: u8| (x as char).to_digit(16);
+        match (b[i], b.get(i + 1).copied(), b.get(i + 2).copied()) {
+            (b'%', Some(h), Some(l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (x, _, _) => {
+                out.push(x);
+                i += 1;
+            }
+        }
+    }
+    match String::from_utf8(out) {
+        Ok(s) => s.into(),
+        Err(_) => c.into(),
     }
 }
 

@@ -3,6 +3,21 @@
 //! and the Markdown renderer.
 //!
 //! This module knows nothing of HTTP serving or MCP framing.
+//!
+//! Its files stand in layers, each naming only those below it
+//! (tests/architecture.rs holds the table and fails on any other import,
+//! and on any import circle in `src/`):
+//! - leaves: `escape` and `linkify` (Markdown escaping), `url`, `error`
+//!   (the error type and its codes; it names `escape`);
+//! - `model`: the typed FxTwitter data (names the leaves only);
+//! - the upstream: `upstream`, `answer`, `retry_after`, `cache`,
+//!   `cacheable`, `fetcher`, `memory`, `resolve`, `side`, `syndication`,
+//!   `typed_read` (fetch, cache, fallback; model and leaves below);
+//! - `render`: Markdown from the model (model and leaves below);
+//! - the tools on top: `registry`, `args`, `schema`, `cursor`, `budget`
+//!   (a call's text budget, holding the typed `registry::Call`),
+//!   `structured`, `browse`, `post`, `post_cut`, `profile`, `search`,
+//!   `status_lists`, `tools`.
 
 pub mod answer;
 pub mod args;

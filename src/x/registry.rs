@@ -11,28 +11,24 @@
 //!
 //! Adding a tool: a [`Tool`] variant (and its entry in [`Tool::ALL`] and
 //! [`SPECS`]), a [`Call`] variant with its arms in [`Call::parse`],
-//! [`Call::tool`], [`Call::canonical`] and [`Call::run`]; the run itself in
-//! its own module.
+//! [`Call::tool`], [`Call::canonical`], and in `tools.rs` `Call::run`; the
+//! run itself in its own module. The registry names no tool's run: the
+//! runs name the registry.
 
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::args::BrowseArgs;
 use super::args::{
     self, PostListArgs, Prop, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS, POST_PROPS,
     PROFILE_PROPS, SEARCH_PROPS,
 };
-use super::browse::{self, BrowseArgs};
-use super::budget::Run;
 use super::cache::{
     TTL_CONNECTIONS, TTL_CONVERSATION, TTL_OTHER, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
     TTL_TYPEAHEAD,
 };
-use super::error::XError;
-use super::fetcher::Fetcher;
-use super::status_lists::{self, StatusList};
-use super::structured::Structured;
-use super::{post, profile, schema, search};
+use super::schema;
 
 /// A tool. The discriminant indexes [`SPECS`] (and the metric rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -648,24 +644,6 @@ impl Call {
             Call::GetQuotes(a) | Call::GetReposts(a) => a.list.max_chars,
         }
     }
-
-    /// Runs the call through `f` (blocking): its Markdown and
-    /// `structuredContent`, before the last budget guard.
-    pub fn run(&self, f: &Fetcher, run: &Run) -> Result<(String, Structured), XError> {
-        let r = match self {
-            Call::GetPost(a) => {
-                let r = post::get_post(f, a, run)?;
-                return Ok((r.text, r.structured));
-            }
-            Call::GetProfile(a) => profile::profile(f, a, run)?,
-            Call::SearchPosts(a) => search::search(f, &a.list, &a.q, a.feed.as_str(), run)?,
-            Call::GetFollowers(a) => browse::connections(f, false, a, run)?,
-            Call::GetFollowing(a) => browse::connections(f, true, a, run)?,
-            Call::GetQuotes(a) => status_lists::status_list(f, StatusList::Quotes, a, run)?,
-            Call::GetReposts(a) => status_lists::status_list(f, StatusList::Reposts, a, run)?,
-        };
-        Ok((r.text, r.structured))
-    }
 }
 
 #[cfg(test)]
@@ -696,6 +674,21 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn most_arguments_is_the_longest_table() {
+        for s in &SPECS {
+            assert!(
+                args::PROP_TABLES
+                    .iter()
+                    .any(|t| t.iter().map(|p| p.name).eq(s.props.iter().map(|p| p.name))),
+                "{}'s table is missing from args::PROP_TABLES",
+                s.name
+            );
+        }
+        let longest = SPECS.iter().map(|s| s.props.len()).max();
+        assert_eq!(Some(args::MOST_ARGUMENTS), longest);
+    }
 
     #[test]
     fn the_registry_is_consistent() {

@@ -19,8 +19,10 @@ use super::memory::WorkBudget;
 pub use super::registry::{Call, Tool};
 use super::schema;
 use super::side::SidePool;
+use super::status_lists::{self, StatusList};
 use super::structured::Structured;
 use super::upstream::{PerClient, Upstream};
+use super::{browse, post, profile, search};
 
 /// Tool names, in `tools/list` order (from the registry).
 pub const TOOL_NAMES: [&str; Tool::COUNT] = Tool::NAMES;
@@ -166,12 +168,12 @@ impl Tools {
 
     /// The JSON array of the tool definitions for `tools/list`.
     pub fn definitions() -> Value {
-        Value::Array(Tool::ALL.into_iter().map(schema::definition).collect())
+        Value::Array(Tool::ALL.into_iter().map(definition).collect())
     }
 
     /// The `inputSchema` of one tool, for `-32602` error data.
     pub fn input_schema(name: &str) -> Option<Value> {
-        Tool::from_name(name).map(schema::input_schema)
+        Tool::from_name(name).map(input_schema)
     }
 
     /// The `outputSchema` of one tool.
@@ -390,6 +392,44 @@ impl Served {
             is_error: false,
         }
     }
+}
+
+impl Call {
+    /// Runs the call through `f` (blocking): its Markdown and
+    /// `structuredContent`, before the last budget guard.
+    pub fn run(&self, f: &Fetcher, run: &Run) -> Result<(String, Structured), XError> {
+        let r = match self {
+            Call::GetPost(a) => {
+                let r = post::get_post(f, a, run)?;
+                return Ok((r.text, r.structured));
+            }
+            Call::GetProfile(a) => profile::profile(f, a, run)?,
+            Call::SearchPosts(a) => search::search(f, &a.list, &a.q, a.feed.as_str(), run)?,
+            Call::GetFollowers(a) => browse::connections(f, false, a, run)?,
+            Call::GetFollowing(a) => browse::connections(f, true, a, run)?,
+            Call::GetQuotes(a) => status_lists::status_list(f, StatusList::Quotes, a, run)?,
+            Call::GetReposts(a) => status_lists::status_list(f, StatusList::Reposts, a, run)?,
+        };
+        Ok((r.text, r.structured))
+    }
+}
+
+/// The `inputSchema` of `tool`, from its argument table.
+fn input_schema(tool: Tool) -> Value {
+    let spec = tool.spec();
+    schema::input_schema(spec.props, spec.required)
+}
+
+/// The full `tools/list` entry of `tool`.
+fn definition(tool: Tool) -> Value {
+    let spec = tool.spec();
+    schema::definition(
+        spec.name,
+        spec.title,
+        spec.description,
+        input_schema(tool),
+        tool.output_schema(),
+    )
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 use serde_json::{Map, Value};
 
 use super::{as_int, validate, Prop, MAX_LIMIT, MAX_MAX_POSTS, MAX_PAGE, POST_PROPS, SEARCH_PROPS};
-use crate::x::browse::BrowseArgs;
 use crate::x::render::choice::string_enum;
 pub use crate::x::render::choice::{Format, UserInfo};
 use crate::x::url::{self, StatusRef};
@@ -40,6 +39,24 @@ string_enum! {
     Videos = "videos", /// Same as photos.
     Media = "media", /// Accounts matching the query.
     Users = "users" }
+}
+
+/// Decoded browse arguments (after `inputSchema` validation; built by
+/// [`list_args`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowseArgs {
+    /// The handle without `@` (empty for search).
+    pub handle: String,
+    /// `page`, 1–10 (default 1).
+    pub page: usize,
+    /// `limit`, 1–20 (default 20).
+    pub limit: usize,
+    /// `cursor`, when given (wins over `page`).
+    pub cursor: Option<String>,
+    /// `full`.
+    pub full: bool,
+    /// `max_chars`, when given (kept in continuation links).
+    pub max_chars: Option<usize>,
 }
 
 /// Validated `x_md_get_post` arguments.
