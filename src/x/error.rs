@@ -8,8 +8,10 @@
 
 use std::fmt;
 
-/// Retry hint used when a 429 carries no usable `Retry-After`.
-/// Default 5 s; the agent sees `retry after 5s`.
+/// Retry hint used when a 429 carries no usable `Retry-After` (none, or a
+/// value that is neither delay-seconds nor an HTTP-date in one of its three
+/// forms: `x::retry_after`). Default 5 s; the agent sees `retry after 5s`
+/// and the upstream base cools for 5 s.
 pub const DEFAULT_RETRY_AFTER_SECS: u64 = 5;
 
 /// Longest upstream `message` echoed into an error text, in characters.

@@ -119,10 +119,10 @@ impl Drop for Keep<'_> {
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use super::error::DEFAULT_RETRY_AFTER_SECS;
-use super::retry_after::parse_retry_after;
+use super::retry_after::{now_unix, parse_retry_after};
 
 /// Longest search query, in characters (code points). Default 500; the
 /// `query` argument of `x_md_search_posts` is refused past it (`query`
@@ -360,12 +360,12 @@ fn split_bases(list: &str) -> Vec<String> {
         .collect()
 }
 
-/// The cool-down a 429 answer asks for.
+/// The cool-down a 429 answer asks for: its `Retry-After` in any form
+/// ([`parse_retry_after`]: seconds, or an HTTP-date as IMF-fixdate, RFC 850
+/// or asctime, counted from now), else [`DEFAULT_RETRY_AFTER_SECS`]; at
+/// most [`MAX_COOLDOWN`].
 fn retry_after_of(resp: &UpstreamResponse) -> Duration {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let now = now_unix();
     let secs = resp
         .retry_after
         .as_deref()
