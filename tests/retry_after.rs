@@ -290,3 +290,39 @@ fn an_rfc850_retry_after_cools_for_its_forty_seconds() {
     assert!((36..=40).contains(&left), "{when}: {t}");
     assert_eq!(fake.request_count(), 1, "nothing sent during the cool-down");
 }
+
+/// Through the loopback upstream, each form of the same wait (40 s as
+/// delay-seconds, and a date 40 s ahead as IMF-fixdate, RFC 850 and
+/// asctime): the call names 38 to 40 s, and the next call is refused
+/// locally with as much left, sending nothing.
+#[test]
+fn every_form_cools_the_upstream_for_its_wait() {
+    let at = now_unix() as i64 + 40;
+    for form in ["40".to_string(), imf(at), rfc850(at), asctime(at)] {
+        let fake = FakeUpstream::start();
+        fake.on(
+            "/2/status/1",
+            Answer::json(429, "{}").header("Retry-After", &form),
+        );
+        let tools = tools_for(&fake);
+        let args = json!({"handle": "u", "id": "1", "thread": "off"});
+        let secs = |t: &str| -> u64 {
+            let n = t.rsplit("retry after ").next().unwrap();
+            n.trim_end_matches("s)").parse().unwrap()
+        };
+        let t = err(&tools, "x_md_get_post", args.clone());
+        assert!(t.contains("code upstream_rate_limited"), "{form}: {t}");
+        assert!((38..=40).contains(&secs(&t)), "{form}: {t}");
+        let t = err(&tools, "x_md_get_post", args);
+        assert!(
+            t.starts_with("FxTwitter asked xmd to slow down"),
+            "{form}: {t}"
+        );
+        assert!((37..=40).contains(&secs(&t)), "{form}: {t}");
+        assert_eq!(
+            fake.request_count(),
+            1,
+            "{form}: nothing sent during the cool-down"
+        );
+    }
+}
