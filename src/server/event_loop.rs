@@ -127,6 +127,8 @@ pub(super) struct Loop {
     /// The upstream side of this loop, when the loops make the upstream
     /// requests (`--upstream-io loop`).
     upstream: Option<Driver<(Ticket, Job)>>,
+    /// The upstream side's gauges as last added to the metrics.
+    reported: [i64; 3],
 }
 
 impl Loop {
@@ -147,6 +149,7 @@ impl Loop {
             .map(|t| Driver::new(Arc::clone(t), me));
         Loop {
             upstream,
+            reported: [0; 3],
             listener: Some(listener),
             slots: slab::Slab::default(),
             free: Vec::new(),
@@ -638,12 +641,31 @@ impl Loop {
                 crate::metrics::METRICS.queue(1);
             }
         }
+        self.report_upstream();
+    }
+
+    /// Adds what changed of this loop's upstream gauges to the metrics.
+    fn report_upstream(&mut self) {
+        let Some(up) = self.upstream.as_ref() else {
+            return;
+        };
+        let now = up.gauges();
+        let m = &crate::metrics::METRICS;
+        if now != self.reported {
+            let r = self.reported;
+            let d = [now[0] - r[0], now[1] - r[1], now[2] - r[2]];
+            m.upstream_connections(d[0]);
+            m.upstream_in_flight(d[1]);
+            m.parked_calls(d[2]);
+            self.reported = now;
+        }
     }
 
     fn sweep(&mut self, poll: &Poll, now: Instant) {
         if let Some(up) = self.upstream.as_mut() {
             up.sweep(poll.registry(), now);
         }
+        self.report_upstream();
         for index in 0..self.slots.len() {
             let expired = self.with_slot(index, now, |slot, ctx, _, _, _| {
                 if slot.conn.check_deadlines(ctx) {

@@ -28,7 +28,6 @@ use mio::{Interest, Registry, Token};
 use super::conn::{ConnError, UpConn};
 use super::wire::{self, ResponseReader, WireError};
 use super::{Delivery, Transport, Waiter};
-use crate::metrics::METRICS;
 use crate::x::restart::{Need, RunState};
 use crate::x::upstream::{
     retry_after_of, FetchError, UpstreamResponse, FAILOVER_COOLDOWN, MAX_IDLE_UPSTREAM_CONNECTIONS,
@@ -126,6 +125,8 @@ pub struct Driver<P> {
     resumed: Vec<(P, Box<RunState>)>,
     /// The read buffer of every connection of this loop.
     scratch: Vec<u8>,
+    /// Upstream connections open.
+    open: usize,
 }
 
 impl<P> Driver<P> {
@@ -144,6 +145,7 @@ impl<P> Driver<P> {
             timers: BTreeSet::new(),
             resumed: Vec::new(),
             scratch: vec![0u8; super::conn::READ_BYTES],
+            open: 0,
         }
     }
 
@@ -152,9 +154,12 @@ impl<P> Driver<P> {
         self.parked.len()
     }
 
-    /// Upstream connections open on this loop (idle or in use).
-    pub fn connections(&self) -> usize {
-        self.slots.iter().filter(|s| s.is_some()).count()
+    /// This loop's gauges: upstream connections open (idle or in use),
+    /// requests in flight, calls parked (the event loop publishes them in
+    /// `/metrics`; this layer names no metrics).
+    pub fn gauges(&self) -> [i64; 3] {
+        [self.open, self.flights.len(), self.parked.len()]
+            .map(|n| i64::try_from(n).unwrap_or(i64::MAX))
     }
 
     /// Parks a call whose run needs answers (`state`'s needs): it comes
@@ -175,7 +180,6 @@ impl<P> Driver<P> {
         }
         let id = self.id();
         let deadline = state.started() + self.t.call_timeout();
-        METRICS.parked_calls(1);
         self.parked.insert(
             id,
             Parked {
@@ -311,7 +315,6 @@ impl<P> Driver<P> {
         let Some(p) = self.parked.remove(&id) else {
             return;
         };
-        METRICS.parked_calls(-1);
         self.timers.remove(&(p.deadline, Timer::Park(id)));
         for need in &p.needs {
             if self.flights.contains_key(need) && !self.t.flight_wanted(need, now) {
@@ -333,7 +336,6 @@ impl<P> Driver<P> {
         p.missing -= 1;
         if p.missing == 0 {
             if let Some(p) = self.parked.remove(&id) {
-                METRICS.parked_calls(-1);
                 self.timers.remove(&(p.deadline, Timer::Park(id)));
                 self.resumed.push((p.payload, p.state));
             }
@@ -359,7 +361,6 @@ impl<P> Driver<P> {
             return;
         }
         let first = p.first();
-        METRICS.upstream_in_flight(1);
         self.flights.insert(
             need.clone(),
             Flight {
@@ -513,7 +514,7 @@ impl<P> Driver<P> {
             self.free.push(index);
             return Err(FetchError::Other(e.to_string()));
         }
-        METRICS.upstream_connections(1);
+        self.open += 1;
         self.slots[index] = Some(Slot {
             index,
             conn,
@@ -532,7 +533,7 @@ impl<P> Driver<P> {
         let mut slot = self.slots.get_mut(index)?.take()?;
         let _ = reg.deregister(&mut slot.conn.stream);
         self.free.push(index);
-        METRICS.upstream_connections(-1);
+        self.open -= 1;
         if slot.idle_since.is_some() {
             self.idle_count -= 1;
         }
@@ -645,10 +646,7 @@ impl<P> Driver<P> {
     /// Ends the flight of `need` with `answer`, for everyone waiting.
     fn finish(&mut self, need: &Need, answer: Answer, now: Instant) {
         let started = match self.flights.remove(need) {
-            Some(f) => {
-                METRICS.upstream_in_flight(-1);
-                f.started
-            }
+            Some(f) => f.started,
             None => now,
         };
         let took = now.duration_since(started);
@@ -674,7 +672,6 @@ impl<P> Driver<P> {
         let Some(f) = self.flights.remove(need) else {
             return;
         };
-        METRICS.upstream_in_flight(-1);
         if let Some(index) = f.slot {
             self.close(reg, index);
         }
