@@ -204,61 +204,108 @@ pub struct Many {
     pub sent_ms: f64,
 }
 
-/// Row (g): `calls` `x_md_get_post` calls over `posts` posts, all sent at
-/// once (one connection each), every answer's latency from its own send.
+/// One call of row (g): its socket, its request (until sent), when it
+/// went, what came back, and its latency and success once whole.
+struct Pending {
+    s: TcpStream,
+    request: Option<Vec<u8>>,
+    sent: Instant,
+    got: Vec<u8>,
+    result: Option<(f64, bool)>,
+}
+
+/// Sends the requests of connections that connected, reads what the ready
+/// ones sent; returns how many answers completed.
+fn drain(
+    poll: &mut Poll,
+    events: &mut Events,
+    conns: &mut [Pending],
+    buf: &mut [u8],
+    wait: Duration,
+) -> usize {
+    poll.poll(events, Some(wait)).unwrap();
+    let mut done = 0;
+    for ev in events.iter() {
+        let c = &mut conns[ev.token().0];
+        if c.result.is_some() {
+            continue;
+        }
+        if ev.is_writable() {
+            if let Some(req) = c.request.take() {
+                if c.s.peer_addr().is_ok() && c.s.write_all(&req).is_ok() {
+                    c.sent = Instant::now();
+                } else {
+                    c.request = Some(req);
+                }
+            }
+        }
+        loop {
+            match c.s.read(buf) {
+                Ok(0) => break,
+                Ok(n) => c.got.extend_from_slice(&buf[..n]),
+                Err(_) => break,
+            }
+        }
+        if let Some(n) = complete(&c.got) {
+            let text = String::from_utf8_lossy(&c.got[..n]);
+            let ok = text.starts_with("HTTP/1.1 200") && text.contains("\"isError\":false");
+            c.result = Some((c.sent.elapsed().as_secs_f64() * 1000.0, ok));
+            done += 1;
+        }
+    }
+    done
+}
+
+/// Row (g): `calls` `x_md_get_post` calls over `posts` posts, every
+/// connection opened at once (non-blocking connects), each request sent
+/// as its connection is up, every answer's latency from its own send.
 pub fn many_calls(addr: SocketAddr, calls: usize, posts: usize) -> Many {
     let mut poll = Poll::new().unwrap();
-    let mut conns = Vec::with_capacity(calls);
+    let mut events = Events::with_capacity(4096);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut conns: Vec<Pending> = Vec::with_capacity(calls);
     let t0 = Instant::now();
     for i in 0..calls {
         let id = 3_000_000_000_000_000_000u64 + (i % posts.max(1)) as u64;
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"x_md_get_post","arguments":{{"url":"https://x.com/demo_author/status/{id}","thread":"off"}}}}}}"#
         );
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        s.write_all(&call_request(addr, &body)).unwrap();
-        let sent = Instant::now();
-        s.set_nonblocking(true).unwrap();
-        let mut s = TcpStream::from_std(s);
+        let mut s = TcpStream::connect(addr).unwrap();
         poll.registry()
-            .register(&mut s, Token(i), Interest::READABLE)
+            .register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE)
             .unwrap();
-        conns.push((s, sent, Vec::new(), None::<(f64, bool)>));
+        conns.push(Pending {
+            s,
+            request: Some(call_request(addr, &body)),
+            sent: Instant::now(),
+            got: Vec::new(),
+            result: None,
+        });
     }
-    let sent_ms = t0.elapsed().as_secs_f64() * 1000.0;
-    let mut events = Events::with_capacity(4096);
     let mut done = 0;
-    let mut buf = vec![0u8; 64 * 1024];
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut sent_ms = f64::NAN;
     while done < calls && Instant::now() < deadline {
-        poll.poll(&mut events, Some(Duration::from_millis(100)))
-            .unwrap();
-        for ev in events.iter() {
-            let (s, sent, got, result) = &mut conns[ev.token().0];
-            if result.is_some() {
-                continue;
-            }
-            loop {
-                match s.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => got.extend_from_slice(&buf[..n]),
-                    Err(_) => break,
-                }
-            }
-            if let Some(n) = complete(got) {
-                let text = String::from_utf8_lossy(&got[..n]);
-                let ok = text.starts_with("HTTP/1.1 200") && text.contains("\"isError\":false");
-                *result = Some((sent.elapsed().as_secs_f64() * 1000.0, ok));
-                done += 1;
-            }
+        done += drain(
+            &mut poll,
+            &mut events,
+            &mut conns,
+            &mut buf,
+            Duration::from_millis(50),
+        );
+        if sent_ms.is_nan() && conns.iter().all(|c| c.request.is_none()) {
+            sent_ms = t0.elapsed().as_secs_f64() * 1000.0;
         }
     }
     let mut lat: Vec<f64> = conns
         .iter()
-        .map(|c| c.3.map_or(f64::INFINITY, |r| r.0))
+        .map(|c| c.result.map_or(f64::INFINITY, |r| r.0))
         .collect();
     lat.sort_by(f64::total_cmp);
-    let ok = conns.iter().filter(|c| c.3.is_some_and(|r| r.1)).count();
+    let ok = conns
+        .iter()
+        .filter(|c| c.result.is_some_and(|r| r.1))
+        .count();
     Many {
         ok,
         p50_ms: lat[lat.len() / 2],
@@ -266,4 +313,32 @@ pub fn many_calls(addr: SocketAddr, calls: usize, posts: usize) -> Many {
         max_ms: lat[lat.len() - 1],
         sent_ms,
     }
+}
+
+/// Row (f)'s probe: `tools/list` on one connection every `every`, for
+/// `secs` seconds, each answer's latency in ms (sorted).
+pub fn probe(addr: SocketAddr, secs: u64, every: Duration) -> Vec<f64> {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_nodelay(true).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let req = call_request(addr, super::support::LIST);
+    let mut lat = Vec::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end {
+        let t = Instant::now();
+        s.write_all(&req).unwrap();
+        let mut got = Vec::new();
+        while complete(&got).is_none() {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "the probe's connection closed");
+            got.extend_from_slice(&buf[..n]);
+        }
+        lat.push(t.elapsed().as_secs_f64() * 1000.0);
+        if let Some(rest) = every.checked_sub(t.elapsed()) {
+            thread::sleep(rest);
+        }
+    }
+    lat.sort_by(f64::total_cmp);
+    lat
 }
