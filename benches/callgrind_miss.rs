@@ -148,9 +148,13 @@ fn instructions(bin: &str, upstream: SocketAddr, row: &Row, calls: u64, dir: &Pa
             .arg(format!("--log-file={}", log.display()))
             .arg(bin)
             .args(serve_args(upstream))
-            // Set as xmd sets it, so that it does not re-exec itself
+            // Set (as xmd sets it, unless `CALLGRIND_PURGE_DELAY` says
+            // otherwise), so that xmd does not re-exec itself to set it
             // (src/heap.rs): valgrind would count the first image only.
-            .env("MIMALLOC_PURGE_DELAY", "0")
+            .env(
+                "MIMALLOC_PURGE_DELAY",
+                std::env::var("CALLGRIND_PURGE_DELAY").unwrap_or_else(|_| "0".into()),
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

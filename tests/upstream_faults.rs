@@ -505,3 +505,103 @@ fn stalls_at_connect_and_at_the_tls_handshake_time_out() {
         assert_eq!(metric(&x, "xmd_upstream_in_flight"), 0.0);
     }
 }
+
+/// Unix seconds `t` as (year, month 1..=12, day, hour, minute, second,
+/// weekday with Sunday 0), by Howard Hinnant's `civil_from_days`.
+fn civil(t: i64) -> (i64, i64, i64, i64, i64, i64, usize) {
+    let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let wd = (days + 4).rem_euclid(7) as usize;
+    (y, m, d, secs / 3600, secs % 3600 / 60, secs % 60, wd)
+}
+
+/// A wait of `secs` seconds as each `Retry-After` form RFC 9110 allows
+/// (§10.2.3: delay-seconds or an HTTP-date; §5.6.7: IMF-fixdate, RFC 850,
+/// asctime).
+fn retry_after_forms(secs: i64) -> [String; 4] {
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const LONG: [&str; 7] = [
+        "Sunday",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+    ];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let (y, m, d, h, mi, s, wd) = civil(now + secs);
+    let mon = MONTHS[(m - 1) as usize];
+    [
+        secs.to_string(),
+        format!(
+            "{}, {d:02} {mon} {y:04} {h:02}:{mi:02}:{s:02} GMT",
+            DAYS[wd]
+        ),
+        format!(
+            "{}, {d:02}-{mon}-{:02} {h:02}:{mi:02}:{s:02} GMT",
+            LONG[wd],
+            y % 100
+        ),
+        format!("{} {mon} {d:>2} {h:02}:{mi:02}:{s:02} {y:04}", DAYS[wd]),
+    ]
+}
+
+/// Through the event loops: a 429 whose `Retry-After` is 40 s in any form
+/// cools the base for those 40 s; the call names 38 to 40 s, and the next
+/// one is refused before any request with as much left.
+#[test]
+fn a_429_cools_the_loop_upstream_for_its_retry_after_in_every_form() {
+    assert_eq!(civil(784_111_777), (1994, 11, 6, 8, 49, 37, 0));
+    for form in retry_after_forms(40) {
+        let fake = common::fake_upstream::FakeUpstream::start();
+        fake.on(
+            &format!("/2/status/{POST_ID}"),
+            common::fake_upstream::Answer::json(429, "{}").header("Retry-After", &form),
+        );
+        let base = fake.base_url();
+        let x = Xmd::start(&["--upstream", &base, "--log-format", "off"]);
+        let secs = |v: &serde_json::Value| -> u64 {
+            let t = v["result"]["content"][0]["text"].as_str().unwrap();
+            t.rsplit("retry after ")
+                .next()
+                .unwrap()
+                .trim_end_matches("s)")
+                .parse()
+                .unwrap()
+        };
+        let (v, _) = call(&x);
+        assert_eq!(
+            code(&v).as_deref(),
+            Some("upstream_rate_limited"),
+            "{form}: {v}"
+        );
+        assert!((38..=40).contains(&secs(&v)), "{form}: {v}");
+        let (v, _) = call(&x);
+        assert_eq!(
+            code(&v).as_deref(),
+            Some("upstream_rate_limited"),
+            "{form}: {v}"
+        );
+        assert!((37..=40).contains(&secs(&v)), "{form}: {v}");
+        assert_eq!(
+            fake.request_count(),
+            1,
+            "{form}: nothing sent during the cool-down"
+        );
+    }
+}

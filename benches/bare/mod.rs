@@ -2,10 +2,12 @@
 //! for callgrind_miss): the bare responder of row (a0), the 64 misses a
 //! second of row (f), and the 10,000 calls of row (g).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -341,4 +343,110 @@ pub fn probe(addr: SocketAddr, secs: u64, every: Duration) -> Vec<f64> {
     }
     lat.sort_by(f64::total_cmp);
     lat
+}
+
+/// Row (g)'s upstream: one mio loop (no thread per connection: thousands
+/// of connections at once are what the row is about), answering each
+/// `GET /2/status/<id>` after `delay` with the post fixture for that id.
+pub struct SlowUpstream {
+    pub addr: SocketAddr,
+    pub served: Arc<AtomicU64>,
+}
+
+pub fn slow_upstream(delay: Duration) -> SlowUpstream {
+    let body = super::support::status_body();
+    let mut listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = Arc::new(AtomicU64::new(0));
+    let count = Arc::clone(&served);
+    thread::spawn(move || {
+        let mut poll = Poll::new().unwrap();
+        poll.registry()
+            .register(&mut listener, Token(0), Interest::READABLE)
+            .unwrap();
+        struct C {
+            s: TcpStream,
+            inb: Vec<u8>,
+            out: Vec<u8>,
+        }
+        let mut conns: HashMap<usize, C> = HashMap::new();
+        let mut due: VecDeque<(Instant, usize, Vec<u8>)> = VecDeque::new();
+        let mut next = 1;
+        let mut events = Events::with_capacity(1024);
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let wait = due
+                .front()
+                .map(|(at, _, _)| at.saturating_duration_since(Instant::now()));
+            poll.poll(&mut events, wait).unwrap();
+            for ev in events.iter() {
+                if ev.token() == Token(0) {
+                    while let Ok((mut s, _)) = listener.accept() {
+                        let _ = s.set_nodelay(true);
+                        poll.registry()
+                            .register(&mut s, Token(next), Interest::READABLE | Interest::WRITABLE)
+                            .unwrap();
+                        conns.insert(
+                            next,
+                            C {
+                                s,
+                                inb: Vec::new(),
+                                out: Vec::new(),
+                            },
+                        );
+                        next += 1;
+                    }
+                    continue;
+                }
+                let id = ev.token().0;
+                let Some(c) = conns.get_mut(&id) else {
+                    continue;
+                };
+                let mut closed = false;
+                loop {
+                    match c.s.read(&mut buf) {
+                        Ok(0) => {
+                            closed = true;
+                            break;
+                        }
+                        Ok(n) => c.inb.extend_from_slice(&buf[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(_) => {
+                            closed = true;
+                            break;
+                        }
+                    }
+                }
+                while let Some(end) = c.inb.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&c.inb[..end]).to_string();
+                    c.inb.drain(..end + 4);
+                    let target = head.split(' ').nth(1).unwrap_or("/");
+                    let post = target.rsplit('/').next().unwrap_or("");
+                    let body = body.replace("2087208847298015232", post);
+                    let answer = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+                    due.push_back((Instant::now() + delay, id, answer.into_bytes()));
+                }
+                if !c.out.is_empty() {
+                    if let Ok(n) = c.s.write(&c.out) {
+                        c.out.drain(..n);
+                    }
+                }
+                if closed {
+                    conns.remove(&id);
+                }
+            }
+            let now = Instant::now();
+            while due.front().is_some_and(|(at, _, _)| *at <= now) {
+                let (_, id, answer) = due.pop_front().unwrap();
+                if let Some(c) = conns.get_mut(&id) {
+                    c.out.extend_from_slice(&answer);
+                    if let Ok(n) = c.s.write(&c.out) {
+                        c.out.drain(..n);
+                    }
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+    SlowUpstream { addr, served }
 }

@@ -179,6 +179,12 @@ pub const PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","para
 /// Row (b1): a one-post account, whose whole timeline is one small page.
 pub const TINY_PROFILE: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x_md_get_profile","arguments":{"handle":"tiny_HANDLE","limit":1}}}"#;
 
+/// `GET /2/status/<id>`'s body as the fake upstream sends it (compact),
+/// for the post `2087208847298015232`.
+pub fn status_body() -> String {
+    fixture("status-plain.json")
+}
+
 /// `xmd serve`'s arguments against `upstream`, before any extra ones;
 /// `BENCH_SERVER_ARGS` (space-separated) is appended, e.g.
 /// `--upstream-io threads` to measure the blocking upstream client.
