@@ -356,6 +356,9 @@ pub struct SlowUpstream {
 pub fn slow_upstream(delay: Duration) -> SlowUpstream {
     let body = super::support::status_body();
     let mut listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    // A deep accept queue, as a real upstream has (mio's is 128: past it
+    // the kernel drops handshakes and xmd's connects wait 1 s to retry).
+    socket2::SockRef::from(&listener).listen(4096).unwrap();
     let addr = listener.local_addr().unwrap();
     let served = Arc::new(AtomicU64::new(0));
     let count = Arc::clone(&served);

@@ -45,6 +45,14 @@ pub const HANDLED_SIGNALS: [i32; 4] = [
     signal_hook::consts::SIGQUIT,
 ];
 
+/// The listening socket's accept queue: connections the kernel has
+/// completed and no event loop has accepted yet. Default 4096 (the kernel
+/// caps it at `net.core.somaxconn`, 4096 on current Linux); std's 128
+/// overflowed when thousands of clients connected at once: the kernel
+/// dropped the handshakes past it and the clients' requests waited 1 s or
+/// 3 s for a retransmission (bench row (g), 10,000 calls at once).
+pub const LISTEN_BACKLOG: i32 = 4096;
+
 /// Exit status after SIGQUIT: 128 + 3, as a shell reports a process that
 /// a SIGQUIT ended.
 pub const SIGQUIT_EXIT_STATUS: i32 = 131;
@@ -159,6 +167,8 @@ impl Server {
     /// When the address cannot be bound or a poll cannot be created.
     pub fn bind(addr: SocketAddr, options: ServerOptions) -> io::Result<Server> {
         let bound = std::net::TcpListener::bind(addr)?;
+        // A second listen() sets the accept queue's length (Linux, BSDs).
+        socket2::SockRef::from(&bound).listen(LISTEN_BACKLOG)?;
         bound.set_nonblocking(true)?;
         let mut listeners = Vec::with_capacity(options.event_loops.max(1));
         for _ in 1..options.event_loops.max(1) {
