@@ -52,8 +52,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // The event loops make the upstream requests (issue 28), unless
-    // `--upstream-io threads` keeps the blocking client on the workers.
+    // With `--upstream-io loop` the event loops make the upstream requests
+    // (issue 28); by default (`threads`) the workers block on `ureq`.
     let transport = (config.upstream_io == xmd::config::UpstreamIo::Loop).then(|| {
         xmd::x::loopio::Transport::new(
             (&config.upstream, config.upstream_timeout),

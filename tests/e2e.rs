@@ -478,7 +478,10 @@ fn calls_waiting_for_the_upstream_hold_no_worker() {
         &format!("/2/status/{POST_ID}"),
         Answer::fixture(200, "status-plain.json").delay(Duration::from_millis(1500)),
     );
-    let x = start(&up, &["--workers", "1", "--queue", "1"]);
+    let x = start(
+        &up,
+        &["--workers", "1", "--queue", "1", "--upstream-io", "loop"],
+    );
     let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "x_md_get_post", "arguments": {"url": POST_URL, "thread": "off"}}}).to_string();
     let headers = legacy_headers(Some("2025-11-25"));
     let refs: Vec<&str> = headers.iter().map(String::as_str).collect();

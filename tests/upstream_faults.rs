@@ -298,6 +298,8 @@ const UPSTREAM_TIMEOUT_S: u64 = 1;
 fn server(up: &Faulty) -> Xmd {
     let base = up.base();
     Xmd::start(&[
+        "--upstream-io",
+        "loop",
         "--upstream",
         &base,
         "--cache-bytes",
@@ -400,6 +402,8 @@ fn the_call_deadline_cuts_the_request_in_flight() {
     up.plan.lock().unwrap().push_back(Fault::StallHead);
     let base = up.base();
     let x = Xmd::start(&[
+        "--upstream-io",
+        "loop",
         "--upstream",
         &base,
         "--call-timeout",
@@ -429,6 +433,8 @@ fn a_client_that_leaves_cuts_the_request_in_flight() {
     up.plan.lock().unwrap().push_back(Fault::StallHead);
     let base = up.base();
     let x = Xmd::start(&[
+        "--upstream-io",
+        "loop",
         "--upstream",
         &base,
         "--call-timeout",
@@ -492,6 +498,8 @@ fn stalls_at_connect_and_at_the_tls_handshake_time_out() {
     silent.plan.lock().unwrap().extend([Fault::StallHead; 4]);
     for base in [format!("http://{full}"), format!("https://{}", silent.addr)] {
         let x = Xmd::start(&[
+            "--upstream-io",
+            "loop",
             "--upstream",
             &base,
             "--call-timeout",
@@ -574,7 +582,14 @@ fn a_429_cools_the_loop_upstream_for_its_retry_after_in_every_form() {
             common::fake_upstream::Answer::json(429, "{}").header("Retry-After", &form),
         );
         let base = fake.base_url();
-        let x = Xmd::start(&["--upstream", &base, "--log-format", "off"]);
+        let x = Xmd::start(&[
+            "--upstream-io",
+            "loop",
+            "--upstream",
+            &base,
+            "--log-format",
+            "off",
+        ]);
         let secs = |v: &serde_json::Value| -> u64 {
             let t = v["result"]["content"][0]["text"].as_str().unwrap();
             t.rsplit("retry after ")

@@ -303,7 +303,7 @@ impl Fetcher<'_> {
             return Ok(resp);
         }
         drop(resp);
-        self.admit_then_read(up, path_and_query)
+        self.admit_then_read(up, provider, path_and_query)
     }
 
     /// Bytes the call holds in the working budget (with its caller's, for
@@ -389,12 +389,14 @@ impl Fetcher<'_> {
     /// An answer there was no room for at once: without holding it (the
     /// cache keeps it, if anyone does), the call waits for room for an
     /// answer of that size, then reads it again through the cache.
-    fn admit_then_read(&self, up: &dyn Upstream, path_and_query: &str) -> Answer {
+    fn admit_then_read(&self, up: &dyn Upstream, provider: usize, path_and_query: &str) -> Answer {
         let size = self.cache.stored_len(path_and_query).unwrap_or(MAX_BODY);
         self.wait_for(work_bytes(size))?;
         let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
         self.count(outcome, fresh);
-        let resp = answer?;
+        // (Shared from another call's request, the answer may not be this
+        // call's to read again: it is needed, see super::restart.)
+        let resp = answer.inspect_err(|e| note_pending(e, provider, path_and_query))?;
         // Changed meanwhile (a new answer): counted at its own size.
         if resp.body.len() > size && !self.admit_now(resp.body.len() - size, 0) {
             return Err(FetchError::MemoryBudget(WORK_RETRY_AFTER_SECS));
@@ -483,7 +485,10 @@ impl Upstream for Fetcher<'_> {
         let storable = answer.as_ref().is_ok_and(cacheable);
         self.count_for(delivered, path_and_query, outcome, kept.finish(storable));
         drop(answer);
-        (self.admit_then_read(self.up, path_and_query), Keep::none())
+        (
+            self.admit_then_read(self.up, super::restart::PRIMARY, path_and_query),
+            Keep::none(),
+        )
     }
 }
 
