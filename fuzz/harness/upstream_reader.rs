@@ -66,10 +66,22 @@ fn failure(e: WireError) -> Ended {
     }
 }
 
+/// Whether two readings agree (see [`check_upstream_reader`]).
+fn same(a: &Ended, b: &Ended) -> bool {
+    a == b
+        || matches!(
+            (a, b),
+            (Ended::TooLarge, Ended::Protocol) | (Ended::Protocol, Ended::TooLarge)
+        )
+}
+
 /// Properties: reading never panics; consumes no more than it is given;
 /// never returns a body over the cap; and a response reads the same
 /// however TCP splits it (status, body and reusability, or the kind of
-/// failure), with and without the end of the connection after it.
+/// failure), with and without the end of the connection after it. One
+/// latitude: a body over the cap that is also malformed just past it may
+/// fail either way (ureq-proto reads a chunk and the bytes after it in one
+/// call, so a bad CRLF can be met before the cap is counted).
 pub fn check_upstream_reader(data: &[u8]) {
     let mut input = Input::new(data);
     let cap = [4 * 1024 * 1024, 0, 1, 7, 100, 4096][usize::from(input.byte() % 6)];
@@ -86,10 +98,16 @@ pub fn check_upstream_reader(data: &[u8]) {
         .collect();
     let whole = read(data, &[], cap, close);
     let split = read(data, &bounds, cap, close);
-    assert_eq!(whole, split, "whole and split readings differ ({bounds:?})");
+    assert!(
+        same(&whole, &split),
+        "whole and split readings differ ({bounds:?}): {whole:?} {split:?}"
+    );
     let bytewise: Vec<usize> = (1..data.len().min(512)).collect();
     let one_by_one = read(data, &bytewise, cap, close);
     if data.len() < 512 {
-        assert_eq!(whole, one_by_one, "whole and byte-by-byte readings differ");
+        assert!(
+            same(&whole, &one_by_one),
+            "whole and byte-by-byte readings differ: {whole:?} {one_by_one:?}"
+        );
     }
 }
