@@ -152,6 +152,8 @@ pub struct Metrics {
     yields: AtomicU64,
     cancelled: AtomicU64,
     idle_closed: AtomicU64,
+    cache_bytes: AtomicU64,
+    result_cache_bytes: AtomicU64,
 }
 
 /// The process-wide instance.
@@ -174,6 +176,8 @@ pub static METRICS: Metrics = Metrics {
     yields: Z,
     cancelled: Z,
     idle_closed: Z,
+    cache_bytes: Z,
+    result_cache_bytes: Z,
 };
 
 fn status_index(status: u16) -> usize {
@@ -188,6 +192,16 @@ fn add(c: &AtomicU64) {
 }
 
 impl Metrics {
+    /// Sets the bytes the upstream answer cache holds (`--cache-bytes`).
+    pub fn cache_bytes(&self, bytes: usize) {
+        self.cache_bytes.store(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Sets the bytes the result cache holds (half of `--cache-bytes`).
+    pub fn result_cache_bytes(&self, bytes: usize) {
+        self.result_cache_bytes.store(bytes as u64, Ordering::Relaxed);
+    }
+
     /// Counts one answered HTTP request (`route` indexes [`ROUTES`]).
     pub fn http(&self, route: usize, status: u16, bytes: usize) {
         if let Some(row) = self.http.get(route) {
@@ -532,6 +546,28 @@ impl Metrics {
             out,
             "xmd_worker_queue_depth {}",
             self.queue_depth.load(Ordering::Relaxed)
+        );
+        header(
+            &mut out,
+            "xmd_cache_bytes",
+            "gauge",
+            "Bytes the upstream answer cache holds (bodies, keys and 256 per entry), at most --cache-bytes.",
+        );
+        let _ = writeln!(
+            out,
+            "xmd_cache_bytes {}",
+            self.cache_bytes.load(Ordering::Relaxed)
+        );
+        header(
+            &mut out,
+            "xmd_result_cache_bytes",
+            "gauge",
+            "Bytes the tool result cache holds (as it counts them: twice the reply, its key and 256 per entry), at most half of --cache-bytes.",
+        );
+        let _ = writeln!(
+            out,
+            "xmd_result_cache_bytes {}",
+            self.result_cache_bytes.load(Ordering::Relaxed)
         );
         out
     }

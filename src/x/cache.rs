@@ -111,6 +111,7 @@ impl Inner {
             self.lru.remove(&tick);
             self.bytes -= size;
             self.map.remove(key);
+            crate::metrics::METRICS.cache_bytes(self.bytes);
         }
     }
 }
@@ -246,6 +247,7 @@ impl Cache {
                 tick,
             }),
         );
+        crate::metrics::METRICS.cache_bytes(inner.bytes);
         true
     }
 
