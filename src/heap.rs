@@ -67,7 +67,12 @@ pub fn missing_heap_env(
         let name = STACK_CACHE_TUNABLE.split('=').next().unwrap_or_default();
         match get(GLIBC_TUNABLES_VAR) {
             None => set.push((GLIBC_TUNABLES_VAR, STACK_CACHE_TUNABLE.into())),
-            Some(t) if !t.to_string_lossy().split(':').any(|kv| kv.split('=').next() == Some(name)) => {
+            Some(t)
+                if !t
+                    .to_string_lossy()
+                    .split(':')
+                    .any(|kv| kv.split('=').next() == Some(name)) =>
+            {
                 let mut t = t;
                 if !t.is_empty() {
                     t.push(":");
@@ -187,7 +192,10 @@ mod tests {
             missing_heap_env(env(&[]), true),
             vec![
                 ("MIMALLOC_PURGE_DELAY", OsString::from("0")),
-                ("GLIBC_TUNABLES", OsString::from("glibc.pthread.stack_cache_size=0")),
+                (
+                    "GLIBC_TUNABLES",
+                    OsString::from("glibc.pthread.stack_cache_size=0")
+                ),
             ]
         );
         assert_eq!(
@@ -197,7 +205,10 @@ mod tests {
         // Other tunables are kept, the stack cache appended.
         assert_eq!(
             missing_heap_env(
-                env(&[("MIMALLOC_PURGE_DELAY", "10"), ("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")]),
+                env(&[
+                    ("MIMALLOC_PURGE_DELAY", "10"),
+                    ("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
+                ]),
                 true
             ),
             vec![(
@@ -215,8 +226,14 @@ mod tests {
         )
         .is_empty());
         assert_eq!(
-            missing_heap_env(env(&[("MIMALLOC_PURGE_DELAY", "0"), ("GLIBC_TUNABLES", "")]), true),
-            vec![("GLIBC_TUNABLES", OsString::from("glibc.pthread.stack_cache_size=0"))]
+            missing_heap_env(
+                env(&[("MIMALLOC_PURGE_DELAY", "0"), ("GLIBC_TUNABLES", "")]),
+                true
+            ),
+            vec![(
+                "GLIBC_TUNABLES",
+                OsString::from("glibc.pthread.stack_cache_size=0")
+            )]
         );
     }
 

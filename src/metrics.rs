@@ -199,7 +199,8 @@ impl Metrics {
 
     /// Sets the bytes the result cache holds (half of `--cache-bytes`).
     pub fn result_cache_bytes(&self, bytes: usize) {
-        self.result_cache_bytes.store(bytes as u64, Ordering::Relaxed);
+        self.result_cache_bytes
+            .store(bytes as u64, Ordering::Relaxed);
     }
 
     /// Counts one answered HTTP request (`route` indexes [`ROUTES`]).

@@ -336,8 +336,8 @@ fn a_burst_of_large_calls_stays_within_the_memory_budget_and_memory_returns() {
     let cached_after = cache_bytes(&x);
     // Back within 10 % of where it was, with the caches holding what they
     // hold now rather than what they held before.
-    let allowed = (before + before * RSS_RETURN_PERCENT / 100 + cached_after)
-        .saturating_sub(cached_before);
+    let allowed =
+        (before + before * RSS_RETURN_PERCENT / 100 + cached_after).saturating_sub(cached_before);
     let hostile_peak = peak.load(Ordering::SeqCst);
     let sampled = thread_peak.max(hostile_peak);
     eprintln!(
