@@ -115,7 +115,17 @@ pub fn set_heap_options() {
 pub fn set_heap_options() {}
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// Bytes the upstream answer cache holds, as it counts them against
+/// `--cache-bytes` (bodies, keys and 256 per entry): the gauge
+/// `xmd_cache_bytes`. Set by `x::cache` whenever it changes.
+pub static UPSTREAM_CACHE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes the tool result cache holds, as it counts them against half of
+/// `--cache-bytes` (twice the reply, its key and 256 per entry): the gauge
+/// `xmd_result_cache_bytes`. Set by `mcp::results` whenever it changes.
+pub static RESULT_CACHE_BYTES: AtomicUsize = AtomicUsize::new(0);
 use std::time::Duration;
 
 /// Working-budget bytes (`x::memory`) a call must have held for its worker

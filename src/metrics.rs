@@ -152,8 +152,6 @@ pub struct Metrics {
     yields: AtomicU64,
     cancelled: AtomicU64,
     idle_closed: AtomicU64,
-    cache_bytes: AtomicU64,
-    result_cache_bytes: AtomicU64,
 }
 
 /// The process-wide instance.
@@ -176,8 +174,6 @@ pub static METRICS: Metrics = Metrics {
     yields: Z,
     cancelled: Z,
     idle_closed: Z,
-    cache_bytes: Z,
-    result_cache_bytes: Z,
 };
 
 fn status_index(status: u16) -> usize {
@@ -192,17 +188,6 @@ fn add(c: &AtomicU64) {
 }
 
 impl Metrics {
-    /// Sets the bytes the upstream answer cache holds (`--cache-bytes`).
-    pub fn cache_bytes(&self, bytes: usize) {
-        self.cache_bytes.store(bytes as u64, Ordering::Relaxed);
-    }
-
-    /// Sets the bytes the result cache holds (half of `--cache-bytes`).
-    pub fn result_cache_bytes(&self, bytes: usize) {
-        self.result_cache_bytes
-            .store(bytes as u64, Ordering::Relaxed);
-    }
-
     /// Counts one answered HTTP request (`route` indexes [`ROUTES`]).
     pub fn http(&self, route: usize, status: u16, bytes: usize) {
         if let Some(row) = self.http.get(route) {
@@ -557,7 +542,7 @@ impl Metrics {
         let _ = writeln!(
             out,
             "xmd_cache_bytes {}",
-            self.cache_bytes.load(Ordering::Relaxed)
+            crate::heap::UPSTREAM_CACHE_BYTES.load(Ordering::Relaxed)
         );
         header(
             &mut out,
@@ -568,7 +553,7 @@ impl Metrics {
         let _ = writeln!(
             out,
             "xmd_result_cache_bytes {}",
-            self.result_cache_bytes.load(Ordering::Relaxed)
+            crate::heap::RESULT_CACHE_BYTES.load(Ordering::Relaxed)
         );
         out
     }

@@ -111,7 +111,8 @@ impl Inner {
             self.lru.remove(&tick);
             self.bytes -= size;
             self.map.remove(key);
-            crate::metrics::METRICS.cache_bytes(self.bytes);
+            crate::heap::UPSTREAM_CACHE_BYTES
+                .store(self.bytes, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
@@ -247,7 +248,7 @@ impl Cache {
                 tick,
             }),
         );
-        crate::metrics::METRICS.cache_bytes(inner.bytes);
+        crate::heap::UPSTREAM_CACHE_BYTES.store(inner.bytes, std::sync::atomic::Ordering::Relaxed);
         true
     }
 
