@@ -1,5 +1,8 @@
 use super::*;
 
+/// Each address's claims made, with the bytes the model gave each.
+type Claims = Vec<Vec<(Option<Arc<BodyClaim>>, usize)>>;
+
 fn v4(n: u8) -> Option<IpAddr> {
     Some(IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, n)))
 }
@@ -133,8 +136,8 @@ proptest::proptest! {
         let quarter = MemoryBudget::address_share(LIMIT, BODY);
         let budget = MemoryBudget::fair(LIMIT, quarter, BODY);
         // Every claim made, by address; the model's bytes of each.
-        let mut held: Vec<Vec<(Option<Arc<BodyClaim>>, usize)>> = vec![Vec::new(); 64];
-        let live = |held: &Vec<Vec<(Option<Arc<BodyClaim>>, usize)>>, who: usize| -> usize {
+        let mut held: Claims = vec![Vec::new(); 64];
+        let live = |held: &Claims, who: usize| -> usize {
             held[who]
                 .iter()
                 .filter(|(c, _)| !c.as_ref().unwrap().revoked())
