@@ -67,6 +67,16 @@ pub fn connection_key(peer: &SocketAddr, proxies: &TrustedProxies) -> Option<IpA
     (!proxies.trusts(peer.ip())).then(|| client_key(peer.ip()))
 }
 
+/// The key a connection's share of the memory budget is counted under:
+/// the [`fair_key`] of its [`connection_key`] (so the /64s of one IPv6 /48
+/// hold at most [`SHARES_PER_SITE`] shares together); `None` for a trusted
+/// proxy. Keyed by the /64 alone, one /48's 65,536 /64s could each hold a
+/// share, past the 62 addresses below which a newcomer always finds its
+/// share (the default budget, 1 MiB bodies).
+pub fn budget_key(peer: &SocketAddr, proxies: &TrustedProxies) -> Option<IpAddr> {
+    connection_key(peer, proxies).map(fair_key)
+}
+
 /// Most clients one IPv6 /48 (a site) counts as: its connections together
 /// may number this many times `--max-connections-per-ip` (past it: the
 /// same `429` as one address past its cap), and its /64s share this many
@@ -237,6 +247,46 @@ mod tests {
             let v4 = IpAddr::V4(v4.into());
             proptest::prop_assert_eq!(fair_key(v4), v4);
         }
+    }
+
+    /// Any number of /64s of one /48, each taking bodies as a newcomer
+    /// under its connection's budget key, hold at most SHARES_PER_SITE
+    /// shares of the memory budget together; an IPv4 address is its own
+    /// key, a trusted proxy has none.
+    #[test]
+    fn a_site_holds_at_most_shares_per_site_shares_of_the_memory_budget() {
+        const BODY: usize = 1024;
+        const LIMIT: usize = 64 * BODY;
+        let none = TrustedProxies::default();
+        let budget = MemoryBudget::fair(LIMIT, MemoryBudget::address_share(LIMIT, BODY), BODY);
+        let mut claims = Vec::new();
+        for subnet in 0..500u128 {
+            let peer = SocketAddr::new(
+                IpAddr::V6(((0x2001_0db8_0007u128 << 80) | (subnet << 64) | 1).into()),
+                40000,
+            );
+            let key = budget_key(&peer, &none);
+            let mut claim = None;
+            while budget.try_take_body(key, &mut claim, BODY) {
+                claims.push((key, claim.take()));
+            }
+        }
+        let keys: std::collections::HashSet<_> = claims.iter().map(|(k, _)| *k).collect();
+        assert!(keys.len() <= usize::from(SHARES_PER_SITE), "{keys:?}");
+        // What the site holds leaves room for others: at most its four
+        // quarters' worth of what is left for four holders and a newcomer.
+        let live = claims
+            .iter()
+            .filter(|(_, c)| !c.as_ref().unwrap().revoked())
+            .count();
+        assert!(live * BODY <= LIMIT - LIMIT / 5, "{live}");
+        let v4: SocketAddr = "192.0.2.7:1".parse().unwrap();
+        assert_eq!(budget_key(&v4, &none), Some(v4.ip()));
+        let mut claim = None;
+        assert!(budget.try_take_body(budget_key(&v4, &none), &mut claim, BODY));
+        use crate::config::proxies::ProxyHeader;
+        let proxies = TrustedProxies::parse("192.0.2.0/24", ProxyHeader::XForwardedFor).unwrap();
+        assert_eq!(budget_key(&v4, &proxies), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
-use super::admission::{connection_key, MemoryBudget, PerAddress};
+use super::admission::{budget_key, connection_key, MemoryBudget, PerAddress};
 use super::conn::{Conn, Ctx, Fallback, Handler, ReadUntil, READ_CHUNK_BYTES};
 use super::idle::{nanos, IdleList, LoopIdle};
 use super::workers::{Pool, Ticket};
@@ -277,7 +277,7 @@ impl Loop {
                     }
                     let mut conn =
                         Conn::with_budget(peer, Instant::now(), Arc::clone(&self.budget));
-                    conn.set_budget_key(key);
+                    conn.set_budget_key(budget_key(&peer, &self.options.trusted_proxies));
                     if !self.add(poll, stream, conn, Admitted::Served(key)) {
                         if let Some(key) = key {
                             self.per_address.release(key);
