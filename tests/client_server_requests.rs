@@ -1,0 +1,186 @@
+//! Issue 32 item 5: a server gets at most `MAX_SERVER_REQUESTS_ANSWERED`
+//! answers to its own requests in one command, however many exchanges the
+//! command takes: the pages of a `tools/list` walk, the `tools/list` a
+//! typed call reads before the call, the retry on a new session, a
+//! resumed stream. The hostile server sends `ping`s (and other methods) on
+//! the SSE reply of every request, then the response; the oracle counts
+//! the answers it receives.
+
+mod client_support;
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use client_support::{legacy_basics, Fake, Reply, Req};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use xmd::client::{cli, Client, Era, MAX_SERVER_REQUESTS_ANSWERED};
+
+const CAP: usize = MAX_SERVER_REQUESTS_ANSWERED as usize;
+
+/// The SSE events of `n` server requests (every third one not a `ping`),
+/// then `response`.
+fn requests_then(n: usize, tag: &str, response: Value) -> String {
+    let mut out = String::new();
+    for i in 0..n {
+        let method = if i % 3 == 2 {
+            "sampling/createMessage"
+        } else {
+            "ping"
+        };
+        out.push_str(&format!(
+            "data: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": format!("{tag}-{i}"), "method": method})
+        ));
+    }
+    out.push_str(&format!("data: {response}\n\n"));
+    out
+}
+
+/// A legacy server: `tools/list` in `pages` pages (tool `t<i>` on page
+/// `i`, cursors `c<i>`), `tools/call` of `echo` answering `ok`; every reply
+/// to a request is an SSE stream with `per_reply` server requests before
+/// the response. Counts the answers (responses POSTed to it) and checks
+/// each answers a request it sent.
+fn flooding_server(pages: usize, per_reply: usize) -> (Fake, Arc<AtomicUsize>) {
+    let answers = Arc::new(AtomicUsize::new(0));
+    let a = answers.clone();
+    let fake = Fake::start(move |req: &Req| {
+        if req.verb == "POST" && req.body.get("method").is_none() {
+            let id = req.body["id"].as_str().unwrap_or("");
+            assert!(
+                id.starts_with("r"),
+                "an answer to a request never sent: {id}"
+            );
+            a.fetch_add(1, Ordering::SeqCst);
+        }
+        if let Some(r) = legacy_basics(req, "s-1") {
+            return r;
+        }
+        let result = match req.method() {
+            "tools/list" => {
+                let page: usize = match req.body["params"]["cursor"].as_str() {
+                    Some(c) => c[1..].parse().unwrap(),
+                    None => 0,
+                };
+                let mut r = json!({"tools": [{"name": format!("t{page}"), "inputSchema": {"type": "object"}}]});
+                if page + 1 < pages {
+                    r["nextCursor"] = json!(format!("c{}", page + 1));
+                }
+                r
+            }
+            "tools/call" => json!({"content": [{"type": "text", "text": "ok"}]}),
+            other => panic!("unexpected {other}"),
+        };
+        let tag = format!("r{}", req.id());
+        let body = requests_then(
+            per_reply,
+            &tag,
+            json!({"jsonrpc": "2.0", "id": req.id(), "result": result}),
+        );
+        Reply::sse_stream(move |w: &mut TcpStream| {
+            let _ = w.write_all(body.as_bytes());
+        })
+    });
+    (fake, answers)
+}
+
+/// 10 pages with 10 server requests on each: 100 sent, 16 answered, and
+/// the walk still returns every page (the rest are read and ignored).
+#[test]
+fn a_paged_walk_answers_at_most_the_cap_in_total() {
+    let (fake, answers) = flooding_server(10, 10);
+    let c = Client::new(&fake.url()).era(Era::Legacy);
+    let tools = c.list_tools().unwrap();
+    let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+    assert_eq!(names, (0..10).map(|i| format!("t{i}")).collect::<Vec<_>>());
+    drop(c);
+    assert_eq!(answers.load(Ordering::SeqCst), CAP);
+}
+
+/// The budget is the client's: a second walk on the same client gets none.
+#[test]
+fn a_second_call_on_the_same_client_gets_no_more_answers() {
+    let (fake, answers) = flooding_server(1, 12);
+    let c = Client::new(&fake.url()).era(Era::Legacy);
+    c.list_tools().unwrap();
+    assert_eq!(answers.load(Ordering::SeqCst), 12);
+    c.list_tools().unwrap();
+    c.call_tool("echo", Value::Null).unwrap();
+    drop(c);
+    assert_eq!(answers.load(Ordering::SeqCst), CAP);
+}
+
+/// The session expires between two calls: the 404 starts a new session
+/// and the retry's stream brings 12 more requests; 16 answered in all.
+#[test]
+fn the_retry_on_a_new_session_shares_the_budget() {
+    let answers = Arc::new(AtomicUsize::new(0));
+    let sessions = Arc::new(AtomicUsize::new(0));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (a, s, n) = (answers.clone(), sessions.clone(), calls.clone());
+    let fake = Fake::start(move |req: &Req| {
+        if req.verb == "POST" && req.body.get("method").is_none() {
+            a.fetch_add(1, Ordering::SeqCst);
+            return Reply::empty(202);
+        }
+        if req.method() == "initialize" {
+            let k = s.fetch_add(1, Ordering::SeqCst);
+            return client_support::init_result(req, "2025-11-25")
+                .header("Mcp-Session-Id", &format!("s-{k}"));
+        }
+        if let Some(r) = legacy_basics(req, "unused") {
+            return r;
+        }
+        // The first session serves one call, then is gone.
+        if req.header("Mcp-Session-Id") == Some("s-0") && n.fetch_add(1, Ordering::SeqCst) == 1 {
+            return Reply::empty(404);
+        }
+        let response = json!({"jsonrpc": "2.0", "id": req.id(), "result": {"tools": []}});
+        let body = requests_then(12, &format!("r{}", req.id()), response);
+        Reply::sse_stream(move |w: &mut TcpStream| {
+            let _ = w.write_all(body.as_bytes());
+        })
+    });
+    let c = Client::new(&fake.url()).era(Era::Legacy);
+    assert_eq!(c.list_tools().unwrap().len(), 0);
+    assert_eq!(answers.load(Ordering::SeqCst), 12);
+    assert_eq!(c.list_tools().unwrap().len(), 0);
+    assert_eq!(sessions.load(Ordering::SeqCst), 2);
+    drop(c);
+    assert_eq!(answers.load(Ordering::SeqCst), CAP);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Any number of pages and of server requests per reply, through the
+    /// command line (`tools`, and a typed `call`, which reads `tools/list`
+    /// first): the answers are the requests sent, up to the cap in total,
+    /// and the command succeeds with every page.
+    #[test]
+    fn every_command_answers_at_most_the_cap(pages in 1usize..8, per_reply in 0usize..12) {
+        let (fake, answers) = flooding_server(pages, per_reply);
+        let args: Vec<String> = ["--url", &fake.url(), "--era", "legacy", "tools"]
+            .iter().map(|s| s.to_string()).collect();
+        let inv = cli::parse(&args, &mut std::io::empty()).unwrap();
+        let o = cli::run(&cli::client_for(&inv), &inv);
+        prop_assert_eq!(o.code, 0);
+        let listed: Value = serde_json::from_str(&o.stdout).unwrap();
+        prop_assert_eq!(listed["tools"].as_array().map(Vec::len), Some(pages));
+        prop_assert_eq!(answers.load(Ordering::SeqCst), (pages * per_reply).min(CAP));
+
+        answers.store(0, Ordering::SeqCst);
+        let args: Vec<String> = ["--url", &fake.url(), "--era", "legacy", "call", "t0", "x=1"]
+            .iter().map(|s| s.to_string()).collect();
+        let inv = cli::parse(&args, &mut std::io::empty()).unwrap();
+        let client = cli::client_for(&inv);
+        let o = cli::run(&client, &inv);
+        drop(client);
+        prop_assert_eq!(o.code, 0, "{:?}", o.stderr);
+        // A typed call walks tools/list, then calls: pages + 1 replies.
+        prop_assert_eq!(answers.load(Ordering::SeqCst), ((pages + 1) * per_reply).min(CAP));
+    }
+}
