@@ -12,70 +12,18 @@ mod client_support;
 
 use std::io::Write;
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use client_support::{legacy_basics, Fake, Reply, Req};
+use client_support::{legacy_basics, xmd_client, Fake, Reply, Req};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use xmd::client::{
     cli, Client, Era, Error, TransportKind, DEFAULT_MAX_LIST_BYTES, MAX_REPLY_DEPTH,
     MAX_REPLY_OBJECTS, MAX_REPLY_VALUES, MAX_SERVER_REQUESTS_ANSWERED,
 };
-
-/// What `xmd client` printed, with its exit code, time and peak RSS.
-struct Run {
-    code: i32,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    elapsed: Duration,
-    peak_rss_kib: u64,
-}
-
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Runs the binary, sampling its peak RSS (VmHWM) every 5 ms until it exits.
-fn xmd_client(args: &[&str]) -> Run {
-    let start = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_xmd"))
-        .arg("client")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let peak = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(AtomicUsize::new(0));
-    let (p, d) = (peak.clone(), done.clone());
-    let sampler = thread::spawn(move || {
-        while d.load(Ordering::SeqCst) == 0 {
-            if let Some(k) = vm_hwm_kib(pid) {
-                p.fetch_max(k as usize, Ordering::SeqCst);
-            }
-            thread::sleep(Duration::from_millis(5));
-        }
-    });
-    let out = child.wait_with_output().unwrap();
-    let elapsed = start.elapsed();
-    done.store(1, Ordering::SeqCst);
-    sampler.join().unwrap();
-    Run {
-        code: out.status.code().expect("exited"),
-        stdout: out.stdout,
-        stderr: out.stderr,
-        elapsed,
-        peak_rss_kib: peak.load(Ordering::SeqCst) as u64,
-    }
-}
 
 fn modern_result(req: &Req, result: Value) -> Reply {
     let mut result = result;

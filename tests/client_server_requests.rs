@@ -12,8 +12,10 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
 
-use client_support::{legacy_basics, Fake, Reply, Req};
+use client_support::{legacy_basics, xmd_client, Fake, Reply, Req};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use xmd::client::{cli, Client, Era, MAX_SERVER_REQUESTS_ANSWERED};
@@ -183,4 +185,81 @@ proptest! {
         // A typed call walks tools/list, then calls: pages + 1 replies.
         prop_assert_eq!(answers.load(Ordering::SeqCst), ((pages + 1) * per_reply).min(CAP));
     }
+}
+
+/// A legacy server whose every reply (each page, each resumption) is an
+/// endless SSE stream of fat server requests with hostile method names
+/// (ESC sequences, an RLO, a BOM): `xmd client -v tools` answers 16, keeps
+/// its memory bounded, ends within `--timeout` + 1 s, and prints no raw
+/// control or bidi character on stderr (the `--verbose` lines name each
+/// request it leaves unanswered).
+#[test]
+fn an_endless_flood_of_fat_hostile_requests_is_bounded_in_answers_memory_time_and_output() {
+    let answers = Arc::new(AtomicUsize::new(0));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let (a, n) = (answers.clone(), sent.clone());
+    let fake = Fake::start(move |req: &Req| {
+        if req.verb == "POST" && req.body.get("method").is_none() {
+            a.fetch_add(1, Ordering::SeqCst);
+        }
+        if let Some(r) = legacy_basics(req, "s-1") {
+            return r;
+        }
+        let n = n.clone();
+        Reply::sse_stream(move |w: &mut TcpStream| {
+            let pad = "p".repeat(256 * 1024);
+            for i in 0u64.. {
+                let m = json!({"jsonrpc": "2.0", "id": i, "params": {"pad": pad},
+                               "method": "\u{1b}]0;owned\u{7}\u{202e}gpj.exe\u{feff}\u{9b}2J"});
+                if w.write_all(format!("id: {i}\ndata: {m}\n\n").as_bytes())
+                    .is_err()
+                {
+                    return;
+                }
+                n.fetch_add(1, Ordering::SeqCst);
+                if i % 64 == 63 {
+                    thread::sleep(Duration::from_millis(1));
+                }
+            }
+        })
+    });
+    let run = xmd_client(&[
+        "--url",
+        &fake.url(),
+        "--era",
+        "legacy",
+        "--timeout",
+        "2",
+        "-v",
+        "tools",
+    ]);
+    assert_eq!(run.code, 4);
+    assert!(run.elapsed < Duration::from_secs(3), "{:?}", run.elapsed);
+    let sent = sent.load(Ordering::SeqCst);
+    assert!(sent > 100, "the flood sent only {sent} requests");
+    assert_eq!(answers.load(Ordering::SeqCst), CAP);
+    eprintln!(
+        "{sent} requests of 256 KiB sent; peak RSS {} KiB",
+        run.peak_rss_kib
+    );
+    assert!(
+        run.peak_rss_kib < 48 * 1024,
+        "peak RSS {} KiB",
+        run.peak_rss_kib
+    );
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    assert!(
+        !stderr
+            .chars()
+            .any(|c| (c.is_control() && c != '\n') || matches!(c, '\u{202e}' | '\u{feff}')),
+        "raw control on stderr"
+    );
+    assert!(stderr.contains(
+        "xmd client: < SSE request '\\u{1b}]0;owned\\u{7}\\u{202e}gpj.exe\\u{feff}\\u{9b}2J' not answered (more than 16 in this command)\n"
+    ));
+    assert!(
+        stderr.ends_with(" (--timeout bounds the whole command)\n"),
+        "{}",
+        &stderr[stderr.len().saturating_sub(300)..]
+    );
 }
