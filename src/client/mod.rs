@@ -75,7 +75,7 @@ pub use transport::{
 };
 pub use types::*;
 
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -119,9 +119,10 @@ pub const DEFAULT_MAX_LIST_BYTES: u64 = 8 * 1024 * 1024;
 /// anything else with -32601: 16. `xmd client` makes one `Client` per
 /// command, so this is per command, however many exchanges the command
 /// takes (the pages of a `list_*` walk, the handshake and the call, a retry
-/// on a new session). Later ones are read and left unanswered (a
-/// `--verbose` line says so; the command goes on and ends by its reply or
-/// `--timeout`), so a server cannot make the client POST without end.
+/// on a new session). Later ones are read and left unanswered (one
+/// `--verbose` line says so, for the first of them; the command goes on
+/// and ends by its reply or `--timeout`), so a server cannot make the
+/// client POST without end.
 pub const MAX_SERVER_REQUESTS_ANSWERED: u32 = 16;
 
 /// `clientInfo.name` the client announces.
@@ -161,6 +162,9 @@ pub struct Client {
     /// Server requests answered so far (at most
     /// [`MAX_SERVER_REQUESTS_ANSWERED`], all calls together).
     answered: AtomicU32,
+    /// Whether the `--verbose` line about unanswered requests was written
+    /// (once: a flood of them is not echoed line by line).
+    told_unanswered: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -275,6 +279,7 @@ impl Client {
             pin: None,
             next_id: AtomicI64::new(1),
             answered: AtomicU32::new(0),
+            told_unanswered: AtomicBool::new(false),
             state: Mutex::new(State::default()),
         }
     }
@@ -604,9 +609,11 @@ impl Client {
                 })
                 .is_ok();
             if !took {
-                transport.trace_line(|| {
-                    format!("< SSE request '{what}' not answered (more than {MAX_SERVER_REQUESTS_ANSWERED} in this command)")
-                });
+                if !self.told_unanswered.swap(true, Ordering::SeqCst) {
+                    transport.trace_line(|| {
+                        format!("< SSE request '{what}' not answered, nor any later one (more than {MAX_SERVER_REQUESTS_ANSWERED} in this command)")
+                    });
+                }
                 return;
             }
             let id = req.get("id").cloned().unwrap_or(Value::Null);
