@@ -269,3 +269,64 @@ fn an_endless_flood_of_fat_hostile_requests_is_bounded_in_answers_memory_time_an
         &stderr[stderr.len().saturating_sub(300)..]
     );
 }
+
+/// Resumed streams share the budget: each page's POST stream carries 4
+/// requests, an event id and a 20 ms `retry`, then closes; its `GET` with
+/// `Last-Event-ID` carries 4 more and the page. 3 pages: 24 sent, 16
+/// answered, every page listed.
+#[test]
+fn resumed_streams_share_the_budget() {
+    let answers = Arc::new(AtomicUsize::new(0));
+    let last_id = Arc::new(std::sync::Mutex::new((Value::Null, 0usize)));
+    let (a, l) = (answers.clone(), last_id.clone());
+    let fake = Fake::start(move |req: &Req| {
+        if req.verb == "POST" && req.body.get("method").is_none() {
+            a.fetch_add(1, Ordering::SeqCst);
+        }
+        if let Some(r) = legacy_basics(req, "s-1") {
+            return r;
+        }
+        if req.verb == "POST" {
+            let page: usize = match req.body["params"]["cursor"].as_str() {
+                Some(c) => c[1..].parse().unwrap(),
+                None => 0,
+            };
+            *l.lock().unwrap() = (req.id(), page);
+            let mut body = requests_then(4, &format!("r{}", req.id()), json!({"not": "ours"}));
+            body.push_str(&format!("id: page-{page}\nretry: 20\ndata:\n\n"));
+            return Reply::sse_stream(move |w: &mut TcpStream| {
+                let _ = w.write_all(body.as_bytes());
+            });
+        }
+        let (id, page) = l.lock().unwrap().clone();
+        assert_eq!(
+            req.header("Last-Event-ID"),
+            Some(format!("page-{page}").as_str())
+        );
+        let mut result =
+            json!({"tools": [{"name": format!("t{page}"), "inputSchema": {"type": "object"}}]});
+        if page < 2 {
+            result["nextCursor"] = json!(format!("c{}", page + 1));
+        }
+        let body = requests_then(
+            4,
+            &format!("r{id}-resumed"),
+            json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        );
+        Reply::sse_stream(move |w: &mut TcpStream| {
+            let _ = w.write_all(body.as_bytes());
+        })
+    });
+    let c = Client::new(&fake.url()).era(Era::Legacy);
+    let names: Vec<String> = c
+        .list_tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["t0", "t1", "t2"]);
+    drop(c);
+    assert_eq!(answers.load(Ordering::SeqCst), CAP);
+    let gets = fake.requests().iter().filter(|r| r.verb == "GET").count();
+    assert_eq!(gets, 3);
+}
