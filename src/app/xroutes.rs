@@ -156,6 +156,9 @@ pub fn route_call(
     if let Some(id) = route.id {
         args.insert("id".into(), Value::from(id));
     }
+    for (name, value) in route.route.fixed {
+        args.insert((*name).into(), Value::from(*value));
+    }
     let mut format = None;
     for (name, value) in params {
         if !allowed.query_params().any(|p| p == name) {

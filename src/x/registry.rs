@@ -19,8 +19,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::args::{
-    self, PostListArgs, Prop, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS, POST_PROPS,
-    PROFILE_PROPS, SEARCH_PROPS,
+    self, PostListArgs, ProfileArgs, Prop, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS,
+    POST_PROPS, PROFILE_PROPS, SEARCH_PROPS,
 };
 use super::browse::{self, BrowseArgs};
 use super::budget::Run;
@@ -79,6 +79,9 @@ pub struct Route {
     /// A query parameter the route requires, with an example request for
     /// the refusal.
     pub required: Option<(&'static str, &'static str)>,
+    /// Arguments the route sets itself (`feed=media` for
+    /// `/{handle}/media`); not query parameters of the route.
+    pub fixed: &'static [(&'static str, &'static str)],
 }
 
 impl Route {
@@ -145,6 +148,26 @@ pub const POST_ROUTE_PARAMS: &[&str] = &[
     "max_chars",
 ];
 const LIST_ROUTE_PARAMS: &[&str] = &["page", "limit", "cursor", "full", "format", "max_chars"];
+const PROFILE_ROUTE_PARAMS: &[&str] = &[
+    "feed",
+    "with_replies",
+    "since",
+    "page",
+    "limit",
+    "cursor",
+    "full",
+    "format",
+    "max_chars",
+];
+const FEED_ROUTE_PARAMS: &[&str] = &[
+    "since",
+    "page",
+    "limit",
+    "cursor",
+    "full",
+    "format",
+    "max_chars",
+];
 const SEARCH_ROUTE_PARAMS: &[&str] = &[
     "q",
     "feed",
@@ -162,6 +185,18 @@ const fn route(template: &'static str, params: &'static [&'static str]) -> Route
         fixed_handle: None,
         params,
         required: None,
+        fixed: &[],
+    }
+}
+
+/// A profile route of one feed: `/{handle}/media`, `/{handle}/articles`.
+const fn feed_route(template: &'static str, fixed: &'static [(&'static str, &'static str)]) -> Route {
+    Route {
+        template,
+        fixed_handle: None,
+        params: FEED_ROUTE_PARAMS,
+        required: None,
+        fixed,
     }
 }
 
@@ -205,6 +240,7 @@ pub const SPECS: [Spec; Tool::COUNT] = [
                 fixed_handle: Some("i"),
                 params: POST_ROUTE_PARAMS,
                 required: None,
+                fixed: &[],
             },
             Route {
                 template: "/api/convert",
@@ -214,6 +250,7 @@ pub const SPECS: [Spec; Tool::COUNT] = [
                     "url",
                     "/api/convert?url=https://x.com/example_user/status/1800000000000000001",
                 )),
+                fixed: &[],
             },
         ],
         upstream: &[
@@ -226,17 +263,24 @@ pub const SPECS: [Spec; Tool::COUNT] = [
     Spec {
         name: "x_md_get_profile",
         title: "Get X profile and latest posts",
-        description: "Read a public X profile (name, bio, optional counts with full=true) and its latest original posts as Markdown, newest first, `limit` per page (max 20). Page with `page` (max 10) or, for deeper walks, pass the previous result's `next_cursor` as `cursor`.",
-        summary: "one account",
+        description: "Read a public X profile (name, bio; counts and the account's About data (country, username changes) with full=true) and its latest original posts as Markdown, newest first, `limit` per page (max 20). feed=media lists its posts with photos or videos, feed=articles its X Articles; with_replies=true adds its replies (marked as replies); since (a Unix time) keeps only newer posts (none newer: an empty list with a note). Page with `page` (max 10) or, for deeper walks, pass the previous result's `next_cursor` as `cursor`.",
+        summary: "one account, its posts, media or articles",
         props: &PROFILE_PROPS,
         required: &["handle"],
-        output_schema: || schema::browse_output_schema("profile", &["handle", "profile", "posts"]),
+        output_schema: profile_output_schema,
         cursor_tag: "profile",
         cursor_scope: CursorScope::Account,
-        routes: &[route("/{handle}", LIST_ROUTE_PARAMS)],
+        routes: &[
+            route("/{handle}", PROFILE_ROUTE_PARAMS),
+            feed_route("/{handle}/media", &[("feed", "media")]),
+            feed_route("/{handle}/articles", &[("feed", "articles")]),
+        ],
         upstream: &[
             upstream("/2/profile/{handle}", TTL_PROFILE),
             upstream("/2/profile/{handle}/statuses", TTL_TIMELINE),
+            upstream("/2/profile/{handle}/media", TTL_TIMELINE),
+            upstream("/2/profile/{handle}/articles", TTL_TIMELINE),
+            upstream("/2/profile/{handle}/about", TTL_PROFILE),
         ],
     },
     Spec {
@@ -304,6 +348,7 @@ pub const SPECS: [Spec; Tool::COUNT] = [
                 fixed_handle: Some("i"),
                 params: LIST_ROUTE_PARAMS,
                 required: None,
+                fixed: &[],
             },
         ],
         // FxTwitter runs X's Latest search `quoted_tweet_id:<id>`: it
@@ -328,11 +373,35 @@ pub const SPECS: [Spec; Tool::COUNT] = [
                 fixed_handle: Some("i"),
                 params: LIST_ROUTE_PARAMS,
                 required: None,
+                fixed: &[],
             },
         ],
         upstream: &[upstream("/2/status/{id}/reposts", TTL_CONNECTIONS)],
     },
 ];
+
+/// The `outputSchema` of `x_md_get_profile`: a browse result with the
+/// account, its rows, the timeline options when not their defaults, and
+/// with `full` its About data.
+fn profile_output_schema() -> Value {
+    let mut schema = schema::browse_output_schema("profile", &["handle", "profile", "posts"]);
+    let props = &mut schema["properties"];
+    props["feed"] = serde_json::json!({"enum": args::ProfileFeed::NAMES, "description": "The timeline read, when not `posts`."});
+    props["with_replies"] = serde_json::json!({"const": true, "description": "Present when the account's replies are listed too."});
+    props["since"] = serde_json::json!({"type": "string", "description": "The `since` asked, as sent upstream (a number in its shortest decimal spelling); only posts newer than it are listed."});
+    props["about"] = serde_json::json!({
+        "type": "object",
+        "description": "With full=true: X's \"About this account\" (FxTwitter /2/profile/{handle}/about), when X has it.",
+        "properties": {
+            "based_in": {"type": "string"},
+            "location_accurate": {"type": "boolean"},
+            "created_country_accurate": {"type": "boolean"},
+            "source": {"type": "string"},
+            "username_changes": {"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}, "last_changed_at": {"type": "string"}}}
+        }
+    });
+    schema
+}
 
 /// The `outputSchema` of a list about one post: a browse result that also
 /// names the post (`id`, `url`, and `handle` when the rows show its
@@ -552,7 +621,7 @@ pub enum Call {
     /// `x_md_get_post`.
     GetPost(args::PostArgs),
     /// `x_md_get_profile`.
-    GetProfile(BrowseArgs),
+    GetProfile(ProfileArgs),
     /// `x_md_search_posts`.
     SearchPosts(SearchArgs),
     /// `x_md_get_followers`.
@@ -575,7 +644,7 @@ impl Call {
         let props = tool.spec().props;
         Ok(match tool {
             Tool::GetPost => Call::GetPost(args::parse_post(arguments)?),
-            Tool::GetProfile => Call::GetProfile(args::parse_list(arguments, props)?),
+            Tool::GetProfile => Call::GetProfile(args::parse_profile(arguments)?),
             Tool::SearchPosts => Call::SearchPosts(args::parse_search(arguments)?),
             Tool::GetFollowers => Call::GetFollowers(args::parse_list(arguments, props)?),
             Tool::GetFollowing => Call::GetFollowing(args::parse_list(arguments, props)?),
@@ -616,6 +685,9 @@ impl Call {
                 args::put_enum(&mut m, "format", a.format, args::Format::as_str);
                 args::put_enum(&mut m, "userinfo", a.userinfo, args::UserInfo::as_str);
                 args::put_enum(&mut m, "context", a.context, args::Context::as_str);
+                if let Some(l) = &a.lang {
+                    m.insert("lang".into(), Value::from(l.as_str()));
+                }
                 args::put_common(&mut m, a.cursor.as_deref(), a.full, a.max_chars);
             }
             Call::SearchPosts(a) => {
@@ -623,7 +695,8 @@ impl Call {
                 args::put_enum(&mut m, "feed", a.feed, args::Feed::as_str);
                 args::put_list(&mut m, &a.list);
             }
-            Call::GetProfile(a) | Call::GetFollowers(a) | Call::GetFollowing(a) => {
+            Call::GetProfile(a) => a.canonical(&mut m),
+            Call::GetFollowers(a) | Call::GetFollowing(a) => {
                 args::put_list(&mut m, a);
             }
             Call::GetQuotes(a) | Call::GetReposts(a) => a.canonical(&mut m),
@@ -636,7 +709,8 @@ impl Call {
         match self {
             Call::GetPost(a) => a.max_chars,
             Call::SearchPosts(a) => a.list.max_chars,
-            Call::GetProfile(a) | Call::GetFollowers(a) | Call::GetFollowing(a) => a.max_chars,
+            Call::GetProfile(a) => a.list.max_chars,
+            Call::GetFollowers(a) | Call::GetFollowing(a) => a.max_chars,
             Call::GetQuotes(a) | Call::GetReposts(a) => a.list.max_chars,
         }
     }

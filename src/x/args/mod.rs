@@ -6,7 +6,9 @@ use serde_json::{Map, Value};
 
 use super::url::{self, MAX_URL_CHARS};
 
+mod since;
 mod typed;
+pub use since::*;
 pub use typed::*;
 
 /// Largest `limit` for browse tools. Default 20; larger values are refused
@@ -54,6 +56,10 @@ pub enum Kind {
     },
     /// A boolean (default false).
     Bool,
+    /// A Unix time as FxTwitter's `since` takes it (see `since.rs`): a
+    /// JSON number ≥ 0, or a string JavaScript's `Number()` reads as a
+    /// finite number ≥ 0.
+    Since,
 }
 
 /// One argument of a tool.
@@ -155,8 +161,34 @@ pub const POST_ID: Prop = Prop {
     description: "Post id as a decimal string (not a number), used with `handle` instead of `url`.",
 };
 
+/// True for a `lang`: 2 ASCII letters, optionally a hyphen and 2 more.
+pub fn is_lang(s: &str) -> bool {
+    let b = s.as_bytes();
+    let letters = |r: &[u8]| r.iter().all(u8::is_ascii_alphabetic);
+    match b.len() {
+        2 => letters(b),
+        5 => letters(&b[..2]) && b[2] == b'-' && letters(&b[3..]),
+        _ => false,
+    }
+}
+
+/// `lang` of `x_md_get_post`: FxTwitter translates a post only into a
+/// code of 2 or 5 characters (`processor.ts`: "a valid ISO 639-1 or ISO
+/// 639-5 code"); xmd takes the letter forms of those lengths.
+pub const LANG: Prop = Prop {
+    name: "lang",
+    kind: Kind::Str {
+        min: 2,
+        max: 5,
+        pattern: Some("^[A-Za-z]{2}(-[A-Za-z]{2})?$"),
+        check: Some(is_lang),
+        what: "a language code: 2 letters (ISO 639-1, e.g. \"en\", \"es\") or 2 letters, a hyphen and 2 letters (e.g. \"zh-cn\", \"pt-br\")",
+    },
+    description: "Translate the requested post into this language (ISO 639-1, e.g. \"en\", or \"zh-cn\"), as FxTwitter does (X's or Grok's translation): shown under the original with the source language named. No translation (same language, unknown language, none available) is a note, not an error.",
+};
+
 /// `x_md_get_post` arguments.
-pub const POST_PROPS: [Prop; 12] = [
+pub const POST_PROPS: [Prop; 13] = [
     POST_URL,
     POST_HANDLE,
     POST_ID,
@@ -196,11 +228,41 @@ pub const POST_PROPS: [Prop; 12] = [
         kind: Kind::Str { min: 1, max: MAX_CURSOR_CHARS, pattern: None, check: None, what: "the `next_cursor` string of a previous result for this post" },
         description: "Continuation of a thread cut by the result budget: pass the previous result's `next_cursor` (with the same other arguments) to get the posts after the last one shown.",
     },
+    LANG,
     MAX_CHARS,
 ];
 
+/// `feed` of `x_md_get_profile`.
+pub const PROFILE_FEED: Prop = Prop {
+    name: "feed",
+    kind: Kind::Enum(ProfileFeed::NAMES),
+    description: "posts (default): the account's latest posts (originals; with with_replies=true its replies too); media: its posts with photos or videos (the profile's Media tab); articles: its X Articles.",
+};
+/// `with_replies` of `x_md_get_profile`.
+pub const WITH_REPLIES: Prop = Prop {
+    name: "with_replies",
+    kind: Kind::Bool,
+    description: "true adds the account's replies to its posts (each marked `Replying to @…`); feed=posts only (default false).",
+};
+/// `since` of `x_md_get_profile`.
+pub const SINCE: Prop = Prop {
+    name: "since",
+    kind: Kind::Since,
+    description: "Only posts newer than this Unix time: seconds, or milliseconds from 1e12 on (e.g. 1786464342). A number, or a string as FxTwitter reads it. No newer post gives an empty list with a note, not an error.",
+};
+
 /// `x_md_get_profile` arguments.
-pub const PROFILE_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
+pub const PROFILE_PROPS: [Prop; 9] = [
+    HANDLE,
+    PROFILE_FEED,
+    WITH_REPLIES,
+    SINCE,
+    PAGE,
+    LIMIT,
+    CURSOR,
+    FULL,
+    MAX_CHARS,
+];
 /// `x_md_get_followers` / `x_md_get_following` arguments.
 pub const CONNECTION_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
 /// Arguments of a list about one post (`x_md_get_quotes`,
@@ -358,6 +420,9 @@ pub fn validate(
 fn check(p: &Prop, v: &Value) -> Result<(), String> {
     let n = p.name;
     match p.kind {
+        Kind::Since => parse_since(v)
+            .map(|_| ())
+            .ok_or_else(|| format!("`{n}` must be {SINCE_WHAT}")),
         Kind::Bool => v
             .as_bool()
             .map(|_| ())
@@ -472,6 +537,7 @@ mod tests {
                 userinfo: UserInfo::Off,
                 context: Context::Full,
                 cursor: None,
+                lang: None,
                 max_chars: None,
             }
         );
@@ -569,7 +635,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            "unknown property `unknown_flag`; allowed: handle, page, limit, cursor, full, max_chars"
+            "unknown property `unknown_flag`; allowed: handle, feed, with_replies, since, page, limit, cursor, full, max_chars"
         );
         let e = validate(
             Some(&json!("handle=example_user")),
