@@ -552,7 +552,7 @@ mod tests {
             route_call(route("/{handle}", Some("a"), None), Some("handle=b")).unwrap_err(),
             (
                 CODE_INVALID_QUERY,
-                "unknown query parameter `handle`; this route takes: page, limit, cursor, full, format, max_chars".into()
+                "unknown query parameter `handle`; this route takes: feed, with_replies, since, page, limit, cursor, full, format, max_chars".into()
             )
         );
         assert_eq!(

@@ -407,12 +407,17 @@ fn assemble(up: &dyn Upstream, args: &PostArgs) -> Result<(Assembly, Option<XErr
         }
     }
     if let Some(l) = &args.lang {
-        let translated = a
-            .posts
-            .iter()
-            .any(|(p, r)| *r == "post" && p.translation.as_ref().is_some_and(|t| !t.text.trim().is_empty()));
+        let translated = a.posts.iter().any(|(p, r)| {
+            *r == "post"
+                && p.translation
+                    .as_ref()
+                    .is_some_and(|t| !t.text.trim().is_empty())
+        });
         if !translated {
-            a.warnings.push(untranslated_note(l, a.posts.iter().find(|(_, r)| *r == "post").map(|(p, _)| p)));
+            a.warnings.push(untranslated_note(
+                l,
+                a.posts.iter().find(|(_, r)| *r == "post").map(|(p, _)| p),
+            ));
         }
     }
     let mut seen = HashSet::new();

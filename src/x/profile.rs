@@ -4,12 +4,12 @@
 
 use serde_json::json;
 
+use super::args::{self, ProfileArgs, ProfileFeed};
 use super::browse::{
     answer_errors, base_structured, check_account_list, continuation, cursor_error, page_path,
     protected_error, walk_pages, BrowseResult, ListPage,
 };
 use super::budget::{fit_rows, Run};
-use super::args::{self, ProfileArgs, ProfileFeed};
 use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{code, XError};
@@ -231,13 +231,20 @@ pub fn profile(f: &Fetcher, a: &ProfileArgs, run: &Run) -> Result<BrowseResult, 
     let since_ms = a.since_value().map(args::since_ms);
     let newer = |row: &Status| {
         since_ms.is_none_or(|ms| {
-            let t = row.created_timestamp.as_ref().and_then(serde_json::Number::as_f64);
+            let t = row
+                .created_timestamp
+                .as_ref()
+                .and_then(serde_json::Number::as_f64);
             args::is_newer(t, ms)
         })
     };
     let mut primed = Some(first_page);
     let mut fetch = |c: &str| -> Result<ListPage<Status>, XError> {
-        let primed_page = if c == first_cursor { primed.take() } else { None };
+        let primed_page = if c == first_cursor {
+            primed.take()
+        } else {
+            None
+        };
         let mut page = match primed_page {
             Some(p) => p?,
             None => check_account_list(f, &page_path(&base, c, extra_for(c)), handle, authors)?,

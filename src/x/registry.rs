@@ -31,7 +31,7 @@ use super::cache::{
 use super::error::XError;
 use super::status_lists::{self, StatusList};
 use super::structured::Structured;
-use super::{post, profile, schema, search};
+use super::{post, profile, schema, search, trends};
 
 /// A tool. The discriminant indexes [`SPECS`] (and the metric rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,6 +50,8 @@ pub enum Tool {
     GetQuotes,
     /// `x_md_get_reposts`.
     GetReposts,
+    /// `x_md_get_trends`.
+    GetTrends,
 }
 
 /// What the scope of a tool's cursors is bound to.
@@ -190,7 +192,10 @@ const fn route(template: &'static str, params: &'static [&'static str]) -> Route
 }
 
 /// A profile route of one feed: `/{handle}/media`, `/{handle}/articles`.
-const fn feed_route(template: &'static str, fixed: &'static [(&'static str, &'static str)]) -> Route {
+const fn feed_route(
+    template: &'static str,
+    fixed: &'static [(&'static str, &'static str)],
+) -> Route {
     Route {
         template,
         fixed_handle: None,
@@ -378,6 +383,22 @@ pub const SPECS: [Spec; Tool::COUNT] = [
         ],
         upstream: &[upstream("/2/status/{id}/reposts", TTL_CONNECTIONS)],
     },
+    Spec {
+        name: "x_md_get_trends",
+        title: "Get trending topics on X",
+        description: "List what is trending on X now (its Explore page, via FxTwitter; up to 50 trends), one Markdown line per trend with its context when X gives one (full=true adds X's rank and related topics). Each trend's `query` (its name) is the `q` of x_md_search_posts that reads its posts; `url` is X's search for it. No trends is an empty list, not an error. Page with `page` or `cursor` (the previous `next_cursor`).",
+        summary: "what is trending",
+        props: &trends::TRENDS_PROPS,
+        required: &[],
+        output_schema: trends::output_schema,
+        cursor_tag: "trends",
+        // One list for everyone: the scope is the Explore timeline's kind.
+        cursor_scope: CursorScope::Query,
+        // X's own path of its trends.
+        routes: &[route("/explore/tabs/trending", LIST_ROUTE_PARAMS)],
+        // X's trends move about as fast as a search.
+        upstream: &[upstream("/2/trends", TTL_SEARCH)],
+    },
 ];
 
 /// The `outputSchema` of `x_md_get_profile`: a browse result with the
@@ -417,7 +438,7 @@ fn post_list_output_schema(resource: &str, rows: &'static str) -> Value {
 
 impl Tool {
     /// How many tools there are.
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
 
     /// Every tool, in `tools/list` order (`ALL[i] as usize == i`).
     pub const ALL: [Tool; Tool::COUNT] = [
@@ -428,6 +449,7 @@ impl Tool {
         Tool::GetFollowing,
         Tool::GetQuotes,
         Tool::GetReposts,
+        Tool::GetTrends,
     ];
 
     /// Every tool's name, in `tools/list` order.
@@ -632,6 +654,8 @@ pub enum Call {
     GetQuotes(PostListArgs),
     /// `x_md_get_reposts`.
     GetReposts(PostListArgs),
+    /// `x_md_get_trends`.
+    GetTrends(BrowseArgs),
 }
 
 impl Call {
@@ -650,6 +674,7 @@ impl Call {
             Tool::GetFollowing => Call::GetFollowing(args::parse_list(arguments, props)?),
             Tool::GetQuotes => Call::GetQuotes(args::parse_post_list(arguments, props)?),
             Tool::GetReposts => Call::GetReposts(args::parse_post_list(arguments, props)?),
+            Tool::GetTrends => Call::GetTrends(trends::parse(arguments)?),
         })
     }
 
@@ -663,6 +688,7 @@ impl Call {
             Call::GetFollowing(_) => Tool::GetFollowing,
             Call::GetQuotes(_) => Tool::GetQuotes,
             Call::GetReposts(_) => Tool::GetReposts,
+            Call::GetTrends(_) => Tool::GetTrends,
         }
     }
 
@@ -700,6 +726,7 @@ impl Call {
                 args::put_list(&mut m, a);
             }
             Call::GetQuotes(a) | Call::GetReposts(a) => a.canonical(&mut m),
+            Call::GetTrends(a) => trends::canonical(a, &mut m),
         }
         m
     }
@@ -712,6 +739,7 @@ impl Call {
             Call::GetProfile(a) => a.list.max_chars,
             Call::GetFollowers(a) | Call::GetFollowing(a) => a.max_chars,
             Call::GetQuotes(a) | Call::GetReposts(a) => a.list.max_chars,
+            Call::GetTrends(a) => a.max_chars,
         }
     }
 
@@ -729,6 +757,7 @@ impl Call {
             Call::GetFollowing(a) => browse::connections(f, true, a, run)?,
             Call::GetQuotes(a) => status_lists::status_list(f, StatusList::Quotes, a, run)?,
             Call::GetReposts(a) => status_lists::status_list(f, StatusList::Reposts, a, run)?,
+            Call::GetTrends(a) => trends::trends(f, a, run)?,
         };
         Ok((r.text, r.structured))
     }
@@ -815,10 +844,11 @@ mod tests {
         assert_eq!(
             INSTRUCTIONS,
             "Read-only access to public X (Twitter) content, rendered as Markdown. \
-Tools: x_md_get_post (one post, optionally with its thread and quoted post), x_md_get_profile (one account), \
+Tools: x_md_get_post (one post, optionally with its thread and quoted post), \
+x_md_get_profile (one account, its posts, media or articles), \
 x_md_search_posts (search), x_md_get_followers (accounts following an account), \
 x_md_get_following (accounts an account follows), x_md_get_quotes (posts quoting a post), \
-x_md_get_reposts (accounts that reposted a post). \
+x_md_get_reposts (accounts that reposted a post), x_md_get_trends (what is trending). \
 Every result carries Markdown text plus structuredContent; list tools page with next_cursor. \
 Upstream problems (rate limits, missing or protected content) come back as results with isError: true. \
 resources/list returns the full service contract."

@@ -22,21 +22,14 @@
 pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\u{9}'
-            | '\u{A}'
-            | '\u{B}'
-            | '\u{C}'
-            | '\u{D}'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
+        '\u{9}' | '\u{A}' | '\u{B}' | '\u{C}' | '\u{D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -135,7 +128,9 @@ fn is_unsigned_decimal(s: &str) -> bool {
 /// A `since` as FxTwitter reads it, or `None` when it refuses it: a finite
 /// number ≥ 0 (`-0` read as 0).
 pub fn parse_since_str(s: &str) -> Option<f64> {
-    js_number(s).filter(|v| v.is_finite() && *v >= 0.0).map(|v| v + 0.0)
+    js_number(s)
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v + 0.0)
 }
 
 /// [`parse_since_str`] for a JSON argument: a number ≥ 0, or a string.
@@ -234,7 +229,10 @@ mod tests {
         assert_eq!(parse_since_str("-1"), None);
         assert_eq!(parse_since_str("1e400"), None);
         assert_eq!(parse_since_str("Infinity"), None);
-        assert_eq!(parse_since(&serde_json::json!(1786464342)), Some(1786464342.0));
+        assert_eq!(
+            parse_since(&serde_json::json!(1786464342)),
+            Some(1786464342.0)
+        );
         assert_eq!(parse_since(&serde_json::json!(-1)), None);
         assert_eq!(parse_since(&serde_json::json!(true)), None);
         assert_eq!(since_text(1786464342.0), "1786464342");

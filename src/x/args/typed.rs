@@ -131,7 +131,10 @@ impl ProfileArgs {
 pub fn parse_profile(args: Option<&Value>) -> Result<ProfileArgs, String> {
     let obj = validate(args, &PROFILE_PROPS, &["handle"])?;
     let feed = enum_arg(&obj, "feed", ProfileFeed::parse);
-    let with_replies = obj.get("with_replies").and_then(Value::as_bool).unwrap_or(false);
+    let with_replies = obj
+        .get("with_replies")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     if with_replies && feed != ProfileFeed::Posts {
         return Err(format!(
             "`with_replies` applies to feed=posts only, not feed={}",

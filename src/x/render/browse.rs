@@ -309,11 +309,12 @@ pub fn about_line(a: &AboutAccount) -> Option<String> {
     }
     if let Some(u) = &a.username_changes {
         if let Some(n) = u.count {
-            let mut p = format!(
-                "Username changes: {}",
-                super::num::grouped(n)
-            );
-            if let Some(d) = u.last_changed_at.as_deref().filter(|d| !d.trim().is_empty()) {
+            let mut p = format!("Username changes: {}", super::num::grouped(n));
+            if let Some(d) = u
+                .last_changed_at
+                .as_deref()
+                .filter(|d| !d.trim().is_empty())
+            {
                 p.push_str(&format!(
                     " (last {})",
                     iso(d).unwrap_or_else(|| inline_text(d))
