@@ -146,6 +146,7 @@ pub const POST_ROUTE_PARAMS: &[&str] = &[
     "context",
     "userinfo",
     "full",
+    "lang",
     "format",
     "max_chars",
 ];
