@@ -786,7 +786,7 @@ fn openapi_round_trip_every_documented_path_answers_and_every_route_is_documente
     let table: BTreeSet<String> = app.route_table().into_iter().collect();
     let documented: BTreeSet<String> = paths.keys().cloned().collect();
     assert_eq!(table, documented, "route table vs openapi.json paths");
-    assert_eq!(table.len(), 23);
+    assert_eq!(table.len(), 26);
 }
 
 /// `tests/fixtures/oas-3.1-schema.json` is the OpenAPI Initiative's JSON
