@@ -354,7 +354,15 @@ def check_routes(base, spec):
     for path, item in spec["paths"].items():
         if "get" in item:
             headers = {"Accept": "application/json"} if path == "/mcp" else {}
-            r = http("GET", base + example_target(spec, path, item, item["get"]), headers=headers)
+            target = base + example_target(spec, path, item, item["get"])
+            r = http("GET", target, headers=headers)
+            # The server's global upstream budget (15/s, `--upstream-budget`)
+            # may refuse a cold burst of routes: `503` `upstream_budget` with
+            # `Retry-After`, as documented. Wait it out, once.
+            if r.status == 503 and b"upstream_budget" in r.body:
+                import time
+                time.sleep(int(r.headers.get("Retry-After") or 1) + 1)
+                r = http("GET", target, headers=headers)
             check_against(spec, path, "get", r, problems, f"GET {path}")
             if r.status != 200:
                 problems.append(f"GET {path}: status {r.status}, want 200")
