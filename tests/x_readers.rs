@@ -345,7 +345,7 @@ fn trends_list_names_each_trends_query_and_search_link() {
     assert_eq!(s["resource"], "trends");
     assert_eq!(
         s["trends"][0],
-        json!({"name": "#FixtureDay", "rank": "1", "context": "Technology · Trending", "query": "#FixtureDay", "url": "https://x.com/search?q=%23FixtureDay"})
+        json!({"name": "#FixtureDay", "rank": "1", "context": "Technology · Trending", "url": "https://x.com/search?q=%23FixtureDay"})
     );
     assert_eq!(
         s["trends"][1]["grouped_topics"],
@@ -353,8 +353,8 @@ fn trends_list_names_each_trends_query_and_search_link() {
     );
     assert_eq!(s["trends"][1].get("context"), None);
     assert_eq!(up.targets(), ["/2/trends?type=trending&count=50"]);
-    // The query finds the trend's posts with x_md_search_posts.
-    let q = s["trends"][0]["query"].as_str().unwrap();
+    // The name is a query of x_md_search_posts.
+    let q = s["trends"][0]["name"].as_str().unwrap();
     assert!(Tools::prepare("x_md_search_posts", Some(&json!({"q": q}))).is_ok());
     // Paged by limit: every trend once, one upstream request (cached).
     let mut names = Vec::new();

@@ -147,7 +147,7 @@ pub fn profile_scope(args: &ProfileArgs) -> cursor::Bound {
 pub fn since_words(since: &str) -> String {
     let ms = since.parse::<f64>().map(args::since_ms).unwrap_or(f64::NAN);
     let secs = (ms / 1000.0).floor();
-    if secs.is_finite() && secs >= 0.0 && secs < 4.0e11 {
+    if (0.0..4.0e11).contains(&secs) {
         if let Some(iso) = super::render::date::iso_from_unix(secs as i64) {
             return iso;
         }

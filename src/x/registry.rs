@@ -387,7 +387,7 @@ pub const SPECS: [Spec; Tool::COUNT] = [
     Spec {
         name: "x_md_get_trends",
         title: "Get trending topics on X",
-        description: "List what is trending on X now (its Explore page, via FxTwitter; up to 50 trends), one Markdown line per trend with its context when X gives one (full=true adds X's rank and related topics). Each trend's `query` (its name) is the `q` of x_md_search_posts that reads its posts; `url` is X's search for it. No trends is an empty list, not an error. Page with `page` or `cursor` (the previous `next_cursor`).",
+        description: "List what is trending on X now (its Explore page, via FxTwitter; up to 50 trends), one Markdown line per trend with its context when X gives one (full=true adds X's rank and related topics). Each trend's `name` is the `q` of x_md_search_posts that reads its posts; `url` is X's search for it. No trends is an empty list, not an error. Page with `page` or `cursor` (the previous `next_cursor`).",
         summary: "what is trending",
         props: &trends::TRENDS_PROPS,
         required: &[],

@@ -6,8 +6,9 @@
 //! (`APITrendsResponse`: `code`, `timeline_type`, `trends` of `APITrend`
 //! `{name, rank, context, grouped_topics?}`, `cursor`). xmd asks for all
 //! [`UPSTREAM_TRENDS`] and pages them with the list tools' contract
-//! (`limit`, `page`, `cursor`, `full`), each trend with the query that
-//! finds its posts (`x_md_search_posts` `q`) and X's search link. An
+//! (`limit`, `page`, `cursor`, `full`), each trend with X's search link;
+//! its name is the `q` of `x_md_search_posts` that finds its posts (not
+//! written twice: `structuredContent` holds data, not copies). An
 //! empty list is a result ("no trends"), not an error. FxTwitter gives no
 //! post count for a trend (X's `meta_description` is not passed on).
 
@@ -54,7 +55,7 @@ pub fn canonical(a: &BrowseArgs, m: &mut Map<String, Value>) {
     args::put_list(m, a);
 }
 
-/// One trend: FxTwitter's `APITrend`, and xmd's `query` and `url`.
+/// One trend: FxTwitter's `APITrend`, and xmd's `url`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, expecting = "a trend object")]
 pub struct Trend {
@@ -70,9 +71,6 @@ pub struct Trend {
     /// Related topics X groups under it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub grouped_topics: Vec<GroupedTopic>,
-    /// The `q` of `x_md_search_posts` that finds its posts: the name.
-    #[serde(skip_deserializing)]
-    pub query: String,
     /// X's search for it.
     #[serde(skip_deserializing)]
     pub url: String,
@@ -174,13 +172,12 @@ pub fn output_schema() -> Value {
         "type": "array",
         "items": {
             "type": "object",
-            "required": ["name", "query", "url"],
+            "required": ["name", "url"],
             "properties": {
-                "name": {"type": "string"},
+                "name": {"type": "string", "description": "The trend; pass it as `q` of x_md_search_posts to read its posts."},
                 "rank": {"type": "string", "description": "X's rank, as sent."},
                 "context": {"type": "string", "description": "X's context for it (e.g. \"Sports · Trending\"), when sent."},
                 "grouped_topics": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
-                "query": {"type": "string", "description": "Pass as `q` of x_md_search_posts to read its posts."},
                 "url": {"type": "string", "description": "X's search for it."}
             }
         }
@@ -200,7 +197,6 @@ pub fn trends(f: &Fetcher, args: &BrowseArgs, run: &Run) -> Result<BrowseResult,
     let keep = |t: &Trend| !t.name.trim().is_empty();
     let mut walk = walk_list(&mut read, &keep, start, args.page, args.limit)?;
     for t in &mut walk.items {
-        t.query = t.name.clone();
         t.url = search_url(&t.name);
     }
     let next_cursor = walk
