@@ -468,6 +468,18 @@ mod tests {
             matched("/api/convert"),
             Some((Tool::GetPost, "/api/convert", None, None))
         );
+        assert_eq!(
+            matched("/a/media"),
+            Some((Tool::GetProfile, "/{handle}/media", Some("a"), None))
+        );
+        assert_eq!(
+            matched("/a/articles"),
+            Some((Tool::GetProfile, "/{handle}/articles", Some("a"), None))
+        );
+        assert_eq!(
+            matched("/explore/tabs/trending"),
+            Some((Tool::GetTrends, "/explore/tabs/trending", None, None))
+        );
         for not in [
             "/",
             "/i",
@@ -488,6 +500,10 @@ mod tests {
             "/a/likes",
             "/a/status/1/photo/1",
             "/i/followers",
+            "/explore",
+            "/Explore/media",
+            "/explore/tabs",
+            "/explore/tabs/trending/",
             "//a",
         ] {
             assert_eq!(match_path(not), None, "{not}");
@@ -561,6 +577,25 @@ mod tests {
                 CODE_INVALID_ARGUMENTS,
                 "`format` must be one of: markdown, json".into()
             )
+        );
+        // A tab's route sets `feed` itself, and takes no `feed`.
+        let rc = route_call(
+            route("/{handle}/media", Some("a"), None),
+            Some("since=5&limit=2"),
+        )
+        .unwrap();
+        assert_eq!(
+            rc.arguments,
+            json!({"handle": "a", "feed": "media", "since": "5", "limit": 2})
+        );
+        assert_eq!(
+            route_call(
+                route("/{handle}/media", Some("a"), None),
+                Some("feed=posts")
+            )
+            .unwrap_err()
+            .0,
+            CODE_INVALID_QUERY
         );
         assert_eq!(
             route_call(route("/api/convert", None, None), None)
