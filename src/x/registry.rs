@@ -11,27 +11,24 @@
 //!
 //! Adding a tool: a [`Tool`] variant (and its entry in [`Tool::ALL`] and
 //! [`SPECS`]), a [`Call`] variant with its arms in [`Call::parse`],
-//! [`Call::tool`], [`Call::canonical`] and [`Call::run`]; the run itself in
-//! its own module.
+//! [`Call::tool`], [`Call::canonical`], and in `tools.rs` `Call::run`; the
+//! run itself in its own module. The registry names no tool's run: the
+//! runs name the registry.
 
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::args::BrowseArgs;
 use super::args::{
     self, PostListArgs, ProfileArgs, Prop, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS,
     POST_PROPS, PROFILE_PROPS, SEARCH_PROPS,
 };
-use super::browse::{self, BrowseArgs};
-use super::budget::Run;
 use super::cache::{
-    Fetcher, TTL_CONNECTIONS, TTL_CONVERSATION, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
+    TTL_CONNECTIONS, TTL_CONVERSATION, TTL_OTHER, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
     TTL_TYPEAHEAD,
 };
-use super::error::XError;
-use super::status_lists::{self, StatusList};
-use super::structured::Structured;
-use super::{post, profile, schema, search, trends};
+use super::schema;
 
 /// A tool. The discriminant indexes [`SPECS`] (and the metric rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -389,9 +386,9 @@ pub const SPECS: [Spec; Tool::COUNT] = [
         title: "Get trending topics on X",
         description: "List what is trending on X now (its Explore page, via FxTwitter; up to 50 trends), one Markdown line per trend with its context when X gives one (full=true adds X's rank and related topics). Each trend's `name` is the `q` of x_md_search_posts that reads its posts; `url` is X's search for it. No trends is an empty list, not an error. Page with `page` or `cursor` (the previous `next_cursor`).",
         summary: "what is trending",
-        props: &trends::TRENDS_PROPS,
+        props: &args::TRENDS_PROPS,
         required: &[],
-        output_schema: trends::output_schema,
+        output_schema: trends_output_schema,
         cursor_tag: "trends",
         // One list for everyone: the scope is the Explore timeline's kind.
         cursor_scope: CursorScope::Query,
@@ -420,6 +417,27 @@ fn profile_output_schema() -> Value {
             "created_country_accurate": {"type": "boolean"},
             "source": {"type": "string"},
             "username_changes": {"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}, "last_changed_at": {"type": "string"}}}
+        }
+    });
+    schema
+}
+
+/// The `outputSchema` of `x_md_get_trends`: a browse result whose rows
+/// are FxTwitter's trends (`APITrend`), each with X's search link.
+fn trends_output_schema() -> Value {
+    let mut schema = schema::browse_output_schema("trends", &["trends"]);
+    schema["properties"]["trends"] = serde_json::json!({
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["name", "url"],
+            "properties": {
+                "name": {"type": "string", "description": "The trend; pass it as `q` of x_md_search_posts to read its posts."},
+                "rank": {"type": "string", "description": "X's rank, as sent."},
+                "context": {"type": "string", "description": "X's context for it (e.g. \"Sports · Trending\"), when sent."},
+                "grouped_topics": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                "url": {"type": "string", "description": "X's search for it."}
+            }
         }
     });
     schema
@@ -623,6 +641,13 @@ pub fn match_template<'p>(
     }
 }
 
+/// The time to live for an upstream path (and query): the lifetime the
+/// tools give the path ([`upstream_ttl`]), or [`TTL_OTHER`] for a path no
+/// tool declares. The cache stores by it ([`super::cache::Cache::new`]).
+pub fn ttl_for(path_and_query: &str) -> Duration {
+    upstream_ttl(path_and_query).unwrap_or(TTL_OTHER)
+}
+
 /// How long an upstream answer for `path_and_query` stays fresh: the
 /// lifetime of the first tool upstream path it matches, `None` when no
 /// tool reads it.
@@ -675,7 +700,9 @@ impl Call {
             Tool::GetFollowing => Call::GetFollowing(args::parse_list(arguments, props)?),
             Tool::GetQuotes => Call::GetQuotes(args::parse_post_list(arguments, props)?),
             Tool::GetReposts => Call::GetReposts(args::parse_post_list(arguments, props)?),
-            Tool::GetTrends => Call::GetTrends(trends::parse(arguments)?),
+            Tool::GetTrends => {
+                Call::GetTrends(args::validate(arguments, props, &[]).map(|o| args::list_args(&o))?)
+            }
         })
     }
 
@@ -727,7 +754,7 @@ impl Call {
                 args::put_list(&mut m, a);
             }
             Call::GetQuotes(a) | Call::GetReposts(a) => a.canonical(&mut m),
-            Call::GetTrends(a) => trends::canonical(a, &mut m),
+            Call::GetTrends(a) => args::put_list(&mut m, a),
         }
         m
     }
@@ -743,30 +770,24 @@ impl Call {
             Call::GetTrends(a) => a.max_chars,
         }
     }
-
-    /// Runs the call through `f` (blocking): its Markdown and
-    /// `structuredContent`, before the last budget guard.
-    pub fn run(&self, f: &Fetcher, run: &Run) -> Result<(String, Structured), XError> {
-        let r = match self {
-            Call::GetPost(a) => {
-                let r = post::get_post(f, a, run)?;
-                return Ok((r.text, r.structured));
-            }
-            Call::GetProfile(a) => profile::profile(f, a, run)?,
-            Call::SearchPosts(a) => search::search(f, &a.list, &a.q, a.feed.as_str(), run)?,
-            Call::GetFollowers(a) => browse::connections(f, false, a, run)?,
-            Call::GetFollowing(a) => browse::connections(f, true, a, run)?,
-            Call::GetQuotes(a) => status_lists::status_list(f, StatusList::Quotes, a, run)?,
-            Call::GetReposts(a) => status_lists::status_list(f, StatusList::Reposts, a, run)?,
-            Call::GetTrends(a) => trends::trends(f, a, run)?,
-        };
-        Ok((r.text, r.structured))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+
+    #[test]
+    fn ttls_by_path() {
+        assert_eq!(ttl_for("/2/status/1"), TTL_POST);
+        assert_eq!(ttl_for("/tweet-result?id=1&token=b&lang=en"), TTL_POST);
+        assert_eq!(ttl_for("/tweet-results?id=1"), TTL_OTHER);
+        assert_eq!(ttl_for("/2/profile/a"), TTL_PROFILE);
+        assert_eq!(ttl_for("/2/profile/a/statuses?count=20"), TTL_TIMELINE);
+        assert_eq!(ttl_for("/2/profile/a/following?count=20"), TTL_CONNECTIONS);
+        assert_eq!(ttl_for("/2/search?q=a"), TTL_SEARCH);
+        assert_eq!(ttl_for("/2/typeahead?q=a"), TTL_TYPEAHEAD);
+        assert_eq!(ttl_for("/2/conversation/1?x"), TTL_CONVERSATION);
+    }
 
     proptest! {
         /// The oracle is `str::split('/')`.
@@ -779,6 +800,21 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn most_arguments_is_the_longest_table() {
+        for s in &SPECS {
+            assert!(
+                args::PROP_TABLES
+                    .iter()
+                    .any(|t| t.iter().map(|p| p.name).eq(s.props.iter().map(|p| p.name))),
+                "{}'s table is missing from args::PROP_TABLES",
+                s.name
+            );
+        }
+        let longest = SPECS.iter().map(|s| s.props.len()).max();
+        assert_eq!(Some(args::MOST_ARGUMENTS), longest);
+    }
 
     #[test]
     fn the_registry_is_consistent() {
@@ -794,8 +830,6 @@ mod tests {
             assert!(s.name.starts_with("x_md_"), "{}", s.name);
             assert!(!s.summary.is_empty() && !s.summary.contains(['(', ')']));
             assert!(INSTRUCTIONS.contains(&format!("{} ({})", s.name, s.summary)));
-            // The metric label is the name, and it has a counter row.
-            assert_eq!(crate::metrics::TOOLS[i], s.name);
             // Every required argument is in the table.
             for r in s.required {
                 assert!(s.props.iter().any(|p| p.name == *r), "{}: {r}", s.name);

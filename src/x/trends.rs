@@ -13,22 +13,21 @@
 //! post count for a trend (X's `meta_description` is not passed on).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
-use super::args::{self, Prop, FULL, LIMIT, MAX_CHARS, PAGE};
 use super::browse::{
     answer_errors, base_structured, continuation, cursor_error, walk_list, BrowseArgs,
     BrowseResult, ListPage, Row,
 };
 use super::budget::{fit_rows, Run};
-use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{code, XError};
+use super::escape::push_link;
+use super::fetcher::Fetcher;
 use super::model::parse::Authors;
 use super::model::scalar::{count, opt_text, text, Count};
 use super::registry::Tool;
 use super::render::browse::{finish, inline_text, push_tail};
-use super::render::escape::push_link;
 use super::typed_read::fetch_typed;
 
 /// Trends asked of the upstream on every call: 50, FxTwitter's largest
@@ -40,19 +39,6 @@ pub const UPSTREAM_TRENDS: usize = 50;
 /// The upstream path of the trends.
 pub fn trends_path() -> String {
     format!("/2/trends?type=trending&count={UPSTREAM_TRENDS}")
-}
-
-/// `x_md_get_trends` arguments: the list arguments without a handle.
-pub const TRENDS_PROPS: [Prop; 5] = [PAGE, LIMIT, super::args::CURSOR, FULL, MAX_CHARS];
-
-/// Validates and decodes `x_md_get_trends` arguments.
-pub fn parse(arguments: Option<&Value>) -> Result<BrowseArgs, String> {
-    args::validate(arguments, &TRENDS_PROPS, &[]).map(|obj| args::list_args(&obj))
-}
-
-/// The canonical form (see `registry::Call::canonical`).
-pub fn canonical(a: &BrowseArgs, m: &mut Map<String, Value>) {
-    args::put_list(m, a);
 }
 
 /// One trend: FxTwitter's `APITrend`, and xmd's `url`.
@@ -163,26 +149,6 @@ fn trend_line(t: &Trend, full: bool) -> String {
     line.push(' ');
     push_link(&mut line, "Search", &t.url);
     line
-}
-
-/// The `outputSchema` of `x_md_get_trends`.
-pub fn output_schema() -> Value {
-    let mut schema = super::schema::browse_output_schema("trends", &["trends"]);
-    schema["properties"]["trends"] = json!({
-        "type": "array",
-        "items": {
-            "type": "object",
-            "required": ["name", "url"],
-            "properties": {
-                "name": {"type": "string", "description": "The trend; pass it as `q` of x_md_search_posts to read its posts."},
-                "rank": {"type": "string", "description": "X's rank, as sent."},
-                "context": {"type": "string", "description": "X's context for it (e.g. \"Sports · Trending\"), when sent."},
-                "grouped_topics": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
-                "url": {"type": "string", "description": "X's search for it."}
-            }
-        }
-    });
-    schema
 }
 
 /// Runs `x_md_get_trends`.
