@@ -117,7 +117,7 @@ pub fn since_words(since: &str) -> String {
 }
 
 /// Fetches `/2/profile/{handle}/about`: X's "About this account", `None`
-/// when X has none.
+/// when X has none (also FxTwitter's 404: its query found nothing).
 pub fn fetch_about(up: &dyn Upstream, handle: &str) -> Result<Option<AboutAccount>, XError> {
     let (resp, body) = fetch_typed(
         up,
@@ -127,12 +127,10 @@ pub fn fetch_about(up: &dyn Upstream, handle: &str) -> Result<Option<AboutAccoun
         Authors::Whole,
     )?;
     let body = body?;
+    // FxTwitter answers 404 when X's "About" query gave nothing (its
+    // `profileAboutAPI`); the profile itself was found: no About data.
     if resp.status == 404 || body.code == Some(404) {
-        return Err(XError::new(
-            404,
-            code::NOT_FOUND,
-            format!("Account @{handle} was not found."),
-        ));
+        return Ok(None);
     }
     answer_errors(resp.status, body.code, body.message.as_deref())?;
     Ok(body.about_account)
