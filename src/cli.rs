@@ -70,6 +70,7 @@ pub fn help() -> String {
         "xmd {} — an MCP server (Streamable HTTP) that reads public X posts as Markdown\n\n\
          Usage:\n  xmd [serve] [OPTIONS]      run the server (the default command)\n  \
          xmd client [OPTIONS] CMD   talk to any MCP server (see 'xmd client --help')\n  \
+         xmd probe URL [OPTIONS]    check any MCP server or gateway (see 'xmd probe --help')\n  \
          xmd connect [CLIENT]       print the snippet that connects a client (see 'xmd connect --help')\n  \
          xmd --help | --version\n\n\
          The MCP endpoint is http://<listen>/mcp (both the 2026-07-28 stateless revision and\n\
