@@ -41,15 +41,23 @@ pub fn parse(text: &str) -> Result<Vec<Expected>, String> {
         if check(&id).is_none() {
             return Err(format!("baseline entry {i}: unknown check id {id:?}"));
         }
-        let era = Era::parse(&s("era")).ok_or_else(|| format!("baseline entry {i}: era must be modern, legacy or http"))?;
+        let era = Era::parse(&s("era"))
+            .ok_or_else(|| format!("baseline entry {i}: era must be modern, legacy or http"))?;
         let verdict = Verdict::parse(&s("verdict"))
             .filter(|v| matches!(v, Verdict::Fail | Verdict::Warn | Verdict::Inconclusive))
-            .ok_or_else(|| format!("baseline entry {i}: verdict must be fail, warn or inconclusive"))?;
+            .ok_or_else(|| {
+                format!("baseline entry {i}: verdict must be fail, warn or inconclusive")
+            })?;
         let reason = s("reason");
         if reason.trim().is_empty() {
             return Err(format!("baseline entry {i} ({id}): a reason is required"));
         }
-        out.push(Expected { id, era, verdict, reason });
+        out.push(Expected {
+            id,
+            era,
+            verdict,
+            reason,
+        });
     }
     Ok(out)
 }

@@ -89,14 +89,17 @@ pub struct Invocation {
 pub fn parse(args: &[String]) -> Result<Invocation, String> {
     let mut cfg = Config::new("");
     let mut inv_format = Format::Text;
-    let (mut out, mut base, mut fail_on, mut list, mut help) = (None, None, FailOn::Must, false, false);
+    let (mut out, mut base, mut fail_on, mut list, mut help) =
+        (None, None, FailOn::Must, false, false);
     let mut url = None;
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
         let mut val = |name: &str| -> Result<String, String> {
             i += 1;
-            args.get(i).cloned().ok_or_else(|| format!("{name} needs a value"))
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
         };
         match a {
             "-h" | "--help" => help = true,
@@ -114,7 +117,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
                 for c in val(a)?.split(',').map(str::trim).filter(|c| !c.is_empty()) {
                     let up = c.to_ascii_uppercase();
                     if !CLASSES.contains(&up.as_str()) {
-                        return Err(format!("--class: {c:?} is not one of {}", CLASSES.join(",")));
+                        return Err(format!(
+                            "--class: {c:?} is not one of {}",
+                            CLASSES.join(",")
+                        ));
                     }
                     cfg.classes.push(up);
                 }
@@ -129,7 +135,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             }
             "--format" => {
                 let v = val(a)?;
-                inv_format = Format::parse(&v).ok_or_else(|| format!("--format: {v:?} is not text, json, junit or sarif"))?;
+                inv_format = Format::parse(&v)
+                    .ok_or_else(|| format!("--format: {v:?} is not text, json, junit or sarif"))?;
             }
             "--out" => out = Some(val(a)?),
             "--baseline" => base = Some(val(a)?),
@@ -143,18 +150,32 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             }
             "--seed" => {
                 let v = val(a)?;
-                cfg.seed = v.parse().map_err(|_| format!("--seed: {v:?} is not an unsigned integer"))?;
+                cfg.seed = v
+                    .parse()
+                    .map_err(|_| format!("--seed: {v:?} is not an unsigned integer"))?;
             }
             "--timeout" => {
                 let v = val(a)?;
-                let s: f64 = v.parse().ok().filter(|s: &f64| *s > 0.0 && s.is_finite()).ok_or_else(|| format!("--timeout: {v:?} is not a positive number of seconds"))?;
+                let s: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                    .ok_or_else(|| {
+                        format!("--timeout: {v:?} is not a positive number of seconds")
+                    })?;
                 cfg.timeout = Duration::from_secs_f64(s);
             }
             "--header" => {
                 let v = val(a)?;
-                let (n, hv) = v.split_once(':').ok_or_else(|| format!("--header: {v:?} is not 'Name: value'"))?;
+                let (n, hv) = v
+                    .split_once(':')
+                    .ok_or_else(|| format!("--header: {v:?} is not 'Name: value'"))?;
                 let n = n.trim();
-                if n.is_empty() || !n.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) {
+                if n.is_empty()
+                    || !n
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+                {
                     return Err(format!("--header: {n:?} is not a field name"));
                 }
                 if hv.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
@@ -172,7 +193,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             "--call" => cfg.call = Some(val(a)?),
             "--args" => {
                 let v = val(a)?;
-                let j: Value = serde_json::from_str(&v).map_err(|e| format!("--args: not JSON: {e}"))?;
+                let j: Value =
+                    serde_json::from_str(&v).map_err(|e| format!("--args: not JSON: {e}"))?;
                 if !j.is_object() {
                     return Err("--args: not a JSON object".into());
                 }
@@ -180,11 +202,16 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             }
             "--budget" => {
                 let v = val(a)?;
-                cfg.budget = v.parse().map_err(|_| format!("--budget: {v:?} is not a count"))?;
+                cfg.budget = v
+                    .parse()
+                    .map_err(|_| format!("--budget: {v:?} is not a count"))?;
             }
             "--pace" => {
                 let v = val(a)?;
-                cfg.pace = Duration::from_millis(v.parse().map_err(|_| format!("--pace: {v:?} is not milliseconds"))?);
+                cfg.pace = Duration::from_millis(
+                    v.parse()
+                        .map_err(|_| format!("--pace: {v:?} is not milliseconds"))?,
+                );
             }
             s if s.starts_with('-') => return Err(format!("unknown option {s}")),
             s => {
@@ -199,7 +226,15 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
     if !list && !help {
         cfg.url = url.ok_or("no URL (xmd probe URL; see --help)")?;
     }
-    Ok(Invocation { config: cfg, format: inv_format, out, baseline: base, fail_on, list, help })
+    Ok(Invocation {
+        config: cfg,
+        format: inv_format,
+        out,
+        baseline: base,
+        fail_on,
+        list,
+        help,
+    })
 }
 
 /// The catalogue as `--list` prints it.
@@ -225,7 +260,15 @@ pub fn list(format: Format) -> String {
             Scope::Both => "both",
             Scope::Http => "http",
         };
-        out.push_str(&format!("{:<9} {:<6} {:<6} {}\n          {} <{}>\n", d.id, d.level.as_str(), scope, d.title, d.clause, d.url));
+        out.push_str(&format!(
+            "{:<9} {:<6} {:<6} {}\n          {} <{}>\n",
+            d.id,
+            d.level.as_str(),
+            scope,
+            d.title,
+            d.clause,
+            d.url
+        ));
     }
     out.push_str(&format!("{} checks\n", catalogue().len()));
     out
@@ -266,7 +309,10 @@ pub fn main(args: &[String]) -> ExitCode {
     }
     let expected = match &inv.baseline {
         None => None,
-        Some(p) => match std::fs::read_to_string(p).map_err(|e| format!("--baseline {p}: {e}")).and_then(|t| baseline::parse(&t)) {
+        Some(p) => match std::fs::read_to_string(p)
+            .map_err(|e| format!("--baseline {p}: {e}"))
+            .and_then(|t| baseline::parse(&t))
+        {
             Ok(b) => Some(b),
             Err(e) => {
                 eprintln!("xmd probe: {e}");
@@ -294,7 +340,13 @@ pub fn main(args: &[String]) -> ExitCode {
     }
     let bad = report.new_failures(inv.fail_on);
     for r in &bad {
-        eprintln!("xmd probe: {} {} [{}]: {}", r.verdict.as_str(), r.id, r.era.as_str(), r.reason);
+        eprintln!(
+            "xmd probe: {} {} [{}]: {}",
+            r.verdict.as_str(),
+            r.id,
+            r.era.as_str(),
+            r.reason
+        );
     }
     ExitCode::from(match (bad.is_empty(), expected.is_some()) {
         (true, _) => EXIT_OK,

@@ -30,8 +30,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::{json, Value};
 
 pub use checks::catalogue;
-pub use ctx::{LATEST_LEGACY, MODERN};
 use ctx::{Ctx, EraState};
+pub use ctx::{LATEST_LEGACY, MODERN};
 use wire::{Exchange, Target};
 
 /// Most requests one run sends, liveness probes included: 600. Past it
@@ -310,9 +310,12 @@ fn settle_modern(ctx: &mut Ctx) -> Result<EraState, String> {
     let ex = ctx.call(Era::Modern, "server/discover", json!({}));
     ctx.evidence.clear();
     let r = ex.response.ok_or_else(|| ex.error.unwrap_or_default())?;
-    let res = r
-        .result()
-        .ok_or_else(|| format!("server/discover answered HTTP {} without a result", r.status))?;
+    let res = r.result().ok_or_else(|| {
+        format!(
+            "server/discover answered HTTP {} without a result",
+            r.status
+        )
+    })?;
     let supported: Vec<String> = res
         .get("supportedVersions")
         .and_then(Value::as_array)
@@ -379,7 +382,11 @@ fn auto_era(cfg: &Config) -> Result<Era, String> {
 }
 
 fn selected(cfg: &Config, def: &CheckDef) -> bool {
-    (cfg.classes.is_empty() || cfg.classes.iter().any(|c| c.eq_ignore_ascii_case(def.class())))
+    (cfg.classes.is_empty()
+        || cfg
+            .classes
+            .iter()
+            .any(|c| c.eq_ignore_ascii_case(def.class())))
         && !(def.scope == Scope::Http && cfg.framing == FramingMode::Off)
 }
 
@@ -479,7 +486,12 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
     })
 }
 
-fn run_one(ctx: &mut Ctx, def: &'static CheckDef, era: Era, why_not: &[(Era, String)]) -> CheckResult {
+fn run_one(
+    ctx: &mut Ctx,
+    def: &'static CheckDef,
+    era: Era,
+    why_not: &[(Era, String)],
+) -> CheckResult {
     let mut out = CheckResult {
         id: def.id,
         era,
@@ -538,7 +550,11 @@ fn run_one(ctx: &mut Ctx, def: &'static CheckDef, era: Era, why_not: &[(Era, Str
     };
     out.verdict = verdict;
     out.reason = reason;
-    if out.evidence.iter().any(|e| e.error.as_deref() == Some(ctx::BUDGET_SPENT)) {
+    if out
+        .evidence
+        .iter()
+        .any(|e| e.error.as_deref() == Some(ctx::BUDGET_SPENT))
+    {
         out.verdict = Verdict::Inconclusive;
         out.reason = ctx::BUDGET_SPENT.into();
         return out;
@@ -618,7 +634,10 @@ impl Report {
 
     /// The revisions the run spoke.
     pub fn revisions(&self) -> Vec<String> {
-        self.eras.iter().map(|e| e.protocol_version.clone()).collect()
+        self.eras
+            .iter()
+            .map(|e| e.protocol_version.clone())
+            .collect()
     }
 
     /// Results that break the run under `fail_on`, not expected by the baseline.

@@ -32,7 +32,12 @@ pub const EVIDENCE_BODY_CHARS: usize = 2000;
 pub const EVIDENCE_REQUEST_BYTES: usize = 4000;
 
 /// Headers whose values evidence never shows.
-const REDACTED: [&str; 4] = ["authorization", "cookie", "proxy-authorization", "mcp-session-id"];
+const REDACTED: [&str; 4] = [
+    "authorization",
+    "cookie",
+    "proxy-authorization",
+    "mcp-session-id",
+];
 
 /// Where the probe connects.
 #[derive(Debug, Clone)]

@@ -48,7 +48,10 @@ fn discover(ctx: &mut Ctx, era: Era) -> Res {
     let ex = ctx.call(era, "server/discover", json!({}));
     let r = tri!(expect_result(&ex));
     if r.get("resultType").and_then(Value::as_str) != Some("complete") {
-        return Res::Violation(format!("resultType is {}", r.get("resultType").unwrap_or(&Value::Null)));
+        return Res::Violation(format!(
+            "resultType is {}",
+            r.get("resultType").unwrap_or(&Value::Null)
+        ));
     }
     let has = r
         .get("supportedVersions")
@@ -90,10 +93,16 @@ fn unsupported_version(ctx: &mut Ctx, era: Era) -> Res {
         return res;
     }
     let r = tri!(got(&ex));
-    match r.rpc().and_then(|m| m.pointer("/error/data/requested").cloned()) {
+    match r
+        .rpc()
+        .and_then(|m| m.pointer("/error/data/requested").cloned())
+    {
         Some(v) if v == "v999.0.0" => Res::Pass,
         None if r.rpc().is_none() => Res::Pass,
-        other => Res::Violation(format!("error.data.requested is {}, not \"v999.0.0\"", other.unwrap_or(Value::Null))),
+        other => Res::Violation(format!(
+            "error.data.requested is {}, not \"v999.0.0\"",
+            other.unwrap_or(Value::Null)
+        )),
     }
 }
 
@@ -105,12 +114,17 @@ fn supported_subset(ctx: &mut Ctx, era: Era) -> Res {
         set_header(h, "MCP-Protocol-Version", Some("1900-01-01"))
     });
     let r = tri!(got(&ex));
-    let Some(list) = r.rpc().and_then(|m| m.pointer("/error/data/supported").cloned()) else {
+    let Some(list) = r
+        .rpc()
+        .and_then(|m| m.pointer("/error/data/supported").cloned())
+    else {
         return Res::Inconclusive(format!("no error.data.supported: {}", seen(r)));
     };
     let discover = ctx.era(era).supported.clone();
     let Some(arr) = list.as_array().filter(|a| !a.is_empty()) else {
-        return Res::Violation(format!("error.data.supported is {list}, not a non-empty array"));
+        return Res::Violation(format!(
+            "error.data.supported is {list}, not a non-empty array"
+        ));
     };
     for v in arr {
         if !v.as_str().is_some_and(|s| discover.iter().any(|d| d == s)) {
@@ -140,7 +154,10 @@ fn missing_meta(ctx: &mut Ctx, era: Era) -> Res {
     match r.rpc().and_then(|m| m.get("id").cloned()) {
         Some(v) if v == json!(id) => Res::Pass,
         None if r.rpc().is_none() => Res::Pass,
-        other => Res::Violation(format!("error id is {}, not the request's {id:?}", other.unwrap_or(Value::Null))),
+        other => Res::Violation(format!(
+            "error id is {}, not the request's {id:?}",
+            other.unwrap_or(Value::Null)
+        )),
     }
 }
 
@@ -161,8 +178,12 @@ fn meta_without_caps(ctx: &mut Ctx, era: Era) -> Res {
 }
 
 fn modern_initialize(ctx: &mut Ctx, era: Era) -> Res {
-    let ex = ctx.call(era, "initialize", json!({"protocolVersion": MODERN, "capabilities": {},
-        "clientInfo": {"name": "xmd-probe", "version": "0"}}));
+    let ex = ctx.call(
+        era,
+        "initialize",
+        json!({"protocolVersion": MODERN, "capabilities": {},
+        "clientInfo": {"name": "xmd-probe", "version": "0"}}),
+    );
     expect_error(ctx, &ex, Some(404), -32601)
 }
 
@@ -198,14 +219,19 @@ fn legacy_echo(ctx: &mut Ctx, _era: Era) -> Res {
     };
     match r.get("protocolVersion").and_then(Value::as_str) {
         Some(got) if got == v => Res::Pass,
-        other => Res::Violation(format!("asked for {v} (which it negotiated before), got {other:?}")),
+        other => Res::Violation(format!(
+            "asked for {v} (which it negotiated before), got {other:?}"
+        )),
     }
 }
 
 fn legacy_counter_offer(ctx: &mut Ctx, _era: Era) -> Res {
     let (ex, r) = initialize(ctx, "1900-01-01");
     let Some(r) = r else {
-        return Res::Violation(format!("answered {} instead of counter-offering a version", seen(tri!(got(&ex)))));
+        return Res::Violation(format!(
+            "answered {} instead of counter-offering a version",
+            seen(tri!(got(&ex)))
+        ));
     };
     match r.get("protocolVersion").and_then(Value::as_str) {
         Some(v) if v != "1900-01-01" && !v.is_empty() => Res::Pass,
@@ -227,7 +253,9 @@ fn legacy_shape(ctx: &mut Ctx, _era: Era) -> Res {
     }
     let si = r.get("serverInfo");
     if !si.and_then(|s| s.get("name")).is_some_and(Value::is_string)
-        || !si.and_then(|s| s.get("version")).is_some_and(Value::is_string)
+        || !si
+            .and_then(|s| s.get("version"))
+            .is_some_and(Value::is_string)
     {
         return Res::Violation(format!("serverInfo is {}", si.unwrap_or(&Value::Null)));
     }
@@ -257,7 +285,10 @@ fn claimless_discover(ctx: &mut Ctx, _era: Era) -> Res {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "server/discover", "params": {}});
     let mut h = ctx.base_headers();
     h.push(("Content-Type".into(), "application/json".into()));
-    h.push(("Accept".into(), "application/json, text/event-stream".into()));
+    h.push((
+        "Accept".into(),
+        "application/json, text/event-stream".into(),
+    ));
     let ex = ctx.post_with(&h, body.to_string().as_bytes());
     let r = tri!(got(&ex));
     if r.status >= 500 {
@@ -272,10 +303,15 @@ fn discover_server_info(ctx: &mut Ctx, era: Era) -> Res {
     let r = tri!(expect_result(&ex));
     let si = r.pointer("/_meta/io.modelcontextprotocol~1serverInfo");
     if si.and_then(|s| s.get("name")).is_some_and(Value::is_string)
-        && si.and_then(|s| s.get("version")).is_some_and(Value::is_string)
+        && si
+            .and_then(|s| s.get("version"))
+            .is_some_and(Value::is_string)
     {
         Res::Pass
     } else {
-        Res::Violation(format!("_meta serverInfo is {}", si.unwrap_or(&Value::Null)))
+        Res::Violation(format!(
+            "_meta serverInfo is {}",
+            si.unwrap_or(&Value::Null)
+        ))
     }
 }

@@ -3,8 +3,8 @@
 use serde_json::{json, Value};
 
 use super::{
-    def, expect_error, expect_not_error, expect_result, gate, got, list_tools, safe_tool, send_edited,
-    set_header, tri, S26_BASE, S26_HTTP, S26_TOOLS,
+    def, expect_error, expect_not_error, expect_result, gate, got, list_tools, safe_tool,
+    send_edited, set_header, tri, S26_BASE, S26_HTTP, S26_TOOLS,
 };
 use crate::mcp::headers::encode_header_value;
 use crate::probe::ctx::Ctx;
@@ -54,7 +54,9 @@ fn missing_method(ctx: &mut Ctx, era: Era) -> Res {
 
 fn method_mismatch(ctx: &mut Ctx, era: Era) -> Res {
     let body = discover_body(ctx, era);
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Mcp-Method", Some("tools/list")));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Mcp-Method", Some("tools/list"))
+    });
     expect_error(ctx, &ex, Some(400), -32020)
 }
 
@@ -67,7 +69,10 @@ fn method_case(ctx: &mut Ctx, era: Era) -> Res {
 }
 
 fn name_case(ctx: &mut Ctx, era: Era) -> Res {
-    for (m, v) in [("mcp-method", "mcp-protocol-version"), ("MCP-METHOD", "MCP-PROTOCOL-VERSION")] {
+    for (m, v) in [
+        ("mcp-method", "mcp-protocol-version"),
+        ("MCP-METHOD", "MCP-PROTOCOL-VERSION"),
+    ] {
         let body = discover_body(ctx, era);
         let ex = send_edited(ctx, era, &body, |h| {
             set_header(h, "Mcp-Method", None);
@@ -87,14 +92,21 @@ fn name_case(ctx: &mut Ctx, era: Era) -> Res {
 
 fn missing_version_header(ctx: &mut Ctx, era: Era) -> Res {
     let body = discover_body(ctx, era);
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "MCP-Protocol-Version", None));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "MCP-Protocol-Version", None)
+    });
     expect_error(ctx, &ex, Some(400), -32020)
 }
 
 /// A tools/call body for a tool that does not exist (nothing can run).
 fn absent_call(ctx: &mut Ctx, era: Era, name: &str) -> Value {
     let id = ctx.id();
-    ctx.body(era, json!(id), "tools/call", json!({"name": name, "arguments": {}}))
+    ctx.body(
+        era,
+        json!(id),
+        "tools/call",
+        json!({"name": name, "arguments": {}}),
+    )
 }
 
 fn absent_name(ctx: &mut Ctx) -> String {
@@ -105,7 +117,9 @@ fn name_mismatch(ctx: &mut Ctx, era: Era) -> Res {
     tri!(gate(ctx, era, "tools"));
     let name = absent_name(ctx);
     let body = absent_call(ctx, era, &name);
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Mcp-Name", Some("xmd_probe_other")));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Mcp-Name", Some("xmd_probe_other"))
+    });
     expect_error(ctx, &ex, Some(400), -32020)
 }
 
@@ -133,13 +147,21 @@ fn method_ows(ctx: &mut Ctx, era: Era) -> Res {
 fn callable(ctx: &mut Ctx, era: Era) -> (String, Value) {
     let (name, args) = match safe_tool(ctx, era) {
         Some(t) => (
-            t.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+            t.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
             ctx.cfg.args.clone().unwrap_or(json!({})),
         ),
         None => (absent_name(ctx), json!({})),
     };
     let id = ctx.id();
-    let body = ctx.body(era, json!(id), "tools/call", json!({"name": name, "arguments": args}));
+    let body = ctx.body(
+        era,
+        json!(id),
+        "tools/call",
+        json!({"name": name, "arguments": args}),
+    );
     (name, body)
 }
 
@@ -175,14 +197,18 @@ fn uri_mismatch(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
     let uri = format!("probe://absent/{}", ctx.rng.token(8));
     let body = ctx.body(era, json!(id), "resources/read", json!({"uri": uri}));
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Mcp-Name", Some("probe://other")));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Mcp-Name", Some("probe://other"))
+    });
     expect_error(ctx, &ex, Some(400), -32020)
 }
 
 fn mismatch_id(ctx: &mut Ctx, era: Era) -> Res {
     let id = format!("probe-{}", ctx.rng.token(6));
     let body = ctx.body(era, json!(id), "server/discover", json!({}));
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Mcp-Method", Some("tools/list")));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Mcp-Method", Some("tools/list"))
+    });
     let r = tri!(got(&ex));
     let Some(m) = r.rpc() else {
         return Res::Inconclusive(format!("no JSON-RPC error body (HTTP {})", r.status));
@@ -193,7 +219,10 @@ fn mismatch_id(ctx: &mut Ctx, era: Era) -> Res {
     if m.get("id") == Some(&json!(id)) {
         Res::Pass
     } else {
-        Res::Violation(format!("error id is {}, not {id:?}", m.get("id").unwrap_or(&Value::Null)))
+        Res::Violation(format!(
+            "error id is {}, not {id:?}",
+            m.get("id").unwrap_or(&Value::Null)
+        ))
     }
 }
 
@@ -205,7 +234,10 @@ fn x_mcp_header(ctx: &mut Ctx, era: Era) -> Res {
     let mut seen_any = false;
     for t in &tools {
         let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
-        let Some(props) = t.pointer("/inputSchema/properties").and_then(Value::as_object) else {
+        let Some(props) = t
+            .pointer("/inputSchema/properties")
+            .and_then(Value::as_object)
+        else {
             continue;
         };
         for (k, p) in props {
@@ -217,8 +249,13 @@ fn x_mcp_header(ctx: &mut Ctx, era: Era) -> Res {
             if !matches!(ty, "string" | "integer" | "boolean") {
                 return Res::Violation(format!("{name}.{k}: x-mcp-header on type {ty:?}"));
             }
-            if !p.get("x-mcp-header").is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty())) {
-                return Res::Violation(format!("{name}.{k}: x-mcp-header is not a non-empty string"));
+            if !p
+                .get("x-mcp-header")
+                .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+            {
+                return Res::Violation(format!(
+                    "{name}.{k}: x-mcp-header is not a non-empty string"
+                ));
             }
         }
     }

@@ -59,7 +59,8 @@ pub(crate) const S25_LIFE: &str =
     "https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle";
 pub(crate) const S25_RES: &str =
     "https://modelcontextprotocol.io/specification/2025-11-25/server/resources";
-pub(crate) const S0326_BASE: &str = "https://modelcontextprotocol.io/specification/2025-03-26/basic";
+pub(crate) const S0326_BASE: &str =
+    "https://modelcontextprotocol.io/specification/2025-03-26/basic";
 pub(crate) const S26_PROMPTS: &str =
     "https://modelcontextprotocol.io/specification/2026-07-28/server/prompts";
 pub(crate) const JSONRPC: &str = "https://www.jsonrpc.org/specification";
@@ -97,7 +98,11 @@ pub(crate) fn seen(r: &Response) -> String {
             ),
             None => format!("HTTP {} with a result", r.status),
         },
-        None => format!("HTTP {} ({} body bytes, not JSON-RPC)", r.status, r.body.len()),
+        None => format!(
+            "HTTP {} ({} body bytes, not JSON-RPC)",
+            r.status,
+            r.body.len()
+        ),
     }
 }
 
@@ -149,12 +154,10 @@ pub(crate) fn primary(ctx: &Ctx) -> Era {
 pub(crate) fn safe_tool(ctx: &mut Ctx, era: Era) -> Option<Value> {
     let tools = list_tools(ctx, era)?;
     let call = ctx.cfg.call.clone();
-    tools
-        .into_iter()
-        .find(|t| match &call {
-            Some(n) => t.get("name").and_then(Value::as_str) == Some(n.as_str()),
-            None => t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)),
-        })
+    tools.into_iter().find(|t| match &call {
+        Some(n) => t.get("name").and_then(Value::as_str) == Some(n.as_str()),
+        None => t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)),
+    })
 }
 
 /// The first page of `tools/list` (kept for the run).

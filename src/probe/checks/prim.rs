@@ -48,16 +48,51 @@ pub(crate) const CHECKS: &[CheckDef] = &[
 ];
 
 pub(crate) const LATE: &[CheckDef] = &[
-    def!("PRIM-01", Must, Modern, "Every 2026-07-28 result has resultType complete or input_required",
-        "MCP 2026-07-28 basic §ResultType; schema Result.resultType", S26_BASE, result_type),
-    def!("PRIM-02", Should, Modern, "Every 2026-07-28 result names the server in _meta io.modelcontextprotocol/serverInfo",
-        "MCP 2026-07-28 basic §Per-response protocol fields", S26_BASE, result_server_info),
-    def!("PRIM-03", Must, Modern, "Cacheable results carry integer ttlMs >= 0 and cacheScope public or private",
-        "MCP 2026-07-28 server/utilities/caching §TTL, §Cache Scope; schema CacheableResult", S26_CACHE, cache_fields),
-    def!("PRIM-17", Must, Modern, "No notifications/message on a reply stream without a requested logLevel",
-        "MCP 2026-07-28 streamable-http §Receiving Messages; schema RequestMetaObject.logLevel", S26_HTTP, no_log),
-    def!("PRIM-18", Must, Modern, "No JSON-RPC request on a 2026-07-28 reply stream",
-        "MCP 2026-07-28 basic/transports/streamable-http §Receiving Messages", S26_HTTP, no_server_requests),
+    def!(
+        "PRIM-01",
+        Must,
+        Modern,
+        "Every 2026-07-28 result has resultType complete or input_required",
+        "MCP 2026-07-28 basic §ResultType; schema Result.resultType",
+        S26_BASE,
+        result_type
+    ),
+    def!(
+        "PRIM-02",
+        Should,
+        Modern,
+        "Every 2026-07-28 result names the server in _meta io.modelcontextprotocol/serverInfo",
+        "MCP 2026-07-28 basic §Per-response protocol fields",
+        S26_BASE,
+        result_server_info
+    ),
+    def!(
+        "PRIM-03",
+        Must,
+        Modern,
+        "Cacheable results carry integer ttlMs >= 0 and cacheScope public or private",
+        "MCP 2026-07-28 server/utilities/caching §TTL, §Cache Scope; schema CacheableResult",
+        S26_CACHE,
+        cache_fields
+    ),
+    def!(
+        "PRIM-17",
+        Must,
+        Modern,
+        "No notifications/message on a reply stream without a requested logLevel",
+        "MCP 2026-07-28 streamable-http §Receiving Messages; schema RequestMetaObject.logLevel",
+        S26_HTTP,
+        no_log
+    ),
+    def!(
+        "PRIM-18",
+        Must,
+        Modern,
+        "No JSON-RPC request on a 2026-07-28 reply stream",
+        "MCP 2026-07-28 basic/transports/streamable-http §Receiving Messages",
+        S26_HTTP,
+        no_server_requests
+    ),
 ];
 
 fn tools_stable(ctx: &mut Ctx, era: Era) -> Res {
@@ -90,7 +125,11 @@ fn tools_order(ctx: &mut Ctx, era: Era) -> Res {
         let names: Vec<Value> = r
             .get("tools")
             .and_then(Value::as_array)
-            .map(|a| a.iter().map(|t| t.get("name").cloned().unwrap_or(Value::Null)).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|t| t.get("name").cloned().unwrap_or(Value::Null))
+                    .collect()
+            })
             .unwrap_or_default();
         orders.push(names);
     }
@@ -109,11 +148,19 @@ fn tools(ctx: &mut Ctx, era: Era) -> Result<Vec<Value>, Res> {
 fn tool_shape(ctx: &mut Ctx, era: Era) -> Res {
     for t in tri!(tools(ctx, era)) {
         let Some(name) = t.get("name").and_then(Value::as_str) else {
-            return Res::Violation(format!("a tool without a string name: {}", crate::probe::wire::excerpt(t.to_string().as_bytes())));
+            return Res::Violation(format!(
+                "a tool without a string name: {}",
+                crate::probe::wire::excerpt(t.to_string().as_bytes())
+            ));
         };
         let schema = t.get("inputSchema");
-        if !schema.is_some_and(Value::is_object) || schema.and_then(|s| s.get("type")) != Some(&json!("object")) {
-            return Res::Violation(format!("{name}: inputSchema is {}", schema.unwrap_or(&Value::Null)));
+        if !schema.is_some_and(Value::is_object)
+            || schema.and_then(|s| s.get("type")) != Some(&json!("object"))
+        {
+            return Res::Violation(format!(
+                "{name}: inputSchema is {}",
+                schema.unwrap_or(&Value::Null)
+            ));
         }
     }
     Res::Pass
@@ -124,7 +171,9 @@ fn tool_names(ctx: &mut Ctx, era: Era) -> Res {
     for t in tri!(tools(ctx, era)) {
         let name = t.get("name").and_then(Value::as_str).unwrap_or("");
         let ok = (1..=128).contains(&name.len())
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
         if !ok {
             return Res::Violation(format!("tool name {name:?}"));
         }
@@ -161,28 +210,41 @@ fn safe_call(ctx: &mut Ctx, era: Era) -> Res {
     let ex = call(ctx, era, &name, args);
     let r = match expect_result(&ex) {
         Ok(r) => r,
-        Err(Res::Violation(v)) => return Res::Inconclusive(format!("{name}: {v} (give its arguments with --args)")),
+        Err(Res::Violation(v)) => {
+            return Res::Inconclusive(format!("{name}: {v} (give its arguments with --args)"))
+        }
         Err(e) => return e,
     };
     if !r.get("content").is_some_and(Value::is_array) {
         return Res::Violation(format!("{name}: result has no content array"));
     }
     if r.get("isError") == Some(&json!(true)) {
-        return Res::Inconclusive(format!("{name} returned isError: true (give its arguments with --args)"));
+        return Res::Inconclusive(format!(
+            "{name} returned isError: true (give its arguments with --args)"
+        ));
     }
     let Some(schema) = tool.get("outputSchema") else {
         return Res::Pass;
     };
     let Some(sc) = r.get("structuredContent") else {
-        return Res::Violation(format!("{name} declares an outputSchema but returned no structuredContent"));
+        return Res::Violation(format!(
+            "{name} declares an outputSchema but returned no structuredContent"
+        ));
     };
     if let Some(ty) = schema.get("type").and_then(Value::as_str) {
         let got = json_type(sc);
         if got != ty && !(ty == "number" && got == "integer") {
-            return Res::Violation(format!("{name}: structuredContent is {got}, outputSchema says {ty}"));
+            return Res::Violation(format!(
+                "{name}: structuredContent is {got}, outputSchema says {ty}"
+            ));
         }
     }
-    for k in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+    for k in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if let Some(k) = k.as_str() {
             if sc.get(k).is_none() {
                 return Res::Violation(format!("{name}: structuredContent lacks required {k:?}"));
@@ -212,13 +274,16 @@ fn bad_arguments(ctx: &mut Ctx, era: Era) -> Res {
     let Some(tool) = safe_tool(ctx, era) else {
         return Res::Skip("no tool annotated readOnlyHint: true (name one with --call)".into());
     };
-    let props = tool.pointer("/inputSchema/properties").and_then(Value::as_object);
+    let props = tool
+        .pointer("/inputSchema/properties")
+        .and_then(Value::as_object);
     let Some((key, wrong)) = props.and_then(|p| {
-        p.iter().find_map(|(k, s)| match s.get("type").and_then(Value::as_str) {
-            Some("string") => Some((k.clone(), json!(12345))),
-            Some("integer" | "number" | "boolean") => Some((k.clone(), json!("xmd-probe"))),
-            _ => None,
-        })
+        p.iter()
+            .find_map(|(k, s)| match s.get("type").and_then(Value::as_str) {
+                Some("string") => Some((k.clone(), json!(12345))),
+                Some("integer" | "number" | "boolean") => Some((k.clone(), json!("xmd-probe"))),
+                _ => None,
+            })
     }) else {
         return Res::Skip("the tool has no property of a simple type".into());
     };
@@ -228,15 +293,22 @@ fn bad_arguments(ctx: &mut Ctx, era: Era) -> Res {
     match r.result() {
         Some(res) if res.get("isError") == Some(&json!(true)) => Res::Pass,
         Some(_) => Res::Violation(format!("{name} accepted {key} of the wrong type")),
-        None => Res::Violation(format!("{name} with {key} of the wrong type: {} instead of an isError result", seen(r))),
+        None => Res::Violation(format!(
+            "{name} with {key} of the wrong type: {} instead of an isError result",
+            seen(r)
+        )),
     }
 }
 
 /// The first declared list method.
 fn a_list(ctx: &Ctx, era: Era) -> Option<(&'static str, &'static str)> {
-    [("tools", "tools/list"), ("resources", "resources/list"), ("prompts", "prompts/list")]
-        .into_iter()
-        .find(|(c, _)| ctx.era(era).declares(c))
+    [
+        ("tools", "tools/list"),
+        ("resources", "resources/list"),
+        ("prompts", "prompts/list"),
+    ]
+    .into_iter()
+    .find(|(c, _)| ctx.era(era).declares(c))
 }
 
 fn garbage_cursor(ctx: &mut Ctx, era: Era) -> Res {
@@ -350,7 +422,9 @@ fn declared(ctx: &mut Ctx, era: Era) -> Res {
 fn resources(ctx: &mut Ctx, era: Era) -> Result<Vec<Value>, Res> {
     gate(ctx, era, "resources")?;
     let ex = ctx.call(era, "resources/list", json!({}));
-    let r = expect_result(&ex)?;
+    let r = expect_result(&ex).map_err(|_| {
+        Res::Inconclusive("resources/list gave no result (PRIM-16 says more)".into())
+    })?;
     r.get("resources")
         .and_then(Value::as_array)
         .cloned()
@@ -359,8 +433,13 @@ fn resources(ctx: &mut Ctx, era: Era) -> Result<Vec<Value>, Res> {
 
 fn resource_shape(ctx: &mut Ctx, era: Era) -> Res {
     for r in tri!(resources(ctx, era)) {
-        if !r.get("uri").is_some_and(Value::is_string) || !r.get("name").is_some_and(Value::is_string) {
-            return Res::Violation(format!("resource {}", crate::probe::wire::excerpt(r.to_string().as_bytes())));
+        if !r.get("uri").is_some_and(Value::is_string)
+            || !r.get("name").is_some_and(Value::is_string)
+        {
+            return Res::Violation(format!(
+                "resource {}",
+                crate::probe::wire::excerpt(r.to_string().as_bytes())
+            ));
         }
     }
     Res::Pass
@@ -368,18 +447,27 @@ fn resource_shape(ctx: &mut Ctx, era: Era) -> Res {
 
 fn read_listed(ctx: &mut Ctx, era: Era) -> Res {
     let list = tri!(resources(ctx, era));
-    let Some(uri) = list.first().and_then(|r| r.get("uri")).and_then(Value::as_str) else {
+    let Some(uri) = list
+        .first()
+        .and_then(|r| r.get("uri"))
+        .and_then(Value::as_str)
+    else {
         return Res::Skip("no resource listed".into());
     };
     let uri = uri.to_string();
     let ex = ctx.call(era, "resources/read", json!({"uri": uri}));
     let r = tri!(expect_result(&ex));
-    let Some(contents) = r.get("contents").and_then(Value::as_array).filter(|c| !c.is_empty()) else {
+    let Some(contents) = r
+        .get("contents")
+        .and_then(Value::as_array)
+        .filter(|c| !c.is_empty())
+    else {
         return Res::Violation(format!("{uri}: contents missing or empty"));
     };
     for c in contents {
         if !c.get("uri").is_some_and(Value::is_string)
-            || !(c.get("text").is_some_and(Value::is_string) || c.get("blob").is_some_and(Value::is_string))
+            || !(c.get("text").is_some_and(Value::is_string)
+                || c.get("blob").is_some_and(Value::is_string))
         {
             return Res::Violation(format!("{uri}: a contents item without uri and text/blob"));
         }
@@ -390,13 +478,18 @@ fn read_listed(ctx: &mut Ctx, era: Era) -> Res {
 fn prompt_shape(ctx: &mut Ctx, era: Era) -> Res {
     tri!(gate(ctx, era, "prompts"));
     let ex = ctx.call(era, "prompts/list", json!({}));
-    let r = tri!(expect_result(&ex));
+    let Ok(r) = expect_result(&ex) else {
+        return Res::Inconclusive("prompts/list gave no result (PRIM-16 says more)".into());
+    };
     let Some(list) = r.get("prompts").and_then(Value::as_array) else {
         return Res::Violation("no prompts array".into());
     };
     for p in list {
         if !p.get("name").is_some_and(Value::is_string) {
-            return Res::Violation(format!("prompt {}", crate::probe::wire::excerpt(p.to_string().as_bytes())));
+            return Res::Violation(format!(
+                "prompt {}",
+                crate::probe::wire::excerpt(p.to_string().as_bytes())
+            ));
         }
     }
     Res::Pass
@@ -439,7 +532,10 @@ fn result_server_info(ctx: &mut Ctx, _era: Era) -> Res {
         return none_seen();
     }
     for (m, r) in all {
-        if !r.pointer("/_meta/io.modelcontextprotocol~1serverInfo/name").is_some_and(Value::is_string) {
+        if !r
+            .pointer("/_meta/io.modelcontextprotocol~1serverInfo/name")
+            .is_some_and(Value::is_string)
+        {
             return Res::Violation(format!("{m}: no _meta serverInfo"));
         }
     }
@@ -458,14 +554,19 @@ const CACHEABLE: [&str; 6] = [
 fn cache_fields(ctx: &mut Ctx, _era: Era) -> Res {
     let all: Vec<_> = modern_results(ctx)
         .into_iter()
-        .filter(|(m, r)| CACHEABLE.contains(&m.as_str()) && r.get("resultType") != Some(&json!("input_required")))
+        .filter(|(m, r)| {
+            CACHEABLE.contains(&m.as_str()) && r.get("resultType") != Some(&json!("input_required"))
+        })
         .collect();
     if all.is_empty() {
         return none_seen();
     }
     for (m, r) in all {
         if !r.get("ttlMs").and_then(Value::as_u64).is_some() {
-            return Res::Violation(format!("{m}: ttlMs is {}", r.get("ttlMs").unwrap_or(&Value::Null)));
+            return Res::Violation(format!(
+                "{m}: ttlMs is {}",
+                r.get("ttlMs").unwrap_or(&Value::Null)
+            ));
         }
         match r.get("cacheScope").and_then(Value::as_str) {
             Some("public" | "private") => {}
@@ -490,7 +591,9 @@ fn no_log(ctx: &mut Ctx, _era: Era) -> Res {
     }
     for (m, x) in msgs {
         if x.get("method") == Some(&json!("notifications/message")) {
-            return Res::Violation(format!("{m}: notifications/message without a requested logLevel"));
+            return Res::Violation(format!(
+                "{m}: notifications/message without a requested logLevel"
+            ));
         }
     }
     Res::Pass
@@ -503,7 +606,10 @@ fn no_server_requests(ctx: &mut Ctx, _era: Era) -> Res {
     }
     for (m, x) in msgs {
         if x.get("method").is_some() && x.get("id").is_some() {
-            return Res::Violation(format!("{m}: the stream carried a request ({})", x["method"]));
+            return Res::Violation(format!(
+                "{m}: the stream carried a request ({})",
+                x["method"]
+            ));
         }
     }
     Res::Pass

@@ -41,8 +41,13 @@ pub(crate) const CHECKS: &[CheckDef] = &[
 ];
 
 pub(crate) const LATE: &[CheckDef] = &[def!(
-    "RPC-11", Must, Modern, "Only -32020, -32021, -32022 from -32020..-32099; never -32002 or -32042 at 2026-07-28",
-    "MCP 2026-07-28 basic §Error Codes", S26_BASE, code_range
+    "RPC-11",
+    Must,
+    Modern,
+    "Only -32020, -32021, -32022 from -32020..-32099; never -32002 or -32042 at 2026-07-28",
+    "MCP 2026-07-28 basic §Error Codes",
+    S26_BASE,
+    code_range
 )];
 
 /// The method a liveness-safe request of `era` names.
@@ -67,8 +72,13 @@ fn expect_codes(ctx: &Ctx, ex: &Exchange, codes: &[i64]) -> Res {
     let r = tri!(got(ex));
     match r.error_code() {
         Some(c) if codes.contains(&c) => Res::Pass,
-        None if ctx.cfg.target == TargetKind::Gateway && (400..500).contains(&r.status) => Res::Pass,
-        _ => Res::Violation(format!("expected JSON-RPC error {codes:?}, got {}", seen(r))),
+        None if ctx.cfg.target == TargetKind::Gateway && (400..500).contains(&r.status) => {
+            Res::Pass
+        }
+        _ => Res::Violation(format!(
+            "expected JSON-RPC error {codes:?}, got {}",
+            seen(r)
+        )),
     }
 }
 
@@ -131,7 +141,11 @@ fn unknown_method(ctx: &mut Ctx, era: Era) -> Res {
         None if ctx.cfg.target == TargetKind::Gateway && status_ok && r.status >= 400 => Res::Pass,
         _ => Res::Violation(format!(
             "expected {}-32601, got {}",
-            if era == Era::Modern { "HTTP 404 with " } else { "" },
+            if era == Era::Modern {
+                "HTTP 404 with "
+            } else {
+                ""
+            },
             seen(r)
         )),
     }
@@ -139,7 +153,12 @@ fn unknown_method(ctx: &mut Ctx, era: Era) -> Res {
 
 fn bad_utf8(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
-    let body = ctx.body(era, json!(id), safe_method(era), json!({"probe": "PLACEHOLDER"}));
+    let body = ctx.body(
+        era,
+        json!(id),
+        safe_method(era),
+        json!({"probe": "PLACEHOLDER"}),
+    );
     let text = body.to_string();
     let mut bytes = Vec::new();
     let (a, b) = text.split_once("PLACEHOLDER").expect("placeholder");
@@ -168,7 +187,12 @@ fn no_5xx(ex: &Exchange) -> Res {
 
 fn lone_surrogate(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
-    let body = ctx.body(era, json!(id), safe_method(era), json!({"probe": "PLACEHOLDER"}));
+    let body = ctx.body(
+        era,
+        json!(id),
+        safe_method(era),
+        json!({"probe": "PLACEHOLDER"}),
+    );
     let text = body.to_string().replace("PLACEHOLDER", "\\ud800x\\udfff");
     let ex = send_bytes(ctx, era, text.as_bytes());
     no_5xx(&ex)
@@ -176,7 +200,12 @@ fn lone_surrogate(ctx: &mut Ctx, era: Era) -> Res {
 
 fn oversized(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
-    let body = ctx.body(era, json!(id), safe_method(era), json!({"probe": "x".repeat(2 * 1024 * 1024)}));
+    let body = ctx.body(
+        era,
+        json!(id),
+        safe_method(era),
+        json!({"probe": "x".repeat(2 * 1024 * 1024)}),
+    );
     let ex = send_bytes(ctx, era, body.to_string().as_bytes());
     match &ex.response {
         Some(r) if r.status == 413 || r.status == 400 => Res::Pass,
@@ -187,7 +216,12 @@ fn oversized(ctx: &mut Ctx, era: Era) -> Res {
 
 fn deep_nesting(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
-    let body = ctx.body(era, json!(id), safe_method(era), json!({"probe": "PLACEHOLDER"}));
+    let body = ctx.body(
+        era,
+        json!(id),
+        safe_method(era),
+        json!({"probe": "PLACEHOLDER"}),
+    );
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let text = body.to_string().replace("\"PLACEHOLDER\"", &deep);
     let ex = send_bytes(ctx, era, text.as_bytes());
@@ -196,10 +230,18 @@ fn deep_nesting(ctx: &mut Ctx, era: Era) -> Res {
 
 fn many_keys(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
-    let body = ctx.body(era, json!(id), safe_method(era), json!({"probe": "PLACEHOLDER"}));
+    let body = ctx.body(
+        era,
+        json!(id),
+        safe_method(era),
+        json!({"probe": "PLACEHOLDER"}),
+    );
     let obj = format!(
         "{{{}}}",
-        (0..50_000).map(|i| format!("\"k{i}\":0")).collect::<Vec<_>>().join(",")
+        (0..50_000)
+            .map(|i| format!("\"k{i}\":0"))
+            .collect::<Vec<_>>()
+            .join(",")
     );
     let text = body.to_string().replace("\"PLACEHOLDER\"", &obj);
     let ex = send_bytes(ctx, era, text.as_bytes());
@@ -214,7 +256,10 @@ fn string_id(ctx: &mut Ctx, era: Era) -> Res {
     let r = tri!(got(&ex));
     match r.rpc() {
         Some(msg) if msg.get("id") == Some(&json!(id)) => Res::Pass,
-        Some(msg) => Res::Violation(format!("id {} instead of {id:?}", msg.get("id").unwrap_or(&Value::Null))),
+        Some(msg) => Res::Violation(format!(
+            "id {} instead of {id:?}",
+            msg.get("id").unwrap_or(&Value::Null)
+        )),
         None => Res::Inconclusive(seen(r)),
     }
 }
@@ -225,7 +270,11 @@ fn zero_id(ctx: &mut Ctx, era: Era) -> Res {
     let r = tri!(got(&ex));
     match r.rpc() {
         Some(msg) if msg.get("id") == Some(&json!(0)) && msg.get("result").is_some() => Res::Pass,
-        Some(msg) => Res::Violation(format!("id 0 answered with id {} ({})", msg.get("id").unwrap_or(&Value::Null), seen(r))),
+        Some(msg) => Res::Violation(format!(
+            "id 0 answered with id {} ({})",
+            msg.get("id").unwrap_or(&Value::Null),
+            seen(r)
+        )),
         None => Res::Violation(seen(r)),
     }
 }
@@ -237,7 +286,10 @@ fn response_shape(ctx: &mut Ctx, era: Era) -> Res {
         return Res::Violation(seen(r));
     };
     if m.get("jsonrpc") != Some(&json!("2.0")) {
-        return Res::Violation(format!("jsonrpc is {}", m.get("jsonrpc").unwrap_or(&Value::Null)));
+        return Res::Violation(format!(
+            "jsonrpc is {}",
+            m.get("jsonrpc").unwrap_or(&Value::Null)
+        ));
     }
     if m.get("result").is_some() == m.get("error").is_some() {
         return Res::Violation("result and error both present".into());
@@ -261,7 +313,9 @@ fn numeric_method(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
     let mut body = ctx.body(era, json!(id), safe_method(era), json!({}));
     body["method"] = json!(1);
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Mcp-Method", Some(safe_method(era))));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Mcp-Method", Some(safe_method(era)))
+    });
     expect_codes(ctx, &ex, invalid_codes(era))
 }
 

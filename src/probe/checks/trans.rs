@@ -60,12 +60,17 @@ fn notification(ctx: &mut Ctx, era: Era) -> Res {
     }
 }
 
-fn list_call(ctx: &mut Ctx, era: Era) -> Exchange {
-    ctx.call(era, if era == Era::Modern { "server/discover" } else { "ping" }, json!({}))
-}
-
 fn reply_type(ctx: &mut Ctx, era: Era) -> Res {
-    let ex = list_call(ctx, era);
+    let id = ctx.id();
+    let m = if era == Era::Modern {
+        "server/discover"
+    } else {
+        "ping"
+    };
+    let body = ctx.body(era, json!(id), m, json!({}));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Accept", Some("application/json"))
+    });
     let r = tri!(got(&ex));
     match r.media_type().as_str() {
         "application/json" => match serde_json::from_slice::<Value>(&r.body) {
@@ -80,14 +85,35 @@ fn reply_type(ctx: &mut Ctx, era: Era) -> Res {
 
 fn sse_reply(ctx: &mut Ctx, era: Era) -> Result<Exchange, Res> {
     let id = ctx.id();
-    let m = if era == Era::Modern { "server/discover" } else { "ping" };
+    let m = if era == Era::Modern {
+        "server/discover"
+    } else {
+        "ping"
+    };
     let body = ctx.body(era, json!(id), m, json!({}));
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Accept", Some("text/event-stream, application/json;q=0.5")));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(
+            h,
+            "Accept",
+            Some("text/event-stream, application/json;q=0.5"),
+        )
+    });
     match &ex.response {
         Some(r) if r.is_sse() => Ok(ex),
-        Some(_) => Err(Res::Skip("the server answers this request as application/json".into())),
-        None if ex.error.as_deref().is_some_and(|e| e.contains("did not end")) => Ok(ex),
-        None => Err(Res::Inconclusive(format!("no response: {}", ex.error.unwrap_or_default()))),
+        Some(_) => Err(Res::Skip(
+            "the server answers this request as application/json".into(),
+        )),
+        None if ex
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("did not end")) =>
+        {
+            Ok(ex)
+        }
+        None => Err(Res::Inconclusive(format!(
+            "no response: {}",
+            ex.error.unwrap_or_default()
+        ))),
     }
 }
 
@@ -112,9 +138,15 @@ fn accel_buffering(ctx: &mut Ctx, era: Era) -> Res {
 
 fn foreign_origin(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
-    let m = if era == Era::Modern { "server/discover" } else { "ping" };
+    let m = if era == Era::Modern {
+        "server/discover"
+    } else {
+        "ping"
+    };
     let body = ctx.body(era, json!(id), m, json!({}));
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Origin", Some("http://evil.example")));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Origin", Some("http://evil.example"))
+    });
     let r = tri!(got(&ex));
     let v = ctx.era(era).version.clone();
     if r.status == 403 || (v.as_str() < "2025-11-25" && (400..500).contains(&r.status)) {
@@ -132,9 +164,15 @@ fn foreign_host(ctx: &mut Ctx, era: Era) -> Res {
         return Res::Skip("--target gateway".into());
     }
     let id = ctx.id();
-    let m = if era == Era::Modern { "server/discover" } else { "ping" };
+    let m = if era == Era::Modern {
+        "server/discover"
+    } else {
+        "ping"
+    };
     let body = ctx.body(era, json!(id), m, json!({}));
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Host", Some("evil.example")));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Host", Some("evil.example"))
+    });
     let r = tri!(got(&ex));
     if (400..500).contains(&r.status) {
         Res::Pass
@@ -164,7 +202,11 @@ fn legacy_get(ctx: &mut Ctx, era: Era) -> Res {
     if r.status == 405 || (r.status == 200 && r.is_sse()) {
         Res::Pass
     } else {
-        Res::Violation(format!("expected 405 or 200 text/event-stream, got HTTP {} {}", r.status, r.media_type()))
+        Res::Violation(format!(
+            "expected 405 or 200 text/event-stream, got HTTP {} {}",
+            r.status,
+            r.media_type()
+        ))
     }
 }
 
@@ -218,7 +260,9 @@ fn unknown_session(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
     let body = ctx.body(era, json!(id), "ping", json!({}));
     let bogus = format!("xmd-probe-{}", ctx.rng.token(16));
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Mcp-Session-Id", Some(&bogus)));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Mcp-Session-Id", Some(&bogus))
+    });
     let r = tri!(got(&ex));
     if r.status == 404 {
         Res::Pass
@@ -235,7 +279,10 @@ fn init_at(ctx: &mut Ctx, version: &str) -> Result<Option<String>, Res> {
         "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "xmd-probe", "version": "0"}}});
     let mut h = ctx.base_headers();
     h.push(("Content-Type".into(), "application/json".into()));
-    h.push(("Accept".into(), "application/json, text/event-stream".into()));
+    h.push((
+        "Accept".into(),
+        "application/json, text/event-stream".into(),
+    ));
     let ex = ctx.post_with(&h, body.to_string().as_bytes());
     let r = got(&ex)?;
     let res = r
@@ -252,7 +299,10 @@ fn init_at(ctx: &mut Ctx, version: &str) -> Result<Option<String>, Res> {
     if let Some(s) = &session {
         h2.push(("Mcp-Session-Id".into(), s.clone()));
     }
-    ctx.post_with(&h2, br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    ctx.post_with(
+        &h2,
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
     Ok(session)
 }
 
@@ -264,7 +314,10 @@ fn batch(ctx: &mut Ctx, version: &str, session: Option<String>) -> Exchange {
     ]);
     let mut h = ctx.base_headers();
     h.push(("Content-Type".into(), "application/json".into()));
-    h.push(("Accept".into(), "application/json, text/event-stream".into()));
+    h.push((
+        "Accept".into(),
+        "application/json, text/event-stream".into(),
+    ));
     if version >= "2025-06-18" {
         h.push(("MCP-Protocol-Version".into(), version.into()));
     }
@@ -290,7 +343,10 @@ fn batch_0326(ctx: &mut Ctx, _era: Era) -> Res {
     if answered == 2 {
         Res::Pass
     } else {
-        Res::Violation(format!("a batch of two pings got {} ({answered} results)", seen(r)))
+        Res::Violation(format!(
+            "a batch of two pings got {} ({answered} results)",
+            seen(r)
+        ))
     }
 }
 
@@ -311,11 +367,20 @@ fn batch_rejected(ctx: &mut Ctx, _era: Era) -> Res {
 fn modern_array(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
     let one = ctx.body(era, json!(id), "server/discover", json!({}));
-    for body in [json!([one.clone()]), json!({"jsonrpc": "2.0", "id": id, "result": {}})] {
-        let ex = send_edited(ctx, era, &body, |h| set_header(h, "Mcp-Method", Some("server/discover")));
+    for body in [
+        json!([one.clone()]),
+        json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+    ] {
+        let ex = send_edited(ctx, era, &body, |h| {
+            set_header(h, "Mcp-Method", Some("server/discover"))
+        });
         let r = tri!(got(&ex));
         if r.status != 400 {
-            return Res::Violation(format!("{}: expected 400, got {}", if body.is_array() { "array" } else { "response" }, seen(r)));
+            return Res::Violation(format!(
+                "{}: expected 400, got {}",
+                if body.is_array() { "array" } else { "response" },
+                seen(r)
+            ));
         }
     }
     Res::Pass
@@ -323,9 +388,15 @@ fn modern_array(ctx: &mut Ctx, era: Era) -> Res {
 
 fn wrong_content_type(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
-    let m = if era == Era::Modern { "server/discover" } else { "ping" };
+    let m = if era == Era::Modern {
+        "server/discover"
+    } else {
+        "ping"
+    };
     let body = ctx.body(era, json!(id), m, json!({}));
-    let ex = send_edited(ctx, era, &body, |h| set_header(h, "Content-Type", Some("text/plain")));
+    let ex = send_edited(ctx, era, &body, |h| {
+        set_header(h, "Content-Type", Some("text/plain"))
+    });
     let r = tri!(got(&ex));
     if (400..500).contains(&r.status) {
         Res::Pass

@@ -32,7 +32,9 @@ fn evidence(e: &Exchange) -> Value {
             .iter()
             .filter(|(n, _)| !VOLATILE_HEADERS.contains(&n.to_ascii_lowercase().as_str()))
             .map(|(n, v)| {
-                let v = if n.eq_ignore_ascii_case("mcp-session-id") || n.eq_ignore_ascii_case("set-cookie") {
+                let v = if n.eq_ignore_ascii_case("mcp-session-id")
+                    || n.eq_ignore_ascii_case("set-cookie")
+                {
                     "<redacted>"
                 } else {
                     v.as_str()

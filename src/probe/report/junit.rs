@@ -31,7 +31,11 @@ pub fn to_junit(report: &Report) -> String {
     let (mut tests, mut failures, mut skipped) = (0, 0, 0);
     let mut total_ms = 0u64;
     for class in CLASSES {
-        for era in [crate::probe::Era::Modern, crate::probe::Era::Legacy, crate::probe::Era::Http] {
+        for era in [
+            crate::probe::Era::Modern,
+            crate::probe::Era::Legacy,
+            crate::probe::Era::Http,
+        ] {
             let rs: Vec<_> = report
                 .results
                 .iter()
@@ -85,7 +89,10 @@ pub fn to_junit(report: &Report) -> String {
                         ));
                     }
                     (Verdict::Warn, None) => {
-                        cases.push_str(&format!("      <system-out>warn (SHOULD): {}</system-out>\n", esc(&r.reason)));
+                        cases.push_str(&format!(
+                            "      <system-out>warn (SHOULD): {}</system-out>\n",
+                            esc(&r.reason)
+                        ));
                     }
                     _ => {}
                 }

@@ -23,7 +23,11 @@ pub fn to_text(report: &Report) -> String {
             "era {}: {} (capabilities: {})\n",
             e.era.as_str(),
             e.protocol_version,
-            if caps.is_empty() { "none".to_string() } else { caps.join(", ") }
+            if caps.is_empty() {
+                "none".to_string()
+            } else {
+                caps.join(", ")
+            }
         ));
     }
     out.push('\n');
@@ -65,14 +69,19 @@ pub fn to_text(report: &Report) -> String {
         ));
     }
     for (id, era) in &report.stale_baseline {
-        out.push_str(&format!("baseline entry {id} [{era}] did not occur (fixed? drop it)\n"));
+        out.push_str(&format!(
+            "baseline entry {id} [{era}] did not occur (fixed? drop it)\n"
+        ));
     }
     let all = report.tallies().pop().expect("overall").1;
     let unverified = all.skip + all.inconclusive;
     out.push_str(&if all.fail == 0 {
         format!("verdict: conformant on what could be checked ({unverified} not verified)\n")
     } else {
-        format!("verdict: {} MUST failure(s) ({unverified} not verified)\n", all.fail)
+        format!(
+            "verdict: {} MUST failure(s) ({unverified} not verified)\n",
+            all.fail
+        )
     });
     out
 }
