@@ -241,7 +241,17 @@ pub fn redact(raw: &[u8]) -> String {
     let text = String::from_utf8_lossy(cut);
     let mut out = String::with_capacity(text.len());
     let mut in_head = true;
-    for line in text.split_inclusive('\n') {
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i == 0 {
+            // The request line: a query may carry a token, like userinfo.
+            if let Some((before, after)) = line.split_once('?') {
+                let rest = after.find(' ').map_or("", |j| &after[j..]);
+                out.push_str(before);
+                out.push_str("?<redacted>");
+                out.push_str(rest);
+                continue;
+            }
+        }
         if in_head {
             if line == "\r\n" || line == "\n" {
                 in_head = false;
@@ -564,11 +574,11 @@ mod tests {
 
     #[test]
     fn redact_hides_credentials_only_in_the_head() {
-        let raw = b"POST / HTTP/1.1\r\nAuthorization: Bearer s3cret\r\nmcp-session-id: abc\r\nX: 1\r\n\r\nAuthorization: body";
+        let raw = b"POST /mcp?key=k1 HTTP/1.1\r\nAuthorization: Bearer s3cret\r\nmcp-session-id: abc\r\nX: 1\r\n\r\nAuthorization: body";
         let r = redact(raw);
         assert_eq!(
             r,
-            "POST / HTTP/1.1\r\nAuthorization: <redacted>\r\nmcp-session-id: <redacted>\r\nX: 1\r\n\r\nAuthorization: body"
+            "POST /mcp?<redacted> HTTP/1.1\r\nAuthorization: <redacted>\r\nmcp-session-id: <redacted>\r\nX: 1\r\n\r\nAuthorization: body"
         );
     }
 }

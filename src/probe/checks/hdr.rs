@@ -249,9 +249,9 @@ fn x_mcp_header(ctx: &mut Ctx, era: Era) -> Res {
             if !matches!(ty, "string" | "integer" | "boolean") {
                 return Res::Violation(format!("{name}.{k}: x-mcp-header on type {ty:?}"));
             }
-            if !p
-                .get("x-mcp-header")
-                .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+            if p.get("x-mcp-header")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
             {
                 return Res::Violation(format!(
                     "{name}.{k}: x-mcp-header is not a non-empty string"

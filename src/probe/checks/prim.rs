@@ -562,7 +562,7 @@ fn cache_fields(ctx: &mut Ctx, _era: Era) -> Res {
         return none_seen();
     }
     for (m, r) in all {
-        if !r.get("ttlMs").and_then(Value::as_u64).is_some() {
+        if r.get("ttlMs").and_then(Value::as_u64).is_none() {
             return Res::Violation(format!(
                 "{m}: ttlMs is {}",
                 r.get("ttlMs").unwrap_or(&Value::Null)
