@@ -480,41 +480,12 @@ fn mutants() -> Vec<Mutant> {
     });
     v.push(Mutant {
         on_request: Some(|r: &mut Req, _: &State| {
-            let j = r.json()?;
-            let arr = j.as_array()?;
-            if r.header("mcp-protocol-version")
-                .is_none_or(|v| v == "2025-03-26" || v == "2026-07-28")
-            {
-                return None;
-            }
-            Some(Resp::json(
-                200,
-                &Value::Array(
-                    arr.iter()
-                        .map(|x| json!({"jsonrpc": "2.0", "id": x.get("id"), "result": {}}))
-                        .collect(),
-                ),
-            ))
-        }),
-        ..m("2025-11-25 batch accepted", &["TRANS-14"])
-    });
-    v.push(Mutant {
-        on_request: Some(|r: &mut Req, _: &State| {
-            let j = r.json()?;
-            (r.header("mcp-protocol-version") == Some("2026-07-28")
-                && (j.is_array() || j.get("result").is_some()))
-            .then(|| Resp::json(200, &json!({})))
-        }),
-        ..m("modern array accepted", &["TRANS-15"])
-    });
-    v.push(Mutant {
-        on_request: Some(|r: &mut Req, _: &State| {
             if r.header("content-type") == Some("text/plain") {
                 r.set_header("Content-Type", Some("application/json"));
             }
             None
         }),
-        ..m("any Content-Type accepted", &["TRANS-16"])
+        ..m("any Content-Type accepted", &["TRANS-14"])
     });
     // RPC
     v.push(Mutant {
@@ -566,12 +537,11 @@ fn mutants() -> Vec<Mutant> {
     });
     v.push(Mutant {
         on_request: Some(|r: &mut Req, _: &State| {
-            if std::str::from_utf8(&r.body).is_err() {
-                r.body = String::from_utf8_lossy(&r.body).into_owned().into_bytes();
-            }
-            None
+            std::str::from_utf8(&r.body)
+                .is_err()
+                .then(|| Resp::new(500, None, b""))
         }),
-        ..m("invalid UTF-8 read lossily", &["RPC-06"])
+        ..m("invalid UTF-8 500", &["RPC-06"])
     });
     v.push(Mutant {
         on_request: Some(|r: &mut Req, _: &State| {
@@ -581,9 +551,9 @@ fn mutants() -> Vec<Mutant> {
     });
     v.push(Mutant {
         on_request: Some(|r: &mut Req, _: &State| {
-            (r.body.len() > 1024 * 1024).then(|| result_of(r, json!({})))
+            (r.body.len() > 1024 * 1024).then(|| Resp::new(500, None, b""))
         }),
-        ..m("oversized body served", &["RPC-08"])
+        ..m("oversized body 500", &["RPC-08"])
     });
     v.push(Mutant {
         on_request: Some(|r: &mut Req, _: &State| {
@@ -768,10 +738,10 @@ fn mutants() -> Vec<Mutant> {
             }) == Some(true)
                 && p.error_code() == Some(-32602)
             {
-                p.edit_rpc(|j| j["error"]["code"] = json!(-32601))
+                *p = result_of(r, json!({"resultType": "complete", "content": [{"type": "text", "text": "done"}], "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "m", "version": "0"}}}));
             }
         }),
-        ..m("unknown tool -32601", &["PRIM-09"])
+        ..m("unknown tool answered as a success", &["PRIM-09"])
     });
     v.push(Mutant {
         on_request: Some(|r: &mut Req, _: &State| {

@@ -146,6 +146,10 @@ type RespHook = fn(&Req, &mut Resp, &State);
 pub struct State {
     /// Requests seen, per rpc method.
     pub count: AtomicUsize,
+    /// Legacy sessions issued (`<session>-<n>`).
+    pub issued: Mutex<Vec<String>>,
+    /// Legacy sessions ended with DELETE.
+    pub ended: Mutex<Vec<String>>,
 }
 
 /// One rule broken.
@@ -157,9 +161,10 @@ pub struct Mutant {
     pub on_raw: Option<RawHook>,
     pub on_request: Option<ReqHook>,
     pub on_response: Option<RespHook>,
-    /// Issue this legacy session id on `initialize`.
+    /// Issue legacy session ids `<this>-<n>` on `initialize`.
     pub session: Option<&'static str>,
-    /// With `session`: answer 404 to a legacy request with another id.
+    /// With `session`: answer 404 to a legacy request with an id not
+    /// issued, or ended with `DELETE`.
     pub enforce_session: bool,
     /// Serve one connection at a time (a stalled client blocks all).
     pub serialize: bool,
@@ -358,13 +363,26 @@ fn serve(mut s: TcpStream, up: &Target, m: Mutant, st: &State) {
         };
         st.count.fetch_add(1, Ordering::SeqCst);
         // Legacy sessions.
-        let mut issue = false;
-        if let Some(id) = m.session {
+        let mut issue = None;
+        if let Some(base) = m.session {
             if !req.is_modern() && req.rpc_method().as_deref() == Some("initialize") {
-                issue = true;
+                let mut issued = st.issued.lock().unwrap();
+                let id = format!("{base}-{}", issued.len() + 1);
+                issued.push(id.clone());
+                issue = Some(id);
+            } else if req.method == "DELETE" && req.header("mcp-session-id").is_some() {
+                // Ends the session: later requests with it get 404 (when enforced).
+                st.ended
+                    .lock()
+                    .unwrap()
+                    .push(req.header("mcp-session-id").unwrap_or("").to_string());
+                write_resp(&mut s, &Resp::new(200, None, b""), false);
+                continue;
             } else if m.enforce_session && !req.is_modern() {
                 if let Some(got) = req.header("mcp-session-id") {
-                    if got != id {
+                    if !st.issued.lock().unwrap().iter().any(|e| e == got)
+                        || st.ended.lock().unwrap().iter().any(|e| e == got)
+                    {
                         write_resp(
                             &mut s,
                             &Resp::json(
@@ -383,8 +401,8 @@ fn serve(mut s: TcpStream, up: &Target, m: Mutant, st: &State) {
             None => forward(up, &req),
         };
         let Some(mut resp) = resp else { return };
-        if issue {
-            resp.set_header("Mcp-Session-Id", m.session);
+        if let Some(id) = &issue {
+            resp.set_header("Mcp-Session-Id", Some(id));
         }
         if let Some(h) = m.on_response {
             h(&req, &mut resp, st);
