@@ -404,7 +404,12 @@ fn mutants() -> Vec<Mutant> {
     });
     v.push(Mutant {
         on_response: Some(|r: &Req, p: &mut Resp, _: &State| {
-            if r.header("accept") == Some("application/json") {
+            if r.json().and_then(|j| {
+                j.get("id")
+                    .and_then(Value::as_str)
+                    .map(|i| i.starts_with("probe-ct-"))
+            }) == Some(true)
+            {
                 p.set_header("Content-Type", Some("text/plain"));
             }
         }),
@@ -447,18 +452,25 @@ fn mutants() -> Vec<Mutant> {
     });
     v.push(Mutant {
         on_request: Some(|r: &mut Req, _: &State| {
+            // A modern-only server (no handshake era) that serves GET.
+            if legacy_method(r, "initialize") {
+                return Some(error_of(r, 400, -32600));
+            }
             (r.method == "GET"
                 && r.header("accept")
                     .is_some_and(|a| a.starts_with("application/json")))
             .then(|| Resp::json(200, &json!({"manifest": true})))
         }),
-        ..m("GET served", &["TRANS-08"])
+        ..m("modern-only server serves GET", &["TRANS-08"])
     });
     v.push(Mutant {
         on_request: Some(|r: &mut Req, _: &State| {
+            if legacy_method(r, "initialize") {
+                return Some(error_of(r, 400, -32600));
+            }
             (r.method == "DELETE").then(|| Resp::new(200, None, b""))
         }),
-        ..m("DELETE served", &["TRANS-09"])
+        ..m("modern-only server serves DELETE", &["TRANS-09"])
     });
     v.push(Mutant {
         on_response: Some(|r: &Req, p: &mut Resp, _: &State| {
@@ -477,15 +489,6 @@ fn mutants() -> Vec<Mutant> {
         session: Some("sess-1"),
         enforce_session: false,
         ..m("unknown session served", &["TRANS-12"])
-    });
-    v.push(Mutant {
-        on_request: Some(|r: &mut Req, _: &State| {
-            if r.header("content-type") == Some("text/plain") {
-                r.set_header("Content-Type", Some("application/json"));
-            }
-            None
-        }),
-        ..m("any Content-Type accepted", &["TRANS-14"])
     });
     // RPC
     v.push(Mutant {
@@ -995,18 +998,9 @@ fn mutants() -> Vec<Mutant> {
     });
     v.push(Mutant {
         on_raw: Some(|b: &[u8]| {
-            let h = head_of(b);
-            (h.len() > 64 * 1024)
-                .then(|| {
-                    let s = h.windows(16).position(|w| w == b"X-Probe-Filler: ")?;
-                    let e = s + h[s..].windows(2).position(|w| w == b"\r\n")? + 2;
-                    let mut o = b.to_vec();
-                    o.drain(s..e);
-                    Some(Raw::Rewrite(o))
-                })
-                .flatten()
+            (head_of(b).len() > 64 * 1024).then(|| Raw::Answer(Resp::new(500, None, b"")))
         }),
-        ..m("oversized head accepted", &["FRAME-18"])
+        ..m("oversized head 500", &["FRAME-18"])
     });
     v.push(Mutant {
         serialize: true,

@@ -86,6 +86,9 @@ pub struct Ctx<'a> {
     pub modern_seen: Vec<(String, wire::Response)>,
     /// The check after whose payload the server stopped answering.
     pub down_since: Option<String>,
+    /// The server also speaks the handshake era (settled, or seen to
+    /// answer `initialize` when only the modern era is probed).
+    pub dual_era: bool,
     last_send: Option<Instant>,
     next_id: i64,
 }
@@ -105,6 +108,7 @@ impl<'a> Ctx<'a> {
             evidence: Vec::new(),
             modern_seen: Vec::new(),
             down_since: None,
+            dual_era: false,
             last_send: None,
             next_id: 1,
         }

@@ -365,6 +365,31 @@ fn settle_legacy(cfg: &Config) -> Result<(EraState, crate::client::Client), Stri
     ))
 }
 
+/// Whether the server answers a handshake `initialize` with a result (it
+/// speaks both eras). A session it issues is ended with `DELETE` at once.
+fn answers_initialize(ctx: &mut Ctx) -> bool {
+    let id = ctx.id();
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": LATEST_LEGACY, "capabilities": {},
+        "clientInfo": {"name": ctx::PROBE_CLIENT, "version": env!("CARGO_PKG_VERSION")}}});
+    let mut h = ctx.base_headers();
+    h.push(("Content-Type".into(), "application/json".into()));
+    h.push((
+        "Accept".into(),
+        "application/json, text/event-stream".into(),
+    ));
+    let ex = ctx.post_with(&h, body.to_string().as_bytes());
+    ctx.evidence.clear();
+    let Some(r) = ex.response else { return false };
+    if let Some(s) = r.header("mcp-session-id") {
+        h.push(("Mcp-Session-Id".into(), s.to_string()));
+        let raw = wire::build("DELETE", &ctx.target.target.clone(), &h, b"");
+        ctx.raw(&raw);
+        ctx.evidence.clear();
+    }
+    r.result().is_some()
+}
+
 /// Which era `--era auto` settles on, through `xmd::client`'s probe.
 fn auto_era(cfg: &Config) -> Result<Era, String> {
     let mut client = crate::client::Client::new(&cfg.url)
@@ -427,6 +452,7 @@ pub fn run(cfg: &Config) -> Result<Report, RunError> {
             Err(e) => why_not.push((Era::Legacy, e)),
         }
     }
+    ctx.dual_era = ctx.legacy.is_some() || (ctx.modern.is_some() && answers_initialize(&mut ctx));
     if ctx.modern.is_none() && ctx.legacy.is_none() {
         let msg = why_not
             .iter()

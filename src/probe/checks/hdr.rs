@@ -20,7 +20,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
     def!("HDR-04", Must, Modern, "Header names are case-insensitive: mcp-method / MCP-METHOD are accepted",
         "MCP 2026-07-28 basic/transports/streamable-http §Case Sensitivity; RFC 9110 §5.1", S26_HTTP, name_case),
     def!("HDR-05", Must, Modern, "A request without MCP-Protocol-Version gets 400 and -32020",
-        "MCP 2026-07-28 basic/transports/streamable-http §Server Validation (a required standard header is missing)", S26_HTTP, missing_version_header),
+        "MCP 2026-07-28 basic/transports/streamable-http §Server Validation (a required standard header is missing); a dual-era server MAY read it as 2025-03-26 (§Protocol Version Header): any 4xx", S26_HTTP, missing_version_header),
     def!("HDR-06", Must, Modern, "tools/call with Mcp-Name other than params.name gets 400 and -32020",
         "MCP 2026-07-28 basic/transports/streamable-http §Standard Request Headers, §Server Validation", S26_HTTP, name_mismatch),
     def!("HDR-07", Must, Modern, "tools/call without Mcp-Name gets 400 and -32020",
@@ -95,7 +95,14 @@ fn missing_version_header(ctx: &mut Ctx, era: Era) -> Res {
     let ex = send_edited(ctx, era, &body, |h| {
         set_header(h, "MCP-Protocol-Version", None)
     });
-    expect_error(ctx, &ex, Some(400), -32020)
+    let strict = expect_error(ctx, &ex, Some(400), -32020);
+    // A server that also speaks the handshake era MAY read a request
+    // without the header as 2025-03-26 (streamable-http §Protocol Version
+    // Header): a 4xx is then enough.
+    match (&strict, &ex.response) {
+        (Res::Violation(_), Some(r)) if ctx.dual_era && (400..500).contains(&r.status) => Res::Pass,
+        _ => strict,
+    }
 }
 
 /// A tools/call body for a tool that does not exist (nothing can run).
