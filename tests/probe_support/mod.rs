@@ -206,18 +206,16 @@ impl Proxy {
         let addr = listener.local_addr().unwrap();
         let upstream = Target::parse(upstream).unwrap();
         let state = Arc::new(State::default());
-        let lock = Arc::new(Mutex::new(()));
         std::thread::spawn(move || {
             for s in listener.incoming().flatten() {
-                let (up, st, lk) = (upstream.clone(), Arc::clone(&state), Arc::clone(&lock));
-                std::thread::spawn(move || {
-                    let _g = if mutant.serialize {
-                        Some(lk.lock().unwrap_or_else(|p| p.into_inner()))
-                    } else {
-                        None
-                    };
-                    serve(s, &up, mutant, &st);
-                });
+                if mutant.serialize {
+                    // In the accept loop itself: the next connection waits
+                    // until this one is done.
+                    serve(s, &upstream, mutant, &state);
+                    continue;
+                }
+                let (up, st) = (upstream.clone(), Arc::clone(&state));
+                std::thread::spawn(move || serve(s, &up, mutant, &st));
             }
         });
         Proxy {

@@ -2,13 +2,13 @@
 //! Each check runs on its own connection; `--framing full` adds the
 //! payloads that could desynchronise a shared upstream pool.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
 use super::{def, got, primary, seen, tri, RFC9110, RFC9112};
 use crate::probe::ctx::Ctx;
-use crate::probe::wire::{self, Conn, Exchange};
+use crate::probe::wire::Exchange;
 use crate::probe::{CheckDef, Era, Res};
 
 /// How long a check waits for bytes that should not come, or for a
@@ -51,10 +51,10 @@ pub(crate) const CHECKS: &[CheckDef] = &[
     ),
     def!(
         "FRAME-04",
-        Must,
+        Should,
         Http,
         "An obs-fold line gets 400 or is read as SP (never a 5xx)",
-        "RFC 9112 §5.2 (reject with 400 or replace each obs-fold with SP)",
+        "RFC 9112 §5.2 (reject with 400 or replace each obs-fold with SP); §2.2 (a message off the grammar: SHOULD 400)",
         RFC9112_52,
         obs_fold,
         hostile
@@ -91,30 +91,30 @@ pub(crate) const CHECKS: &[CheckDef] = &[
     ),
     def!(
         "FRAME-08",
-        Must,
+        Should,
         Http,
         "A bare CR or NUL in a field value is rejected or read as SP (never a 5xx)",
-        "RFC 9112 §2.2; RFC 9110 §5.5 (reject, or replace with SP)",
+        "RFC 9112 §2.2 (bare CR: invalid or SP; off the grammar: SHOULD 400); RFC 9110 §5.5 (CR, LF, NUL: reject or SP)",
         RFC9112_22,
         bare_cr,
         hostile
     ),
     def!(
         "FRAME-09",
-        Must,
+        Should,
         Http,
         "An invalid chunk-size gets 400",
-        "RFC 9112 §7.1 (chunk-size is 1*HEXDIG); §6.3 item 4",
+        "RFC 9112 §7.1 (chunk-size is 1*HEXDIG); §2.2 (a message off the grammar: SHOULD 400)",
         RFC9112_71,
         bad_chunk,
         hostile
     ),
     def!(
         "FRAME-10",
-        Must,
+        Should,
         Http,
         "A chunk-size that overflows gets 400 (or 413)",
-        "RFC 9112 §7.1 (recipients MUST anticipate overflow)",
+        "RFC 9112 §7.1 (recipients MUST anticipate overflow); §2.2 (a message off the grammar: SHOULD 400)",
         RFC9112_71,
         chunk_overflow,
         hostile
@@ -126,7 +126,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
         "Transfer-Encoding whose final coding is not chunked gets 400 and close",
         "RFC 9112 §6.3 item 4 (MUST respond 400 and close)",
         RFC9112_63,
-        te_not_chunked,
+        super::frame_conn::te_not_chunked,
         full
     ),
     def!(
@@ -136,7 +136,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
         "Content-Length with Transfer-Encoding: the connection is closed after the response",
         "RFC 9112 §6.1 (MUST close the connection after responding)",
         RFC9112_61,
-        cl_and_te,
+        super::frame_conn::cl_and_te,
         full
     ),
     def!(
@@ -146,7 +146,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
         "Pipelined requests are answered in order",
         "RFC 9112 §9.3.2 (responses in the order the requests were received)",
         RFC9112_932,
-        pipelined,
+        super::frame_conn::pipelined,
         hostile
     ),
     def!(
@@ -156,7 +156,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
         "Expect: 100-continue gets 100 or a final status before the body",
         "RFC 9110 §10.1.1 (MUST send 100 or a final status)",
         RFC9110_1011,
-        expect_continue,
+        super::frame_conn::expect_continue,
         hostile
     ),
     def!(
@@ -176,7 +176,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
         "A response to HEAD has no body",
         "RFC 9110 §9.3.2 (the server MUST NOT send content)",
         RFC9110_932,
-        head_no_body,
+        super::frame_conn::head_no_body,
         hostile
     ),
     def!(
@@ -206,7 +206,7 @@ pub(crate) const CHECKS: &[CheckDef] = &[
         "A client stalled mid-head does not stop others being served",
         "RFC 9112 §9.5 (timeouts, graceful close); robustness",
         RFC9112_95,
-        slow_client,
+        super::frame_conn::slow_client,
         hostile
     ),
     def!(
@@ -237,7 +237,7 @@ const RFC9110_1556: &str = "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.
 const _: (&str, &str) = (RFC9110, RFC9112);
 
 /// A correct request's head fields (no framing fields) and body.
-fn parts(ctx: &mut Ctx) -> (Vec<(String, String)>, Vec<u8>) {
+pub(super) fn parts(ctx: &mut Ctx) -> (Vec<(String, String)>, Vec<u8>) {
     let era = primary(ctx);
     let m = if era == Era::Modern {
         "server/discover"
@@ -251,7 +251,7 @@ fn parts(ctx: &mut Ctx) -> (Vec<(String, String)>, Vec<u8>) {
 
 /// Raw bytes: the request line, `fields` as given, extra lines verbatim,
 /// an empty line, then `tail`.
-fn raw(
+pub(super) fn raw(
     ctx: &Ctx,
     method: &str,
     fields: &[(String, String)],
@@ -321,7 +321,7 @@ fn obs_fold(ctx: &mut Ctx, _era: Era) -> Res {
     no_5xx(&ex)
 }
 
-fn head_without(ctx: &mut Ctx, drop: &str) -> (Vec<(String, String)>, Vec<u8>) {
+pub(super) fn head_without(ctx: &mut Ctx, drop: &str) -> (Vec<(String, String)>, Vec<u8>) {
     let (mut h, body) = parts(ctx);
     h.retain(|(n, _)| !n.eq_ignore_ascii_case(drop));
     h.push(("Content-Length".into(), body.len().to_string()));
@@ -386,196 +386,6 @@ fn chunk_overflow(ctx: &mut Ctx, _era: Era) -> Res {
     }
 }
 
-fn te_not_chunked(ctx: &mut Ctx, _era: Era) -> Res {
-    let (h, body) = parts(ctx);
-    let mut bytes = raw(
-        ctx,
-        "POST",
-        &h,
-        &[b"Transfer-Encoding: chunked, identity"],
-        &[],
-    );
-    bytes.extend_from_slice(format!("{:x}\r\n", body.len()).as_bytes());
-    bytes.extend_from_slice(&body);
-    bytes.extend_from_slice(b"\r\n0\r\n\r\n");
-    drive(ctx, &bytes, |r, closed| {
-        if r.status != 400 {
-            Res::Violation(format!("expected 400, got HTTP {}", r.status))
-        } else if !closed {
-            Res::Violation("400, but the connection stayed open".into())
-        } else {
-            Res::Pass
-        }
-    })
-}
-
-/// Sends `bytes` on a connection the check keeps, reads one response and
-/// whether the server closes within [`SHORT_WAIT`].
-fn drive(ctx: &mut Ctx, bytes: &[u8], judge: impl FnOnce(&wire::Response, bool) -> Res) -> Res {
-    if !ctx.count() {
-        return Res::Inconclusive(crate::probe::ctx::BUDGET_SPENT.into());
-    }
-    let start = Instant::now();
-    let mut ex = Exchange {
-        request: wire::redact(bytes),
-        request_len: bytes.len(),
-        ..Exchange::default()
-    };
-    let res = Conn::open(&ctx.target, ctx.cfg.timeout).and_then(|mut c| {
-        c.send(bytes)?;
-        let r = c.read_response(false)?;
-        let closed = r.closed || c.closed_within(SHORT_WAIT);
-        Ok((r, closed))
-    });
-    ex.elapsed_ms = start.elapsed().as_millis() as u64;
-    let out = match &res {
-        Ok((r, closed)) => judge(r, *closed),
-        Err(e) => Res::Inconclusive(format!("no response: {e}")),
-    };
-    if let Ok((r, _)) = res {
-        ex.response = Some(r);
-    } else if let Err(e) = res {
-        ex.error = Some(e);
-    }
-    ctx.evidence.push(ex);
-    out
-}
-
-fn cl_and_te(ctx: &mut Ctx, _era: Era) -> Res {
-    let (h, body) = parts(ctx);
-    let mut chunks = format!("{:x}\r\n", body.len()).into_bytes();
-    chunks.extend_from_slice(&body);
-    chunks.extend_from_slice(b"\r\n0\r\n\r\n");
-    let cl = format!("Content-Length: {}", chunks.len());
-    let bytes = raw(
-        ctx,
-        "POST",
-        &h,
-        &[cl.as_bytes(), b"Transfer-Encoding: chunked"],
-        &chunks,
-    );
-    drive(ctx, &bytes, |r, closed| {
-        if r.status >= 500 {
-            Res::Violation(format!("HTTP {}", r.status))
-        } else if !closed {
-            Res::Violation(format!("HTTP {}, and the connection stayed open", r.status))
-        } else {
-            Res::Pass
-        }
-    })
-}
-
-fn pipelined(ctx: &mut Ctx, _era: Era) -> Res {
-    if !ctx.count() {
-        return Res::Inconclusive(crate::probe::ctx::BUDGET_SPENT.into());
-    }
-    let era = primary(ctx);
-    let m = if era == Era::Modern {
-        "server/discover"
-    } else {
-        "ping"
-    };
-    let mut bytes = Vec::new();
-    let ids = [
-        format!("probe-a-{}", ctx.rng.token(4)),
-        format!("probe-b-{}", ctx.rng.token(4)),
-    ];
-    for id in &ids {
-        let body = ctx.body(era, json!(id), m, json!({}));
-        let h = ctx.headers_for(era, &body);
-        bytes.extend(wire::build(
-            "POST",
-            &ctx.target.target,
-            &h,
-            body.to_string().as_bytes(),
-        ));
-    }
-    let start = Instant::now();
-    let mut ex = Exchange {
-        request: wire::redact(&bytes),
-        request_len: bytes.len(),
-        ..Exchange::default()
-    };
-    let res = Conn::open(&ctx.target, ctx.cfg.timeout).and_then(|mut c| {
-        c.send(&bytes)?;
-        let a = c.read_response(false)?;
-        let b = if a.closed {
-            None
-        } else {
-            c.read_response(false).ok()
-        };
-        Ok((a, b))
-    });
-    ex.elapsed_ms = start.elapsed().as_millis() as u64;
-    let out = match &res {
-        Err(e) => Res::Inconclusive(format!("no response: {e}")),
-        Ok((a, None)) => {
-            if a.closed {
-                Res::Pass // answering one and closing is allowed (RFC 9112 §9.3.2 retries)
-            } else {
-                Res::Violation("the second pipelined request was not answered".into())
-            }
-        }
-        Ok((a, Some(b))) => {
-            let got_ids = [
-                a.rpc().and_then(|m| m.get("id").cloned()),
-                b.rpc().and_then(|m| m.get("id").cloned()),
-            ];
-            if got_ids == [Some(json!(ids[0])), Some(json!(ids[1]))] {
-                Res::Pass
-            } else {
-                Res::Violation(format!("answered ids {got_ids:?}, sent {ids:?}"))
-            }
-        }
-    };
-    match res {
-        Ok((a, _)) => ex.response = Some(a),
-        Err(e) => ex.error = Some(e),
-    }
-    ctx.evidence.push(ex);
-    out
-}
-
-fn expect_continue(ctx: &mut Ctx, _era: Era) -> Res {
-    if !ctx.count() {
-        return Res::Inconclusive(crate::probe::ctx::BUDGET_SPENT.into());
-    }
-    let (mut h, body) = parts(ctx);
-    h.push(("Content-Length".into(), body.len().to_string()));
-    h.push(("Expect".into(), "100-continue".into()));
-    let head = raw(ctx, "POST", &h, &[], b"");
-    let start = Instant::now();
-    let mut ex = Exchange {
-        request: wire::redact(&head),
-        request_len: head.len(),
-        ..Exchange::default()
-    };
-    let res = Conn::open(&ctx.target, ctx.cfg.timeout).and_then(|mut c| {
-        c.send(&head)?;
-        c.set_read_timeout(SHORT_WAIT);
-        let early = c.stray_bytes(SHORT_WAIT);
-        c.reset_read_timeout();
-        c.send(&body)?;
-        let r = c.read_response(false)?;
-        Ok((early, r))
-    });
-    ex.elapsed_ms = start.elapsed().as_millis() as u64;
-    let out = match &res {
-        Err(e) => Res::Inconclusive(format!("no response: {e}")),
-        Ok((0, _)) => Res::Violation(format!(
-            "nothing within {} s of the head (neither 100 nor a final status)",
-            SHORT_WAIT.as_secs()
-        )),
-        Ok(_) => Res::Pass,
-    };
-    match res {
-        Ok((_, r)) => ex.response = Some(r),
-        Err(e) => ex.error = Some(e),
-    }
-    ctx.evidence.push(ex);
-    out
-}
-
 fn bare(ctx: &mut Ctx, method: &str) -> Exchange {
     let (h, _) = head_without(ctx, "content-length");
     let h: Vec<_> = h
@@ -599,42 +409,6 @@ fn allow_on_405(ctx: &mut Ctx, _era: Era) -> Res {
     }
 }
 
-fn head_no_body(ctx: &mut Ctx, _era: Era) -> Res {
-    if !ctx.count() {
-        return Res::Inconclusive(crate::probe::ctx::BUDGET_SPENT.into());
-    }
-    let (h, _) = head_without(ctx, "content-length");
-    let h: Vec<_> = h
-        .into_iter()
-        .filter(|(n, _)| !n.eq_ignore_ascii_case("content-length"))
-        .collect();
-    let bytes = raw(ctx, "HEAD", &h, &[], b"");
-    let start = Instant::now();
-    let mut ex = Exchange {
-        request: wire::redact(&bytes),
-        request_len: bytes.len(),
-        ..Exchange::default()
-    };
-    let res = Conn::open(&ctx.target, ctx.cfg.timeout).and_then(|mut c| {
-        c.send(&bytes)?;
-        let r = c.read_response(true)?;
-        let stray = c.stray_bytes(Duration::from_millis(500));
-        Ok((r, stray))
-    });
-    ex.elapsed_ms = start.elapsed().as_millis() as u64;
-    let out = match &res {
-        Err(e) => Res::Inconclusive(format!("no response: {e}")),
-        Ok((_, 0)) => Res::Pass,
-        Ok((r, n)) => Res::Violation(format!("HTTP {} to HEAD, then {n} body bytes", r.status)),
-    };
-    match res {
-        Ok((r, _)) => ex.response = Some(r),
-        Err(e) => ex.error = Some(e),
-    }
-    ctx.evidence.push(ex);
-    out
-}
-
 fn unknown_method(ctx: &mut Ctx, _era: Era) -> Res {
     let ex = bare(ctx, "XMDPROBE");
     let r = tri!(got(&ex));
@@ -651,39 +425,6 @@ fn big_head(ctx: &mut Ctx, _era: Era) -> Res {
     match &ex.response {
         Some(r) if r.status >= 500 => Res::Violation(format!("expected 431, got {}", seen(r))),
         _ => Res::Pass, // 431, 400, served, or closed: allowed
-    }
-}
-
-fn slow_client(ctx: &mut Ctx, _era: Era) -> Res {
-    if !ctx.count() {
-        return Res::Inconclusive(crate::probe::ctx::BUDGET_SPENT.into());
-    }
-    let mut stalled = match Conn::open(&ctx.target, ctx.cfg.timeout) {
-        Ok(c) => c,
-        Err(e) => return Res::Inconclusive(e),
-    };
-    let partial = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nX-Probe: ",
-        ctx.target.target, ctx.target.authority
-    );
-    let _ = stalled.send(partial.as_bytes());
-    let (h, body) = parts(ctx);
-    let bytes = wire::build("POST", &ctx.target.target, &h, &body);
-    let ex = ctx.raw(&bytes);
-    drop(stalled);
-    let Some(r) = &ex.response else {
-        return Res::Violation(format!(
-            "while another client stalled mid-head, no answer: {}",
-            ex.error.as_deref().unwrap_or("")
-        ));
-    };
-    if r.result().is_some() {
-        Res::Pass
-    } else {
-        Res::Violation(format!(
-            "while another client stalled mid-head: {}",
-            seen(r)
-        ))
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod disc;
 mod frame;
+mod frame_conn;
 mod hdr;
 mod prim;
 mod rpc;
