@@ -100,8 +100,20 @@ pub const ERROR_CODES: [&str; 16] = {
     ]
 };
 
-/// Labels of `xmd_upstream_failures_total` (`crate::app::metered::Cause`).
-pub const FAILURE_CAUSES: [&str; 9] = crate::app::metered::Cause::LABELS;
+/// Labels of `xmd_upstream_failures_total`: the causes of an upstream
+/// failure (`app::metered::Cause`, whose `label` indexes this list; every
+/// HTTP status is `status`).
+pub const FAILURE_CAUSES: [&str; 9] = [
+    "dns",
+    "refused",
+    "reset",
+    "connect",
+    "timeout",
+    "too_large",
+    "network",
+    "status",
+    "invalid_body",
+];
 
 /// Upstream latency histogram bounds in seconds.
 pub const BUCKETS: [f64; 11] = [

@@ -1,6 +1,6 @@
 //! deploy/nginx-fleet-cache.conf keeps FxTwitter's answers as long as xmd
 //! does (issue 30 item 2): one fact, xmd's times to live per upstream path
-//! (`registry::upstream_ttl`, through `cache::ttl_for`), and the proxy's copy
+//! (`registry::upstream_ttl`, through `registry::ttl_for`), and the proxy's copy
 //! of it, checked here so they cannot drift.
 //!
 //! The oracle for the proxy's side is nginx's own location rule (exact `=`
@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use regex::Regex;
-use xmd::x::cache::{ttl_for, TTL_OTHER};
+use xmd::x::cache::TTL_OTHER;
+use xmd::x::registry::ttl_for;
 use xmd::x::registry::SPECS;
 
 const CONF: &str = include_str!("../deploy/nginx-fleet-cache.conf");

@@ -14,9 +14,10 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use xmd::x::cache::{Cache, CacheStatus, Fetcher, TTL_PROFILE};
+use xmd::x::answer::check_transport;
+use xmd::x::cache::{Cache, CacheStatus, TTL_PROFILE};
 use xmd::x::cacheable::cacheable;
-use xmd::x::error::check_transport;
+use xmd::x::fetcher::Fetcher;
 use xmd::x::model::parse::{parse, repair_surrogates, Authors};
 use xmd::x::model::scalar::Count;
 use xmd::x::model::status::{Page, ProfileEnvelope, Status, StatusEnvelope};
@@ -68,7 +69,7 @@ struct Seen {
 }
 
 fn run_as<T: DeserializeOwned>(up: &Fixed, code_of: fn(&T) -> Count) -> Seen {
-    let cache = Cache::new(64 << 20);
+    let cache = Cache::new(64 << 20, xmd::x::registry::ttl_for);
     let f = Fetcher::new(&cache, up);
     let _ = fetch_typed(&f, "/2/profile/a", "an answer", code_of, Authors::Whole);
     let stored = cache.bytes() > 0;

@@ -1,4 +1,4 @@
-//! The escaping of `render/escape.rs` writes into one buffer and walks
+//! The escaping of `x/escape.rs` writes into one buffer and walks
 //! bytes; it must write exactly what the character-vector version it
 //! replaced wrote (that version, kept verbatim below as the oracle, is the
 //! one the CommonMark property tests first judged). Generated text leans on
@@ -7,8 +7,8 @@
 //! kind and controls, URLs of both schemes and none.
 
 use proptest::prelude::*;
-use xmd::x::render::escape::{escape_block, escape_inline, escape_line, link, link_url};
-use xmd::x::render::linkify::{mention_end, url_end};
+use xmd::x::escape::{escape_block, escape_inline, escape_line, link, link_url};
+use xmd::x::linkify::{mention_end, url_end};
 
 /// The previous implementation, verbatim.
 #[allow(dead_code, clippy::all)]

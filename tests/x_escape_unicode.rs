@@ -1,11 +1,11 @@
-//! Exhaustive check of the intraword `_` rule of `render/escape.rs` against
+//! Exhaustive check of the intraword `_` rule of `x/escape.rs` against
 //! the CommonMark oracle (pulldown-cmark, tables and strikethrough on): for
 //! every character Rust calls alphanumeric (the only neighbours for which
 //! an `_` is left unescaped), text with that character around or inside
 //! underscores parses as one plain paragraph whose visible text is the input.
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-use xmd::x::render::escape::escape_inline;
+use xmd::x::escape::escape_inline;
 
 /// The events of `md` other than the paragraph around it, and its text.
 fn parse(md: &str) -> (Vec<String>, String) {

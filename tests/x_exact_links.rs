@@ -22,9 +22,9 @@ use comrak::{parse_document, Arena, Options};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use xmd::x::args::{Format, UserInfo};
+use xmd::x::escape::{at_handle, autolink, autolink_target, escape_inline, link_target};
 use xmd::x::model::status::Status;
 use xmd::x::render::browse::post_line;
-use xmd::x::render::escape::{at_handle, autolink, autolink_target, escape_inline, link_target};
 use xmd::x::render::post::{render_posts, RenderOptions};
 
 /// What a GFM parser makes of `md`: every link or image URL, in order; the

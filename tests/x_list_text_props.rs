@@ -21,8 +21,8 @@ use common::fake_upstream::{Answer, FakeUpstream};
 use proptest::prelude::*;
 use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Value};
-use xmd::x::render::escape::autolink_target;
-use xmd::x::render::linkify::url_end;
+use xmd::x::escape::autolink_target;
+use xmd::x::linkify::url_end;
 
 const POST_ID: &str = "1800000000000000001";
 const END: Value = Value::Null;

@@ -31,13 +31,13 @@ use proptest::strategy::ValueTree;
 use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Value};
 use xmd::x::args::{Format, UserInfo};
+use xmd::x::escape::autolink_target;
+use xmd::x::linkify::url_end;
 use xmd::x::model::normalize;
 use xmd::x::model::status::Status;
 use xmd::x::model::user::User;
 use xmd::x::render::browse::{profile_markdown, search_markdown};
 use xmd::x::render::date::iso;
-use xmd::x::render::escape::autolink_target;
-use xmd::x::render::linkify::url_end;
 use xmd::x::render::{render_posts, RenderOptions};
 use yaml_rust2::{Yaml, YamlLoader};
 

@@ -20,10 +20,10 @@ use comrak::{parse_document, Arena, Options};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use xmd::x::args::{Format, UserInfo};
+use xmd::x::escape::autolink_target;
 use xmd::x::model::status::Status;
 use xmd::x::model::user::User;
 use xmd::x::render::browse::{post_line, profile_markdown};
-use xmd::x::render::escape::autolink_target;
 use xmd::x::render::post::{render_posts, RenderOptions};
 
 /// Every link URL comrak finds, in order, and the rendered text (text

@@ -33,10 +33,20 @@
 //! owed throughout) at which they reach zero, in a `BTreeMap` ordered by it.
 //! Amounts are in micro-requests (integers), so the arithmetic is exact.
 
-use super::limits::MAX_TRACKED_CLIENTS;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::time::{Duration, Instant};
+
+/// Most client addresses tracked at once.
+///
+/// Default is 65 536 (a few MiB at most). When the table is full, buckets
+/// that have refilled (and so carry no state) are dropped first; if that is
+/// not enough the least recently seen half goes. A dropped client starts
+/// again with a full bucket. The same bound holds the clients that owe
+/// something of the upstream budget ([`FairShares`]; they
+/// are about twice its burst at most): past it a client that owes nothing
+/// gets the `upstream_budget` refusal with a retry after 1 s.
+pub const MAX_TRACKED_CLIENTS: usize = 65_536;
 
 /// Micro-requests per request.
 const UNIT: u128 = 1_000_000;

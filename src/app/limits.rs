@@ -49,16 +49,7 @@ use crate::config::DEFAULT_UPSTREAM_BUDGET;
 use crate::server::admission::fair_key;
 use crate::x::upstream::{FetchError, PerClient, Upstream, UpstreamResponse};
 
-/// Most client addresses tracked at once.
-///
-/// Default is 65 536 (a few MiB at most). When the table is full, buckets
-/// that have refilled (and so carry no state) are dropped first; if that is
-/// not enough the least recently seen half goes. A dropped client starts
-/// again with a full bucket. The same bound holds the clients that owe
-/// something of the upstream budget ([`super::fair::FairShares`]; they
-/// are about twice its burst at most): past it a client that owes nothing
-/// gets the `upstream_budget` refusal with a retry after 1 s.
-pub const MAX_TRACKED_CLIENTS: usize = 65_536;
+pub use super::fair::MAX_TRACKED_CLIENTS;
 
 /// Seconds' worth of the upstream budget that may be spent at once.
 ///

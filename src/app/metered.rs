@@ -38,17 +38,7 @@ pub enum Cause {
 impl Cause {
     /// Labels of `xmd_upstream_failures_total`, in [`Cause::label`] order
     /// (every status is `status`).
-    pub const LABELS: [&'static str; 9] = [
-        "dns",
-        "refused",
-        "reset",
-        "connect",
-        "timeout",
-        "too_large",
-        "network",
-        "status",
-        "invalid_body",
-    ];
+    pub const LABELS: [&'static str; 9] = crate::metrics::FAILURE_CAUSES;
 
     /// The metrics label.
     pub fn label(self) -> &'static str {

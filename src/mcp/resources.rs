@@ -1,10 +1,8 @@
 //! `resources/list` entries and `resources/read` results for the static
-//! agent documents, shaped per revision.
+//! agent documents, shaped per revision (their pre-serialized replies are
+//! `statics::ReadTable`).
 
 use serde_json::{json, Map, Value};
-use std::sync::{Arc, OnceLock};
-
-use super::statics::Source;
 
 use super::version::ProtocolVersion;
 use super::Resource;
@@ -31,50 +29,4 @@ pub(crate) fn read_result(r: &Resource) -> Map<String, Value> {
         json!([{"uri": r.uri, "mimeType": r.mime_type, "text": r.text}]),
     );
     m
-}
-
-/// One resource's reply suffixes, `[legacy, modern]`, each built on first use.
-type ReadSlots = [OnceLock<Arc<[u8]>>; 2];
-
-/// Pre-serialized `resources/read` replies, looked up by exact URI and
-/// serialized on first read of each resource in each era.
-pub(crate) struct ReadTable {
-    src: Arc<Source>,
-    /// Per resource (in list order): the legacy and the modern suffix.
-    entries: OnceLock<Vec<ReadSlots>>,
-}
-
-impl ReadTable {
-    /// An empty table over `src`'s resources.
-    pub(crate) fn new(src: &Arc<Source>) -> ReadTable {
-        ReadTable {
-            src: Arc::clone(src),
-            entries: OnceLock::new(),
-        }
-    }
-
-    /// The per-resource slots, once the first read made them.
-    #[cfg(test)]
-    pub(crate) fn entries(&self) -> Option<&Vec<ReadSlots>> {
-        self.entries.get()
-    }
-
-    /// The reply suffix for `uri` in the given era, if such a resource exists.
-    pub(crate) fn find(&self, uri: &str, modern: bool) -> Option<&Arc<[u8]>> {
-        let resources = self.src.resources();
-        let index = resources.iter().position(|r| r.uri == uri)?;
-        let entries = self
-            .entries
-            .get_or_init(|| resources.iter().map(|_| Default::default()).collect());
-        let slot = &entries.get(index)?[usize::from(modern)];
-        Some(slot.get_or_init(|| {
-            let result = read_result(&resources[index]);
-            let value = if modern {
-                self.src.decorate_read(result)
-            } else {
-                Value::Object(result)
-            };
-            super::jsonrpc::result_suffix(&value).into()
-        }))
-    }
 }

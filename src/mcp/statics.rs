@@ -11,7 +11,7 @@ use std::sync::{Arc, LazyLock, OnceLock};
 use serde_json::{json, Map, Value};
 
 use super::jsonrpc::result_suffix;
-use super::resources::{list_entry, ReadTable};
+use super::resources::{list_entry, read_result};
 use super::version::ProtocolVersion;
 use super::{Resource, ServerInfo};
 use crate::x::tools::Tools;
@@ -353,6 +353,52 @@ impl Statics {
     /// The resources, in `resources/list` order (built now if not yet).
     pub(crate) fn resources(&self) -> &[Resource] {
         self.src.resources()
+    }
+}
+
+/// One resource's reply suffixes, `[legacy, modern]`, each built on first use.
+type ReadSlots = [OnceLock<Arc<[u8]>>; 2];
+
+/// Pre-serialized `resources/read` replies, looked up by exact URI and
+/// serialized on first read of each resource in each era.
+pub(crate) struct ReadTable {
+    src: Arc<Source>,
+    /// Per resource (in list order): the legacy and the modern suffix.
+    entries: OnceLock<Vec<ReadSlots>>,
+}
+
+impl ReadTable {
+    /// An empty table over `src`'s resources.
+    pub(crate) fn new(src: &Arc<Source>) -> ReadTable {
+        ReadTable {
+            src: Arc::clone(src),
+            entries: OnceLock::new(),
+        }
+    }
+
+    /// The per-resource slots, once the first read made them.
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> Option<&Vec<ReadSlots>> {
+        self.entries.get()
+    }
+
+    /// The reply suffix for `uri` in the given era, if such a resource exists.
+    pub(crate) fn find(&self, uri: &str, modern: bool) -> Option<&Arc<[u8]>> {
+        let resources = self.src.resources();
+        let index = resources.iter().position(|r| r.uri == uri)?;
+        let entries = self
+            .entries
+            .get_or_init(|| resources.iter().map(|_| Default::default()).collect());
+        let slot = &entries.get(index)?[usize::from(modern)];
+        Some(slot.get_or_init(|| {
+            let result = read_result(&resources[index]);
+            let value = if modern {
+                self.src.decorate_read(result)
+            } else {
+                Value::Object(result)
+            };
+            super::jsonrpc::result_suffix(&value).into()
+        }))
     }
 }
 

@@ -9,14 +9,13 @@ use std::fmt::Write as _;
 use super::args::{MAX_LIMIT, MAX_PAGE};
 use super::budget::fit_rows;
 use super::budget::Run;
-use super::cache::Fetcher;
 use super::cursor::{self, CursorKind, Position, MAX_CURSOR_OFFSET};
 use super::error::{clip_message, code, XError};
+use super::fetcher::Fetcher;
 use super::model::parse::{shape_error, Authors};
 use super::model::scalar::Id;
-use super::model::status::{Page, Status};
+use super::model::status::{Page, ProfileEnvelope, Status};
 use super::model::user::User;
-use super::profile::fetch_profile;
 use super::render::browse::{connections_markdown, Continuation};
 use super::structured::Structured;
 use super::typed_read::fetch_typed;
@@ -37,23 +36,7 @@ pub const LIST_PAGE_BUDGET: usize = 6;
 /// (`page=N` walks N blocks). Default 2.
 pub const PAGE_BUDGET_PER_BLOCK: usize = 2;
 
-/// Decoded browse arguments (after `inputSchema` validation; built by
-/// `args::list_args`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BrowseArgs {
-    /// The handle without `@` (empty for search).
-    pub handle: String,
-    /// `page`, 1–10 (default 1).
-    pub page: usize,
-    /// `limit`, 1–20 (default 20).
-    pub limit: usize,
-    /// `cursor`, when given (wins over `page`).
-    pub cursor: Option<String>,
-    /// `full`.
-    pub full: bool,
-    /// `max_chars`, when given (kept in continuation links).
-    pub max_chars: Option<usize>,
-}
+pub use super::args::BrowseArgs;
 
 /// A refused `cursor` argument.
 pub fn cursor_error(message: String) -> XError {
@@ -608,6 +591,45 @@ pub fn connections(
         },
     );
     Ok(BrowseResult { text, structured })
+}
+
+/// Fetches `/2/profile/{handle}` and returns the `user` object (also when
+/// protected), or the error: suspended, not found, or an upstream failure.
+pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<User, XError> {
+    let (resp, body) = fetch_typed(
+        up,
+        &format!("/2/profile/{handle}"),
+        "a profile",
+        |b: &ProfileEnvelope| b.code,
+        Authors::Whole,
+    )?;
+    let body = body?;
+    if resp.status == 404 || body.code == Some(404) {
+        let suspended = body.reason.as_deref() == Some("suspended")
+            || body
+                .message
+                .as_deref()
+                .is_some_and(|m| m.to_ascii_lowercase().contains("suspended"));
+        return Err(if suspended {
+            XError::new(
+                404,
+                code::SUSPENDED,
+                format!("Account @{handle} is suspended."),
+            )
+        } else {
+            not_found(handle)
+        });
+    }
+    answer_errors(resp.status, body.code, body.message.as_deref())?;
+    body.user.ok_or_else(|| not_found(handle))
+}
+
+fn not_found(handle: &str) -> XError {
+    XError::new(
+        404,
+        code::NOT_FOUND,
+        format!("Account @{handle} was not found."),
+    )
 }
 
 #[cfg(test)]

@@ -10,9 +10,7 @@
 //! item alone does not fit is it cut inside, and the tool marks the cut.
 //! What is measured is what is sent, so the bound holds for any input.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::config::{DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS};
 
@@ -43,14 +41,8 @@ pub const MAX_PAYLOAD_BYTES: usize = MAX_MESSAGE_BYTES - ENVELOPE_RESERVE_BYTES;
 /// U+2028 written as `\uXXXX`).
 pub const MAX_ESCAPED_BYTES_PER_CHAR: usize = 6;
 
-/// Largest accepted `--max-result-chars`: 160,000. Even text made only of
-/// characters that escape to six bytes then fits a message (960,000 bytes
-/// plus the reserve); `structuredContent` is measured on top.
-pub const MAX_RESULT_CHARS_LIMIT: usize = 160_000;
-
-/// Smallest accepted `--max-result-chars`: 2,000, room for a post's head,
-/// a cut marker and the continuation note.
-pub const MIN_RESULT_CHARS: usize = 2_000;
+pub use super::args::{MAX_RESULT_CHARS_LIMIT, MIN_RESULT_CHARS};
+pub use super::cursor::unescape_cursor;
 
 /// Claude Code's ceiling for one tool result's text, in characters
 /// (JavaScript string length, UTF-16 code units): 50,000. A longer result
@@ -188,38 +180,7 @@ impl Settings {
     }
 }
 
-/// A call's stop signals: its deadline, and the flag the server raises
-/// when the client's connection closed before the answer.
-#[derive(Debug, Clone)]
-pub struct Guard {
-    /// When the call must answer with what it has.
-    pub deadline: Instant,
-    /// Raised when the client has gone.
-    pub cancel: Arc<AtomicBool>,
-    /// The configured timeout, for notes.
-    pub timeout: Duration,
-}
-
-impl Guard {
-    /// A guard for a call starting now.
-    pub fn new(timeout: Duration, cancel: Arc<AtomicBool>) -> Guard {
-        Guard {
-            deadline: Instant::now() + timeout,
-            cancel,
-            timeout,
-        }
-    }
-
-    /// Whether the client has gone.
-    pub fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-
-    /// Whether the deadline passed.
-    pub fn expired(&self) -> bool {
-        Instant::now() >= self.deadline
-    }
-}
+pub use super::fetcher::Guard;
 
 /// One call's view of the settings: the budget, the public URL, its
 /// guard, and its own arguments (to print the call that continues).
@@ -606,43 +567,6 @@ pub fn cut_text(s: &str, chars: usize) -> &str {
     match head.rfind('\n') {
         Some(nl) if head[..nl].chars().count() * 5 >= chars * 4 => &head[..nl],
         _ => head,
-    }
-}
-
-/// Percent-decodes a cursor that arrived URL-encoded (as copied from a
-/// `[Continue →]` link); any other string is returned as it is. A whole
-/// continuation link (relative or absolute, or the Markdown link around
-/// it) gives its `cursor` parameter: an xmd cursor never holds `?`.
-pub fn unescape_cursor(c: &str) -> std::borrow::Cow<'_, str> {
-    let c = match c.split_once('?') {
-        Some((_, query)) => query
-            .split(['&', ')', '#'])
-            .find_map(|kv| kv.strip_prefix("cursor="))
-            .unwrap_or(c),
-        None => c,
-    };
-    if !c.contains('%') {
-        return c.into();
-    }
-    let b = c.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |x: u8| (x as char).to_digit(16);
-        match (b[i], b.get(i + 1).copied(), b.get(i + 2).copied()) {
-            (b'%', Some(h), Some(l)) if hex(h).is_some() && hex(l).is_some() => {
-                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
-                i += 3;
-            }
-            (x, _, _) => {
-                out.push(x);
-                i += 1;
-            }
-        }
-    }
-    match String::from_utf8(out) {
-        Ok(s) => s.into(),
-        Err(_) => c.into(),
     }
 }
 

@@ -17,7 +17,7 @@
 //! pass (129k instead of 157k per pair as served, 96k instead of 110k
 //! compacted; callgrind, release).
 
-use crate::x::typed_read::storable;
+use crate::x::answer::storable;
 use crate::x::upstream::UpstreamResponse;
 
 /// Whether `resp` may be stored (see the module documentation): the rule

@@ -34,10 +34,7 @@ use crate::x::registry::{CursorScope, Tool};
 /// more), so every cursor xmd writes is one it reads back.
 pub const MAX_CURSOR_OFFSET: usize = 1000;
 
-/// Longest upstream cursor carried inside an xmd cursor, in bytes.
-/// Default 900 (so the whole cursor fits the 1024-character `cursor`
-/// argument); a longer one is refused as a forged cursor.
-pub const MAX_UPSTREAM_CURSOR_BYTES: usize = 900;
+pub use crate::x::upstream::MAX_UPSTREAM_CURSOR_BYTES;
 
 /// Most row marks a list cursor carries. Default 40 (two upstream pages);
 /// fewer when a long upstream cursor leaves less room under
@@ -272,7 +269,7 @@ pub fn decode(
 ) -> Result<Position, String> {
     let (scope, bound) = (scope.scope.as_str(), scope.args.as_str());
     // A cursor copied out of a `[Continue →]` link arrives percent-encoded.
-    let cursor = &*crate::x::budget::unescape_cursor(cursor);
+    let cursor = &*unescape_cursor(cursor);
     const FIX: &str = "Pass the `next_cursor` of a previous result of this tool unchanged, or omit `cursor` to start at the first page.";
     let forged = || {
         format!("The cursor is not one this server issued for these arguments (altered, truncated, made up, given with other arguments than the call that returned it, or issued before a restart or by a server with another --cursor-secret). {FIX}")
@@ -349,24 +346,7 @@ pub fn form_encode(s: &str) -> String {
     out
 }
 
-/// Appends [`form_encode`] of `s` to `out`.
-pub fn push_form_encoded(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    out.reserve(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(b as char)
-            }
-            b' ' => out.push('+'),
-            b => {
-                out.push('%');
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 15)]));
-            }
-        }
-    }
-}
+pub use crate::x::url::push_form_encoded;
 
 /// The fields of an X profile-timeline cursor (a Thrift binary struct
 /// `{7: {1: i64 issuedAt, 2: string sortIndex, 3: i32 direction}}`,
@@ -426,6 +406,43 @@ impl TimelineCursor {
             sort_index,
             direction,
         })
+    }
+}
+
+/// Percent-decodes a cursor that arrived URL-encoded (as copied from a
+/// `[Continue →]` link); any other string is returned as it is. A whole
+/// continuation link (relative or absolute, or the Markdown link around
+/// it) gives its `cursor` parameter: an xmd cursor never holds `?`.
+pub fn unescape_cursor(c: &str) -> std::borrow::Cow<'_, str> {
+    let c = match c.split_once('?') {
+        Some((_, query)) => query
+            .split(['&', ')', '#'])
+            .find_map(|kv| kv.strip_prefix("cursor="))
+            .unwrap_or(c),
+        None => c,
+    };
+    if !c.contains('%') {
+        return c.into();
+    }
+    let b = c.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |x: u8| (x as char).to_digit(16);
+        match (b[i], b.get(i + 1).copied(), b.get(i + 2).copied()) {
+            (b'%', Some(h), Some(l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (x, _, _) => {
+                out.push(x);
+                i += 1;
+            }
+        }
+    }
+    match String::from_utf8(out) {
+        Ok(s) => s.into(),
+        Err(_) => c.into(),
     }
 }
 

@@ -3,18 +3,51 @@
 //! counted, its deadline and cancellation checked before each request, and
 //! jobs run beside the caller on the side pool.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::cache::{Cache, Outcome};
+use super::cache::{Cache, CacheStatus, Outcome};
 use super::cacheable::cacheable;
 use super::memory::{
     watch_incoming, work_bytes, IncomingGuard, Refusal, Reservation, WorkBudget, MAX_WORK_WAIT,
     WORK_RETRY_AFTER_SECS,
 };
 use super::upstream::MAX_UPSTREAM_BODY_BYTES;
+
+/// A call's stop signals: its deadline, and the flag the server raises
+/// when the client's connection closed before the answer.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    /// When the call must answer with what it has.
+    pub deadline: Instant,
+    /// Raised when the client has gone.
+    pub cancel: Arc<AtomicBool>,
+    /// The configured timeout, for notes.
+    pub timeout: Duration,
+}
+
+impl Guard {
+    /// A guard for a call starting now.
+    pub fn new(timeout: Duration, cancel: Arc<AtomicBool>) -> Guard {
+        Guard {
+            deadline: Instant::now() + timeout,
+            cancel,
+            timeout,
+        }
+    }
+
+    /// Whether the client has gone.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Whether the deadline passed.
+    pub fn expired(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+}
 
 /// The largest body an answer can have, for a size not known yet.
 const MAX_BODY: usize = MAX_UPSTREAM_BODY_BYTES as usize;
@@ -40,7 +73,7 @@ pub struct Fetcher<'a> {
     /// `u64::MAX` before the first request.
     fresh_ms: AtomicU64,
     /// The call's deadline and cancel flag, checked before every request.
-    guard: Option<&'a super::budget::Guard>,
+    guard: Option<&'a Guard>,
     /// The budget of the calls' working set ([`Fetcher::metered`]): every
     /// answer read is counted in it for this call, until the fetcher
     /// drops; `None` counts nothing.
@@ -87,7 +120,7 @@ impl<'a> Fetcher<'a> {
     /// cancelled ([`FetchError::Cancelled`]) or past its deadline
     /// ([`FetchError::Deadline`]): a call whose client has gone makes no
     /// further upstream request.
-    pub fn guarded(mut self, guard: &'a super::budget::Guard) -> Fetcher<'a> {
+    pub fn guarded(mut self, guard: &'a Guard) -> Fetcher<'a> {
         self.guard = Some(guard);
         self
     }
@@ -186,30 +219,6 @@ impl<'a> Fetcher<'a> {
     /// [`Fetcher::status`] as its label.
     pub fn outcome(&self) -> &'static str {
         self.status().as_str()
-    }
-}
-
-/// How a result was served, reported as `structuredContent.cache` (added
-/// when the result is serialized, never part of what a tool builds), in
-/// the access log and in `xmd_cache_total`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheStatus {
-    /// Every upstream answer came from the cache (or the whole result
-    /// from the result cache).
-    Hit = 0,
-    /// At least one request reached the upstream.
-    Miss = 1,
-    /// The cache is disabled.
-    Bypass = 2,
-}
-
-impl CacheStatus {
-    /// The labels, indexed by the discriminant.
-    pub const LABELS: [&'static str; 3] = ["hit", "miss", "bypass"];
-
-    /// The label: `hit`, `miss` or `bypass`.
-    pub fn as_str(self) -> &'static str {
-        CacheStatus::LABELS[self as usize]
     }
 }
 
@@ -338,7 +347,7 @@ impl Fetcher<'_> {
         let until = self
             .guard
             .map_or(now + MAX_WORK_WAIT, |g| g.deadline.min(now + MAX_WORK_WAIT));
-        let stop = || self.guard.is_some_and(super::budget::Guard::cancelled);
+        let stop = || self.guard.is_some_and(Guard::cancelled);
         match work.reserve(bytes, self.holding(), until, &stop) {
             Ok(()) => {
                 self.held.fetch_add(bytes, Ordering::SeqCst);

@@ -3,7 +3,23 @@
 //! and the Markdown renderer.
 //!
 //! This module knows nothing of HTTP serving or MCP framing.
+//!
+//! Its files stand in layers, each naming only those below it
+//! (tests/architecture.rs holds the table and fails on any other import,
+//! and on any import circle in `src/`):
+//! - leaves: `escape` and `linkify` (Markdown escaping), `url`, `error`
+//!   (the error type and its codes; it names `escape`);
+//! - `model`: the typed FxTwitter data (names the leaves only);
+//! - the upstream: `upstream`, `answer`, `retry_after`, `cache`,
+//!   `cacheable`, `fetcher`, `memory`, `resolve`, `side`, `syndication`,
+//!   `typed_read` (fetch, cache, fallback; model and leaves below);
+//! - `render`: Markdown from the model (model and leaves below);
+//! - the tools on top: `registry`, `args`, `schema`, `cursor`, `budget`
+//!   (a call's text budget, holding the typed `registry::Call`),
+//!   `structured`, `browse`, `post`, `post_cut`, `profile`, `search`,
+//!   `status_lists`, `tools`.
 
+pub mod answer;
 pub mod args;
 pub mod browse;
 pub mod budget;
@@ -11,7 +27,9 @@ pub mod cache;
 pub mod cacheable;
 pub mod cursor;
 pub mod error;
+pub mod escape;
 pub mod fetcher;
+pub mod linkify;
 pub mod memory;
 pub mod model;
 pub mod post;
@@ -20,6 +38,7 @@ pub mod profile;
 pub mod registry;
 pub mod render;
 pub mod resolve;
+pub mod retry_after;
 pub mod schema;
 pub mod search;
 pub mod side;

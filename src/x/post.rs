@@ -6,15 +6,16 @@ use std::collections::HashSet;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use super::answer::check_post_answer;
 use super::args::{Context, Format, PostArgs, Replies, Thread};
 use super::budget::{self, Cut, Run};
 use super::cursor::{self, CursorKind, Position};
-use super::error::{check_post_answer, XError};
+use super::error::XError;
+use super::escape::escape_inline;
 use super::model;
 use super::model::status::{ConversationEnvelope, Status, StatusEnvelope, ThreadEnvelope};
 use super::post_cut::{cut_note, cut_post, json_text, keep_max, reduced_json};
 use super::registry::POST_ROUTE_PARAMS;
-use super::render::escape::escape_inline;
 use super::render::fenced::fenced_json;
 use super::render::post::{join_posts, post_blocks, status_text};
 use super::render::RenderOptions;

@@ -5,19 +5,18 @@
 use serde_json::json;
 
 use super::browse::{
-    answer_errors, base_structured, check_account_list, continuation, cursor_error, page_path,
+    base_structured, check_account_list, continuation, cursor_error, fetch_profile, page_path,
     protected_error, walk_pages, BrowseArgs, BrowseResult, ListPage,
 };
 use super::budget::{fit_rows, Run};
-use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{code, XError};
+use super::fetcher::Fetcher;
 use super::model::parse::Authors;
-use super::model::status::{ProfileEnvelope, Status};
+use super::model::status::Status;
 use super::model::user::User;
 use super::render::browse::profile_markdown;
 use super::structured::Structured;
-use super::typed_read::fetch_typed;
 use super::upstream::Upstream;
 
 /// Upstream timeline pages one profile block may read (plus
@@ -27,45 +26,6 @@ use super::upstream::Upstream;
 /// like every list (`browse::walk_list`): a cut inside an upstream page
 /// continues at `<cursor>@<offset>`, a repeated row is skipped.
 pub const PROFILE_PAGE_BUDGET: usize = 8;
-
-/// Fetches `/2/profile/{handle}` and returns the `user` object (also when
-/// protected), or the error: suspended, not found, or an upstream failure.
-pub fn fetch_profile(up: &dyn Upstream, handle: &str) -> Result<User, XError> {
-    let (resp, body) = fetch_typed(
-        up,
-        &format!("/2/profile/{handle}"),
-        "a profile",
-        |b: &ProfileEnvelope| b.code,
-        Authors::Whole,
-    )?;
-    let body = body?;
-    if resp.status == 404 || body.code == Some(404) {
-        let suspended = body.reason.as_deref() == Some("suspended")
-            || body
-                .message
-                .as_deref()
-                .is_some_and(|m| m.to_ascii_lowercase().contains("suspended"));
-        return Err(if suspended {
-            XError::new(
-                404,
-                code::SUSPENDED,
-                format!("Account @{handle} is suspended."),
-            )
-        } else {
-            not_found(handle)
-        });
-    }
-    answer_errors(resp.status, body.code, body.message.as_deref())?;
-    body.user.ok_or_else(|| not_found(handle))
-}
-
-fn not_found(handle: &str) -> XError {
-    XError::new(
-        404,
-        code::NOT_FOUND,
-        format!("Account @{handle} was not found."),
-    )
-}
 
 /// True for a timeline row shown on a profile: the account's own original
 /// post (no repost, no reply).

@@ -11,27 +11,24 @@
 //!
 //! Adding a tool: a [`Tool`] variant (and its entry in [`Tool::ALL`] and
 //! [`SPECS`]), a [`Call`] variant with its arms in [`Call::parse`],
-//! [`Call::tool`], [`Call::canonical`] and [`Call::run`]; the run itself in
-//! its own module.
+//! [`Call::tool`], [`Call::canonical`], and in `tools.rs` `Call::run`; the
+//! run itself in its own module. The registry names no tool's run: the
+//! runs name the registry.
 
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::args::BrowseArgs;
 use super::args::{
     self, PostListArgs, Prop, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS, POST_PROPS,
     PROFILE_PROPS, SEARCH_PROPS,
 };
-use super::browse::{self, BrowseArgs};
-use super::budget::Run;
 use super::cache::{
-    Fetcher, TTL_CONNECTIONS, TTL_CONVERSATION, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
+    TTL_CONNECTIONS, TTL_CONVERSATION, TTL_OTHER, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
     TTL_TYPEAHEAD,
 };
-use super::error::XError;
-use super::status_lists::{self, StatusList};
-use super::structured::Structured;
-use super::{post, profile, schema, search};
+use super::schema;
 
 /// A tool. The discriminant indexes [`SPECS`] (and the metric rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -531,6 +528,13 @@ pub fn match_template<'p>(
     }
 }
 
+/// The time to live for an upstream path (and query): the lifetime the
+/// tools give the path ([`upstream_ttl`]), or [`TTL_OTHER`] for a path no
+/// tool declares. The cache stores by it ([`super::cache::Cache::new`]).
+pub fn ttl_for(path_and_query: &str) -> Duration {
+    upstream_ttl(path_and_query).unwrap_or(TTL_OTHER)
+}
+
 /// How long an upstream answer for `path_and_query` stays fresh: the
 /// lifetime of the first tool upstream path it matches, `None` when no
 /// tool reads it.
@@ -640,29 +644,24 @@ impl Call {
             Call::GetQuotes(a) | Call::GetReposts(a) => a.list.max_chars,
         }
     }
-
-    /// Runs the call through `f` (blocking): its Markdown and
-    /// `structuredContent`, before the last budget guard.
-    pub fn run(&self, f: &Fetcher, run: &Run) -> Result<(String, Structured), XError> {
-        let r = match self {
-            Call::GetPost(a) => {
-                let r = post::get_post(f, a, run)?;
-                return Ok((r.text, r.structured));
-            }
-            Call::GetProfile(a) => profile::profile(f, a, run)?,
-            Call::SearchPosts(a) => search::search(f, &a.list, &a.q, a.feed.as_str(), run)?,
-            Call::GetFollowers(a) => browse::connections(f, false, a, run)?,
-            Call::GetFollowing(a) => browse::connections(f, true, a, run)?,
-            Call::GetQuotes(a) => status_lists::status_list(f, StatusList::Quotes, a, run)?,
-            Call::GetReposts(a) => status_lists::status_list(f, StatusList::Reposts, a, run)?,
-        };
-        Ok((r.text, r.structured))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+
+    #[test]
+    fn ttls_by_path() {
+        assert_eq!(ttl_for("/2/status/1"), TTL_POST);
+        assert_eq!(ttl_for("/tweet-result?id=1&token=b&lang=en"), TTL_POST);
+        assert_eq!(ttl_for("/tweet-results?id=1"), TTL_OTHER);
+        assert_eq!(ttl_for("/2/profile/a"), TTL_PROFILE);
+        assert_eq!(ttl_for("/2/profile/a/statuses?count=20"), TTL_TIMELINE);
+        assert_eq!(ttl_for("/2/profile/a/following?count=20"), TTL_CONNECTIONS);
+        assert_eq!(ttl_for("/2/search?q=a"), TTL_SEARCH);
+        assert_eq!(ttl_for("/2/typeahead?q=a"), TTL_TYPEAHEAD);
+        assert_eq!(ttl_for("/2/conversation/1?x"), TTL_CONVERSATION);
+    }
 
     proptest! {
         /// The oracle is `str::split('/')`.
@@ -675,6 +674,21 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn most_arguments_is_the_longest_table() {
+        for s in &SPECS {
+            assert!(
+                args::PROP_TABLES
+                    .iter()
+                    .any(|t| t.iter().map(|p| p.name).eq(s.props.iter().map(|p| p.name))),
+                "{}'s table is missing from args::PROP_TABLES",
+                s.name
+            );
+        }
+        let longest = SPECS.iter().map(|s| s.props.len()).max();
+        assert_eq!(Some(args::MOST_ARGUMENTS), longest);
+    }
 
     #[test]
     fn the_registry_is_consistent() {
@@ -690,8 +704,6 @@ mod tests {
             assert!(s.name.starts_with("x_md_"), "{}", s.name);
             assert!(!s.summary.is_empty() && !s.summary.contains(['(', ')']));
             assert!(INSTRUCTIONS.contains(&format!("{} ({})", s.name, s.summary)));
-            // The metric label is the name, and it has a counter row.
-            assert_eq!(crate::metrics::TOOLS[i], s.name);
             // Every required argument is in the table.
             for r in s.required {
                 assert!(s.props.iter().any(|p| p.name == *r), "{}: {r}", s.name);

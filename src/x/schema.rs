@@ -11,7 +11,6 @@ use serde_json::{json, Map, Value};
 
 use super::args::{Kind, Prop};
 use super::cache::CacheStatus;
-use super::registry::Tool;
 
 /// The JSON Schema dialect every schema declares.
 pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -37,11 +36,10 @@ fn prop_schema(p: &Prop) -> Value {
     s
 }
 
-/// The `inputSchema` generated from a tool's argument table.
-pub fn input_schema(tool: Tool) -> Value {
-    let spec = tool.spec();
-    let props: Map<String, Value> = spec
-        .props
+/// The `inputSchema` generated from a tool's argument table (`props`,
+/// of which `required` are required).
+pub fn input_schema(props: &[Prop], required: &[&str]) -> Value {
+    let props: Map<String, Value> = props
         .iter()
         .map(|p| (p.name.to_string(), prop_schema(p)))
         .collect();
@@ -51,7 +49,7 @@ pub fn input_schema(tool: Tool) -> Value {
     let mut schema = json!({
         "$schema": DIALECT,
         "type": "object",
-        "required": spec.required,
+        "required": required,
         "additionalProperties": false,
     });
     schema["properties"] = Value::Object(props);
@@ -200,22 +198,28 @@ pub fn browse_output_schema(resource: &str, required: &[&str]) -> Value {
     schema
 }
 
-/// The full `tools/list` entry of a tool.
-pub fn definition(tool: Tool) -> Value {
-    let spec = tool.spec();
+/// The full `tools/list` entry of a tool, from its name, title,
+/// description and schemas.
+pub fn definition(
+    name: &str,
+    title: &str,
+    description: &str,
+    input_schema: Value,
+    output_schema: Value,
+) -> Value {
     let mut definition = json!({
-        "name": spec.name,
-        "title": spec.title,
-        "description": spec.description,
+        "name": name,
+        "title": title,
+        "description": description,
         "annotations": {
-            "title": spec.title,
+            "title": title,
             "readOnlyHint": true,
             "destructiveHint": false,
             "idempotentHint": true,
             "openWorldHint": true
         }
     });
-    definition["inputSchema"] = input_schema(tool);
-    definition["outputSchema"] = tool.output_schema();
+    definition["inputSchema"] = input_schema;
+    definition["outputSchema"] = output_schema;
     definition
 }

@@ -10,9 +10,9 @@ use super::browse::{
     BrowseResult, ListPage, Row as _,
 };
 use super::budget::{fit_rows, Run};
-use super::cache::Fetcher;
 use super::cursor::{self, form_encode, CursorKind};
 use super::error::{code, XError};
+use super::fetcher::Fetcher;
 use super::model::media::MediaItem;
 use super::model::parse::Authors;
 use super::model::status::{Page, Status};

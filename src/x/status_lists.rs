@@ -18,15 +18,15 @@ use super::browse::{
     ListPage, Row,
 };
 use super::budget::{fit_rows, Run};
-use super::cache::Fetcher;
 use super::cursor::{self, CursorKind};
 use super::error::{code, XError};
+use super::escape::{at_handle, escape_heading};
+use super::fetcher::Fetcher;
 use super::model::parse::Authors;
 use super::model::status::{Page, Status};
 use super::model::user::User;
 use super::registry::Tool;
 use super::render::browse::{finish, post_line, push_tail, user_line};
-use super::render::escape::{at_handle, escape_heading};
 use super::search::{list_row, unavailable};
 use super::typed_read::fetch_typed;
 use super::upstream::Upstream;

@@ -12,14 +12,17 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::budget::{Guard, Run, Settings, Wire};
-use super::cache::{Cache, CacheStatus, Fetcher, DEFAULT_CACHE_BYTES};
+use super::cache::{Cache, CacheStatus, DEFAULT_CACHE_BYTES};
 use super::error::XError;
+use super::fetcher::Fetcher;
 use super::memory::WorkBudget;
 pub use super::registry::{Call, Tool};
 use super::schema;
 use super::side::SidePool;
+use super::status_lists::{self, StatusList};
 use super::structured::Structured;
 use super::upstream::{PerClient, Upstream};
+use super::{browse, post, profile, search};
 
 /// Tool names, in `tools/list` order (from the registry).
 pub const TOOL_NAMES: [&str; Tool::COUNT] = Tool::NAMES;
@@ -115,7 +118,7 @@ impl Tools {
         Tools {
             upstream,
             fallback: None,
-            cache: Arc::new(Cache::new(cache_bytes)),
+            cache: Arc::new(Cache::new(cache_bytes, super::registry::ttl_for)),
             side: SidePool::default(),
             settings: Settings::default(),
             per_client: None,
@@ -165,12 +168,12 @@ impl Tools {
 
     /// The JSON array of the tool definitions for `tools/list`.
     pub fn definitions() -> Value {
-        Value::Array(Tool::ALL.into_iter().map(schema::definition).collect())
+        Value::Array(Tool::ALL.into_iter().map(definition).collect())
     }
 
     /// The `inputSchema` of one tool, for `-32602` error data.
     pub fn input_schema(name: &str) -> Option<Value> {
-        Tool::from_name(name).map(schema::input_schema)
+        Tool::from_name(name).map(input_schema)
     }
 
     /// The `outputSchema` of one tool.
@@ -391,6 +394,44 @@ impl Served {
     }
 }
 
+impl Call {
+    /// Runs the call through `f` (blocking): its Markdown and
+    /// `structuredContent`, before the last budget guard.
+    pub fn run(&self, f: &Fetcher, run: &Run) -> Result<(String, Structured), XError> {
+        let r = match self {
+            Call::GetPost(a) => {
+                let r = post::get_post(f, a, run)?;
+                return Ok((r.text, r.structured));
+            }
+            Call::GetProfile(a) => profile::profile(f, a, run)?,
+            Call::SearchPosts(a) => search::search(f, &a.list, &a.q, a.feed.as_str(), run)?,
+            Call::GetFollowers(a) => browse::connections(f, false, a, run)?,
+            Call::GetFollowing(a) => browse::connections(f, true, a, run)?,
+            Call::GetQuotes(a) => status_lists::status_list(f, StatusList::Quotes, a, run)?,
+            Call::GetReposts(a) => status_lists::status_list(f, StatusList::Reposts, a, run)?,
+        };
+        Ok((r.text, r.structured))
+    }
+}
+
+/// The `inputSchema` of `tool`, from its argument table.
+fn input_schema(tool: Tool) -> Value {
+    let spec = tool.spec();
+    schema::input_schema(spec.props, spec.required)
+}
+
+/// The full `tools/list` entry of `tool`.
+fn definition(tool: Tool) -> Value {
+    let spec = tool.spec();
+    schema::definition(
+        spec.name,
+        spec.title,
+        spec.description,
+        input_schema(tool),
+        tool.output_schema(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,7 +585,7 @@ mod tests {
             let a = Tools::prepare(tool.name(), Some(&sent)).unwrap();
             let b = Tools::prepare(tool.name(), Some(&want)).unwrap();
             prop_assert_eq!(&a.call, &b.call);
-            prop_assert_eq!(crate::mcp::results::key(&a), crate::mcp::results::key(&b));
+            prop_assert_eq!((a.name(), a.arguments()), (b.name(), b.arguments()));
             let again = Tools::prepare(tool.name(), Some(&a.arguments())).unwrap();
             prop_assert_eq!(&again.call, &a.call);
             prop_assert_eq!(again.arguments(), a.arguments());
@@ -576,7 +617,7 @@ mod tests {
             for tool in ["x_md_get_profile", "x_md_get_followers", "x_md_get_following"] {
                 let a = Tools::prepare(tool, Some(&json!({"handle": spelled}))).unwrap();
                 let b = Tools::prepare(tool, Some(&json!({"handle": want_handle}))).unwrap();
-                prop_assert_eq!(crate::mcp::results::key(&a), crate::mcp::results::key(&b));
+                prop_assert_eq!((a.name(), a.arguments()), (b.name(), b.arguments()));
             }
             let want = Tools::prepare(
                 "x_md_get_post",
@@ -589,11 +630,11 @@ mod tests {
                     Some(&json!({"handle": spelled, "id": padded})),
                 )
                 .unwrap();
-                prop_assert_eq!(crate::mcp::results::key(&by_args), crate::mcp::results::key(&want));
+                prop_assert_eq!((by_args.name(), by_args.arguments()), (want.name(), want.arguments()));
             }
             let link = format!("https://{host}/{}/status/{id}", spelled.trim_start_matches('@'));
             let by_url = Tools::prepare("x_md_get_post", Some(&json!({"url": link}))).unwrap();
-            prop_assert_eq!(crate::mcp::results::key(&by_url), crate::mcp::results::key(&want));
+            prop_assert_eq!((by_url.name(), by_url.arguments()), (want.name(), want.arguments()));
         }
     }
 }

@@ -27,17 +27,11 @@
 
 use serde::de::DeserializeOwned;
 
-use super::error::{check_transport, XError};
+use super::answer::{check_transport, storable};
+use super::error::XError;
 use super::model::parse::{parse_with, Authors};
 use super::model::scalar::Count;
 use super::upstream::{Upstream, UpstreamResponse};
-
-/// Whether an answer read by a typed parse may be stored: `status` is 200
-/// and `parsed` (the envelope's `code`, `None` when the parse refused the
-/// body) is a `code` that is absent or below 500.
-pub fn storable(status: u16, parsed: Option<Count>) -> bool {
-    status == 200 && parsed.is_some_and(|code| code.is_none_or(|c| c < 500))
-}
 
 /// `GET path` through `up`, read once: the answer, and its body parsed into
 /// the envelope `T` (`what` names it in a shape error) after the transport

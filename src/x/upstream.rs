@@ -73,7 +73,7 @@ pub trait Upstream: Send + Sync {
     /// [`Upstream::get`], and the cache's question whether the answer may
     /// be stored, for the caller to answer once it has read the answer
     /// with the typed parse it needs anyway ([`Keep::answer`]): the cache
-    /// ([`super::cache::Fetcher`]) then stores it on that word and scans
+    /// ([`super::fetcher::Fetcher`]) then stores it on that word and scans
     /// nothing itself. The parse runs in the caller's own frame, not
     /// under the cache's (worker stacks are small). Without a cache:
     /// [`Upstream::get`], nothing to store.
@@ -119,11 +119,22 @@ impl Drop for Keep<'_> {
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use super::args::MAX_QUERY_CHARS;
-use super::cursor::MAX_UPSTREAM_CURSOR_BYTES;
-use super::error::{parse_retry_after, DEFAULT_RETRY_AFTER_SECS};
+use super::error::DEFAULT_RETRY_AFTER_SECS;
+use super::retry_after::{now_unix, parse_retry_after};
+
+/// Longest search query, in characters (code points). Default 500; the
+/// `query` argument of `x_md_search_posts` is refused past it (`query`
+/// must be 1 to 500 characters). It bounds the upstream URL
+/// ([`MAX_UPSTREAM_TARGET_BYTES`]).
+pub const MAX_QUERY_CHARS: usize = 500;
+
+/// Longest upstream cursor carried inside an xmd cursor, in bytes.
+/// Default 900 (so the whole cursor fits the 1024-character `cursor`
+/// argument); a longer one is refused as a forged cursor. It bounds the
+/// upstream URL ([`MAX_UPSTREAM_TARGET_BYTES`]).
+pub const MAX_UPSTREAM_CURSOR_BYTES: usize = 900;
 
 /// Largest upstream body read, in bytes. Default 4 MiB; a larger body ends
 /// the request with [`FetchError::TooLarge`] and the agent sees an
@@ -349,12 +360,12 @@ fn split_bases(list: &str) -> Vec<String> {
         .collect()
 }
 
-/// The cool-down a 429 answer asks for.
+/// The cool-down a 429 answer asks for: its `Retry-After` in any form
+/// ([`parse_retry_after`]: seconds, or an HTTP-date as IMF-fixdate, RFC 850
+/// or asctime, counted from now), else [`DEFAULT_RETRY_AFTER_SECS`]; at
+/// most [`MAX_COOLDOWN`].
 fn retry_after_of(resp: &UpstreamResponse) -> Duration {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let now = now_unix();
     let secs = resp
         .retry_after
         .as_deref()

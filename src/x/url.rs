@@ -272,6 +272,26 @@ fn short(s: &str) -> String {
     }
 }
 
+/// Appends `s` form-encoded to `out` (`application/x-www-form-urlencoded`:
+/// unreserved characters kept, space → `+`, everything else `%XX`).
+pub fn push_form_encoded(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.reserve(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            b => {
+                out.push('%');
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 15)]));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,8 +14,15 @@ pub use typed::*;
 pub const MAX_LIMIT: i64 = 20;
 /// Largest `page`. Default 10; larger values are refused.
 pub const MAX_PAGE: i64 = 10;
-/// Longest search query, in characters (code points). Default 500.
-pub const MAX_QUERY_CHARS: usize = 500;
+pub use crate::x::upstream::MAX_QUERY_CHARS;
+/// Smallest accepted `--max-result-chars` and `max_chars`: 2,000, room for
+/// a post's head, a cut marker and the continuation note.
+pub const MIN_RESULT_CHARS: usize = 2_000;
+/// Largest accepted `--max-result-chars` and `max_chars`: 160,000. Even
+/// text made only of characters that escape to six bytes then fits a
+/// message (960,000 bytes plus the reserve); `structuredContent` is
+/// measured on top.
+pub const MAX_RESULT_CHARS_LIMIT: usize = 160_000;
 /// Longest `cursor`, in characters. Default 1024.
 pub const MAX_CURSOR_CHARS: usize = 1024;
 /// Fewest and most posts `x_md_get_post` assembles. Default range 2–100.
@@ -123,8 +130,8 @@ pub const FULL: Prop = Prop {
 pub const MAX_CHARS: Prop = Prop {
     name: "max_chars",
     kind: Kind::Int {
-        min: crate::x::budget::MIN_RESULT_CHARS as i64,
-        max: crate::x::budget::MAX_RESULT_CHARS_LIMIT as i64,
+        min: MIN_RESULT_CHARS as i64,
+        max: MAX_RESULT_CHARS_LIMIT as i64,
         default: crate::config::DEFAULT_MAX_RESULT_CHARS as i64,
     },
     description: "Most characters of text in this result, 2,000 to 160,000. It can only lower the server's budget (default 40,000); a longer result stops at a post or row boundary with a note and `next_cursor` to continue.",
@@ -244,18 +251,27 @@ const HINTS: [(&str, &str); 6] = [
     ("status_id", "id"),
 ];
 
-/// Most arguments any tool takes: the longest property table of the
-/// registry. An
-/// `arguments` object with more keys is refused before any key is looked
-/// at, with one short message (the cost of a refusal stays independent of
-/// how many keys were sent).
+/// Every tool's property table (the registry's specs name them; its test
+/// `most_arguments_is_the_longest_table` checks that this list has them
+/// all).
+pub const PROP_TABLES: [&[Prop]; 5] = [
+    &POST_PROPS,
+    &PROFILE_PROPS,
+    &CONNECTION_PROPS,
+    &POST_LIST_PROPS,
+    &SEARCH_PROPS,
+];
+
+/// Most arguments any tool takes: the longest property table
+/// ([`PROP_TABLES`]). An `arguments` object with more keys is refused
+/// before any key is looked at, with one short message (the cost of a
+/// refusal stays independent of how many keys were sent).
 pub const MOST_ARGUMENTS: usize = {
-    let specs = &crate::x::registry::SPECS;
     let mut most = 0;
     let mut i = 0;
-    while i < specs.len() {
-        if specs[i].props.len() > most {
-            most = specs[i].props.len();
+    while i < PROP_TABLES.len() {
+        if PROP_TABLES[i].len() > most {
+            most = PROP_TABLES[i].len();
         }
         i += 1;
     }
@@ -409,7 +425,6 @@ pub fn as_int(v: &Value) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::x::browse::BrowseArgs;
     use crate::x::url::StatusRef;
     use serde_json::json;
 

@@ -6,44 +6,10 @@
 use serde_json::{Map, Value};
 
 use super::{as_int, validate, Prop, MAX_LIMIT, MAX_MAX_POSTS, MAX_PAGE, POST_PROPS, SEARCH_PROPS};
-use crate::x::browse::BrowseArgs;
+use crate::x::render::choice::string_enum;
+pub use crate::x::render::choice::{Format, UserInfo};
 use crate::x::url::{self, StatusRef};
 
-/// A closed set of string values: the enum of one `Kind::Enum` argument.
-/// `NAMES` is what the `inputSchema` lists (the first is the default), and
-/// each variant's name is its index there, so the table and the type
-/// cannot drift apart.
-macro_rules! string_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-        pub enum $name {
-            #[default]
-            $($(#[$vm])* $v),+
-        }
-        impl $name {
-            /// Every value, in schema order; the first is the default.
-            pub const NAMES: &'static [&'static str] = &[$($s),+];
-            const ALL: &'static [$name] = &[$($name::$v),+];
-            /// The value as the argument spells it.
-            pub fn as_str(self) -> &'static str {
-                Self::NAMES[self as usize]
-            }
-            /// The variant named `s`, if any.
-            pub fn parse(s: &str) -> Option<$name> {
-                Self::NAMES.iter().position(|n| *n == s).map(|i| Self::ALL[i])
-            }
-        }
-    };
-}
-
-string_enum! {
-    /// `format` of `x_md_get_post`.
-    Format { /// Markdown (default).
-    Markdown = "markdown", /// Markdown with YAML front matter.
-    Obsidian = "obsidian", /// The raw posts as fenced JSON.
-    Json = "json" }
-}
 string_enum! {
     /// `thread` of `x_md_get_post`.
     Thread { /// Ancestors and the author's continuation (default).
@@ -57,13 +23,6 @@ string_enum! {
     Top = "top", /// Up to 10 newest.
     Recent = "recent", /// None.
     Off = "off" }
-}
-string_enum! {
-    /// `userinfo` of `x_md_get_post`.
-    UserInfo { /// No profile blocks (default).
-    Off = "off", /// For the first post.
-    Author = "author", /// For the first post of each author.
-    All = "all" }
 }
 string_enum! {
     /// `context` of `x_md_get_post`.
@@ -80,6 +39,24 @@ string_enum! {
     Videos = "videos", /// Same as photos.
     Media = "media", /// Accounts matching the query.
     Users = "users" }
+}
+
+/// Decoded browse arguments (after `inputSchema` validation; built by
+/// [`list_args`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowseArgs {
+    /// The handle without `@` (empty for search).
+    pub handle: String,
+    /// `page`, 1–10 (default 1).
+    pub page: usize,
+    /// `limit`, 1–20 (default 20).
+    pub limit: usize,
+    /// `cursor`, when given (wins over `page`).
+    pub cursor: Option<String>,
+    /// `full`.
+    pub full: bool,
+    /// `max_chars`, when given (kept in continuation links).
+    pub max_chars: Option<usize>,
 }
 
 /// Validated `x_md_get_post` arguments.

@@ -23,7 +23,6 @@ pub use super::depth::{
     is_too_deep, past_quote_nesting_message, too_deep, too_deep_error, PastQuoteNesting,
     MAX_JSON_DEPTH, MAX_QUOTE_NESTING, PAST_QUOTE_NESTING,
 };
-use super::user::User;
 use crate::x::error::{code, XError};
 
 /// Rewrites every lone surrogate escape (`\uD800`–`\uDFFF` not forming a
@@ -283,7 +282,7 @@ pub fn shape_error(what: &str, e: &dyn Display) -> XError {
 /// escaped for Markdown as [`crate::x::error::clip_message`] does; the
 /// rest is xmd's and serde's own words.
 fn echoed(m: &str) -> String {
-    use crate::x::render::escape::escape_inline;
+    use crate::x::escape::escape_inline;
     let m = crate::text::clip_inert(m, crate::x::error::MAX_ECHOED_MESSAGE_CHARS);
     let Some(open) = m.find('"') else {
         return m;
@@ -307,7 +306,7 @@ fn strip_position(m: &str) -> &str {
 
 /// `r` with the field `name` put in front of its error's path:
 /// `` `author`: … ``, `` `author.website`: … ``.
-fn in_field<T, E: de::Error>(name: &str, r: Result<T, E>) -> Result<T, E> {
+pub(crate) fn in_field<T, E: de::Error>(name: &str, r: Result<T, E>) -> Result<T, E> {
     r.map_err(|e| {
         let m = e.to_string();
         let m = strip_position(&m);
@@ -362,40 +361,12 @@ thread_local! {
     static QUOTE_NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// A post's author when read as [`Authors::Identity`]: the fields read as
-/// [`User`] reads them, the rest skipped.
-#[derive(Deserialize, Default)]
-#[serde(default, expecting = "a user object")]
-struct Identity {
-    #[serde(deserialize_with = "id")]
-    id: Option<crate::x::model::scalar::Id>,
-    #[serde(deserialize_with = "crate::x::model::scalar::opt_text")]
-    screen_name: Option<String>,
-    #[serde(deserialize_with = "crate::x::model::scalar::opt_text")]
-    name: Option<String>,
-}
-
-/// Deserializes the optional object `author` (a user object or `null`),
-/// naming it in errors; read as [`Authors`] says outside quotes.
-pub fn author<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<User>>, D::Error> {
-    let outside_quotes = QUOTE_NESTING.with(std::cell::Cell::get) == 0;
-    if outside_quotes && AUTHORS.with(std::cell::Cell::get) == Authors::Identity {
-        let who = d.deserialize_any(ObjectOrNull::<Identity>("a user object", PhantomData));
-        return in_field("author", who).map(|who| {
-            who.map(|i| {
-                Box::new(User {
-                    id: i.id,
-                    screen_name: i.screen_name,
-                    name: i.name,
-                    ..User::default()
-                })
-            })
-        });
-    }
-    in_field(
-        "author",
-        d.deserialize_any(ObjectOrNull::<Box<User>>("a user object", PhantomData)),
-    )
+/// Whether a post's `author` read now is read as [`Authors::Identity`]:
+/// the parse asked for identities and the post is not inside a quote (a
+/// quote's author is read whole).
+pub(crate) fn authors_as_identity() -> bool {
+    QUOTE_NESTING.with(std::cell::Cell::get) == 0
+        && AUTHORS.with(std::cell::Cell::get) == Authors::Identity
 }
 
 /// Deserializes the optional object `quote` (a status object or `null`),
@@ -440,7 +411,7 @@ pub fn note_ref<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 /// An optional object: `null` is absent, an object is read as `T`, and
 /// anything else (an array too, which serde would read as the struct's
 /// fields in order) is a shape error expecting `.0`.
-struct ObjectOrNull<T>(&'static str, PhantomData<T>);
+pub(crate) struct ObjectOrNull<T>(pub(crate) &'static str, pub(crate) PhantomData<T>);
 
 impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectOrNull<T> {
     type Value = Option<T>;
@@ -571,73 +542,4 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOrSkip<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{has_surrogate_escape, may_not_fit_a_value};
-    use crate::x::model::status::Status;
-    use proptest::prelude::*;
-
-    /// A value kept as sent that no `Value` holds is absent; the post
-    /// stays readable through `Value`, as the post renderer reads it.
-    #[test]
-    fn a_kept_value_no_value_holds_is_absent() {
-        let post = |replying_to: &str| {
-            let body =
-                format!(r#"{{"type":"status","id":"20","text":"hi","replying_to":{replying_to}}}"#);
-            serde_json::from_str::<Status>(&body).unwrap()
-        };
-        for unreadable in [
-            "[1e400, 2]",
-            "{\"n\": -1E+999}",
-            &format!("[{}]", "9".repeat(400)),
-        ] {
-            let p = post(unreadable);
-            assert!(p.replying_to.is_none(), "{unreadable}");
-            assert_eq!(serde_json::to_value(&p).unwrap()["text"], "hi");
-        }
-        for readable in [
-            "[1e300, 2]",
-            "{\"status\": \"5\", \"ok\": true}",
-            "[[[[1]]]]",
-        ] {
-            assert!(post(readable).replying_to.is_some(), "{readable}");
-        }
-    }
-
-    proptest! {
-        /// The oracle: the two substring searches it replaces.
-        #[test]
-        fn the_backslash_walk_finds_what_substring_search_finds(
-            parts in prop::collection::vec(
-                prop::sample::select(vec!["\\", "u", "d", "D", "\\ud", "\\\\", "x", "é", "\"", "0"]),
-                0..40,
-            )
-        ) {
-            let s = parts.concat();
-            prop_assert_eq!(
-                has_surrogate_escape(&s),
-                s.contains("\\ud") || s.contains("\\uD"),
-                "{:?}", s
-            );
-        }
-
-        /// The oracle: serde_json reading the text into a `Value`. The
-        /// cheap scan never calls a value that a `Value` cannot hold safe.
-        #[test]
-        fn the_scan_flags_every_value_a_value_cannot_hold(
-            parts in prop::collection::vec(
-                prop::sample::select(vec![
-                    "1", "9".repeat(120).leak(), "e", "E", "400", "-", ".", "[", "]", "{", "}",
-                    ",", ":", "\"e9\"", "\"k\"", "true", "false", "null", " ",
-                ]),
-                0..60,
-            )
-        ) {
-            let s = parts.concat();
-            if let Ok(raw) = serde_json::value::RawValue::from_string(s.clone()) {
-                if serde_json::from_str::<serde_json::Value>(raw.get()).is_err() {
-                    prop_assert!(may_not_fit_a_value(raw.get()), "{:?}", s);
-                }
-            }
-        }
-    }
-}
+mod tests;

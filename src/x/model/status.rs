@@ -8,10 +8,10 @@ use serde_json::Number;
 use super::attached::{Article, Card, CommunityNote, Poll};
 use super::media::Media;
 use super::parse::{
-    article, author, card, community_note, id, media, opt_rows, poll, quote, raw_text, reposted_by,
+    article, card, community_note, id, media, opt_rows, poll, quote, raw_text, reposted_by,
 };
 use super::scalar::{count, opt_bool, opt_number, opt_text, opt_word, text, Count, Id, Word};
-use super::user::{RawText, User};
+use super::user::{author, RawText, User};
 
 /// A status, or a tombstone (`type: "tombstone"`: a deleted, suspended,
 /// private or withheld post, with `reason` and `message`).

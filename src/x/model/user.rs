@@ -1,9 +1,13 @@
 //! An FxTwitter `APIUser` (upstream.md §1.4): a post's author, a profile,
 //! a row of a followers/following list or of the users search.
 
-use serde::{Deserialize, Serialize};
+use std::marker::PhantomData;
 
-use super::parse::{id, raw_description, verification, website};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::parse::{
+    authors_as_identity, id, in_field, raw_description, verification, website, ObjectOrNull,
+};
 use super::scalar::{count, opt_bool, opt_text, opt_word, Count, Id, Word};
 
 /// A user. Fields may be missing on partial users (a post's `author` in
@@ -220,4 +224,39 @@ pub struct Facet {
     /// How X shows it.
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub display: Option<String>,
+}
+
+/// A post's author when read as [`super::parse::Authors::Identity`]: the fields read as
+/// [`User`] reads them, the rest skipped.
+#[derive(Deserialize, Default)]
+#[serde(default, expecting = "a user object")]
+struct Identity {
+    #[serde(deserialize_with = "id")]
+    id: Option<crate::x::model::scalar::Id>,
+    #[serde(deserialize_with = "crate::x::model::scalar::opt_text")]
+    screen_name: Option<String>,
+    #[serde(deserialize_with = "crate::x::model::scalar::opt_text")]
+    name: Option<String>,
+}
+
+/// Deserializes the optional object `author` (a user object or `null`),
+/// naming it in errors; read as [`super::parse::Authors`] says outside quotes.
+pub fn author<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<User>>, D::Error> {
+    if authors_as_identity() {
+        let who = d.deserialize_any(ObjectOrNull::<Identity>("a user object", PhantomData));
+        return in_field("author", who).map(|who| {
+            who.map(|i| {
+                Box::new(User {
+                    id: i.id,
+                    screen_name: i.screen_name,
+                    name: i.name,
+                    ..User::default()
+                })
+            })
+        });
+    }
+    in_field(
+        "author",
+        d.deserialize_any(ObjectOrNull::<Box<User>>("a user object", PhantomData)),
+    )
 }

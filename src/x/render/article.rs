@@ -21,8 +21,8 @@
 use serde_json::Value;
 
 use super::date::iso;
-use super::escape::{escape_block, escape_heading, escape_inline, image, link};
 use super::styled::{styled_lines, Range, Style};
+use crate::x::escape::{escape_block, escape_heading, escape_inline, image, link};
 use crate::x::model::article::{ArticleBlock, ArticleEntity, ArticleMedia};
 use crate::x::model::attached::Article;
 

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::escape::{escape_block, escape_inline, escape_inline_text, link_url};
 use super::num::count as counted;
+use crate::x::escape::{escape_block, escape_inline, escape_inline_text, link_url};
 use crate::x::model::{count, s};
 
 /// Lines prefixed for a blockquote (`>` alone for a blank line).
@@ -27,7 +27,7 @@ pub fn quoted(lines: Vec<String>) -> Vec<String> {
 /// A URL shown as text (never linked by xmd; a renderer that links bare
 /// URLs shows the URL itself).
 pub fn url_text(u: &str) -> String {
-    super::escape::autolink(u)
+    crate::x::escape::autolink(u)
 }
 
 /// A poll: `**Poll** · N votes · time left`, then `- label — P% (N votes)`
@@ -104,7 +104,7 @@ pub fn card_lines(card: &Value) -> Vec<String> {
             .map(escape_inline)
             .filter(|a| !a.is_empty())
             .unwrap_or_else(|| "card image".into());
-        l.push(super::escape::image(&alt, u));
+        l.push(crate::x::escape::image(&alt, u));
     }
     quoted(l)
 }

@@ -6,15 +6,15 @@
 //! are ISO 8601 and counts use one format (`1,234 followers`, `1 like`).
 
 use super::date::{iso, status_date};
-use super::escape::{
+use super::num::count as counted;
+use super::post::status_text;
+use crate::x::escape::{
     at_handle, escape_block, escape_heading, escape_inline, push_inline, push_inline_text,
     push_link, push_profile_url,
 };
-use super::num::count as counted;
-use super::post::status_text;
-use crate::x::cursor::push_form_encoded;
 use crate::x::model::status::Status;
 use crate::x::model::user::User;
+use crate::x::url::push_form_encoded;
 
 /// The placeholder shown for a post without any text.
 pub const NO_TEXT: &str = "(no text)";
@@ -296,7 +296,7 @@ pub fn profile_markdown(
             facts.push(format!("Location: {}", inline_text(l)));
         }
         if let Some(w) = user.website.as_ref().and_then(|w| w.url.as_deref()) {
-            facts.push(format!("Website: {}", super::escape::autolink(w)));
+            facts.push(format!("Website: {}", crate::x::escape::autolink(w)));
         }
         if let Some(j) = user.joined.as_deref().filter(|j| !j.trim().is_empty()) {
             facts.push(format!(
@@ -319,7 +319,7 @@ pub fn profile_markdown(
         }
         for (url, label) in [(&user.avatar_url, "avatar"), (&user.banner_url, "banner")] {
             if let Some(u) = url.as_deref().filter(|u| !u.trim().is_empty()) {
-                lines.push(super::escape::image(label, u));
+                lines.push(crate::x::escape::image(label, u));
             }
         }
         lines.push(String::new());

@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use super::escape::{escape_inline, image, link};
 use super::num::grouped;
+use crate::x::escape::{escape_inline, image, link};
 use crate::x::model::s;
 
 fn items(post: &Value) -> Vec<&Value> {

@@ -3,10 +3,9 @@
 pub mod article;
 pub mod attached;
 pub mod browse;
+pub mod choice;
 pub mod date;
-pub mod escape;
 pub mod fenced;
-pub mod linkify;
 pub mod media;
 pub mod post;
 pub mod styled;

@@ -13,13 +13,13 @@ use serde_json::Value;
 
 use super::article::article_blocks;
 use super::attached::{card_lines, note_lines, poll_lines, quoted, url_text};
+use super::choice::{Format, UserInfo};
 use super::date::{iso, post_date};
-use super::escape::{
-    at_handle, escape_block, escape_heading, escape_inline, escape_inline_text, yaml_string,
-};
 use super::media::media_lines;
 use super::num::{count as counted, grouped};
-use crate::x::args::{Format, UserInfo};
+use crate::x::escape::{
+    at_handle, escape_block, escape_heading, escape_inline, escape_inline_text, yaml_string,
+};
 use crate::x::model::status::Status;
 use crate::x::model::{self, count, handle, is_tombstone, s};
 
@@ -289,7 +289,7 @@ pub fn account_facts(user: &Value) -> Vec<String> {
         if let Some(u) = s(user, k).filter(|u| !u.trim().is_empty()) {
             l.push(format!(
                 "**{label}:** {}",
-                super::escape::image(&label.to_ascii_lowercase(), u)
+                crate::x::escape::image(&label.to_ascii_lowercase(), u)
             ));
         }
     }

@@ -20,7 +20,7 @@
 //! paragraph, list item, quote and heading, and with comrak's linkifier
 //! (`tests/x_article_props.rs`).
 
-use super::escape::push_escaped;
+use crate::x::escape::push_escaped;
 
 /// An inline style xmd renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub type Range = (u64, u64, Style);
 /// `text` with `ranges` applied, as Markdown lines (one per non-blank
 /// line of the text, trimmed; controls read as spaces). With `heading`,
 /// every `#` is escaped and a final `}` written as `&#125;` (see
-/// [`super::escape::escape_heading`]).
+/// [`crate::x::escape::escape_heading`]).
 pub fn styled_lines(text: &str, ranges: &[Range], heading: bool) -> Vec<String> {
     // Each character with its UTF-16 offset and its style bits.
     // A sweep over the ranges' ends, in offset order: linear in the text
@@ -194,7 +194,7 @@ fn side(t: Option<&Tok>) -> Side {
 
 /// The URLs and mentions of a styled line (with `links`), as
 /// `(first char, end char, written)`: each written whole, found as the
-/// running-text escapers find them ([`super::linkify`]): a URL as an
+/// running-text escapers find them ([`crate::x::linkify`]): a URL as an
 /// autolink, a handle holding `_` as a code span (one of letters and
 /// digits stays text, which no escaping changes), carrying the styles
 /// that cover all of it
@@ -226,8 +226,8 @@ fn links(line: &[(char, u8)]) -> Vec<(usize, usize, String)> {
             (text.as_str(), i)
         };
         let found = match b[i] {
-            b'h' | b'H' => super::linkify::url_end(from, at),
-            b'@' => super::linkify::mention_end(from, at),
+            b'h' | b'H' => crate::x::linkify::url_end(from, at),
+            b'@' => crate::x::linkify::mention_end(from, at),
             _ => None,
         };
         let end = found.map(|e| e - at + i);
@@ -241,7 +241,7 @@ fn links(line: &[(char, u8)]) -> Vec<(usize, usize, String)> {
                 let written = if b[i] == b'@' {
                     format!("`{}`", &text[i..e])
                 } else {
-                    super::escape::autolink(&text[i..e])
+                    crate::x::escape::autolink(&text[i..e])
                 };
                 out.push((index[i], index[e], written));
                 i = e;
@@ -442,7 +442,9 @@ fn heading_safe(s: &str) -> String {
         escaped = c == '\\' && !escaped;
         out.push(c);
     }
-    let end = out.trim_end_matches(super::escape::is_bidi_control).len();
+    let end = out
+        .trim_end_matches(crate::x::escape::is_bidi_control)
+        .len();
     if out[..end].ends_with('}') && !out[..end].ends_with("\\}") {
         let closers = out.split_off(end);
         out.pop();

@@ -20,7 +20,8 @@ pub mod token;
 
 use serde_json::Value;
 
-use super::error::{clip_message, code, parse_object, XError};
+use super::answer::parse_object;
+use super::error::{clip_message, code, XError};
 use super::upstream::{FetchError, Upstream, UpstreamResponse};
 
 /// `structuredContent.source` of a post read from this provider.
