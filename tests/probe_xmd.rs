@@ -386,6 +386,20 @@ fn cli_exit_codes_and_outputs() {
         .unwrap()
         .iter()
         .all(|c| c["class"] == "DISC"));
+    // The request budget: past it the checks end inconclusive, which fails nothing.
+    let (code, stdout, _) =
+        xmd_probe(&[&url, "--class", "rpc", "--budget", "4", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let spent = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["verdict"] == "inconclusive" && c["reason"] == "request budget spent (--budget)"
+        })
+        .count();
+    assert!(spent >= 10, "{spent} checks ran out of budget");
     // Usage errors and an unreachable server.
     assert_eq!(xmd_probe(&["https://127.0.0.1/mcp"]).0, 2);
     assert_eq!(xmd_probe(&[&url, "--era", "sideways"]).0, 2);

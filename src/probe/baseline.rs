@@ -83,3 +83,41 @@ pub fn apply(report: &mut Report, expected: &[Expected]) {
         .map(|e| (e.id.clone(), e.era.as_str().to_string()))
         .collect();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_need_a_known_id_era_flag_verdict_and_a_reason() {
+        let ok = r#"{"expected": [{"id": "TRANS-13", "era": "legacy", "verdict": "fail", "reason": "r"}]}"#;
+        assert_eq!(
+            parse(ok).unwrap(),
+            vec![Expected {
+                id: "TRANS-13".into(),
+                era: Era::Legacy,
+                verdict: Verdict::Fail,
+                reason: "r".into()
+            }]
+        );
+        let bad = |entry: &str| parse(&format!(r#"{{"expected": [{entry}]}}"#)).unwrap_err();
+        assert!(
+            bad(r#"{"id": "NOPE-01", "era": "legacy", "verdict": "fail", "reason": "r"}"#)
+                .contains("unknown check id")
+        );
+        assert!(
+            bad(r#"{"id": "TRANS-13", "era": "both", "verdict": "fail", "reason": "r"}"#)
+                .contains("era must be")
+        );
+        assert!(
+            bad(r#"{"id": "TRANS-13", "era": "legacy", "verdict": "pass", "reason": "r"}"#)
+                .contains("verdict must be")
+        );
+        assert!(
+            bad(r#"{"id": "TRANS-13", "era": "legacy", "verdict": "fail", "reason": " "}"#)
+                .contains("a reason is required")
+        );
+        assert!(parse("[]").unwrap_err().contains("no \"expected\" array"));
+        assert!(parse("{").unwrap_err().contains("not JSON"));
+    }
+}

@@ -314,3 +314,21 @@ impl<'a> Ctx<'a> {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_generator_is_a_function_of_the_seed() {
+        let (mut a, mut b, mut c) = (Rng::new(7), Rng::new(7), Rng::new(8));
+        let xa: Vec<u64> = (0..4).map(|_| a.next()).collect();
+        let xb: Vec<u64> = (0..4).map(|_| b.next()).collect();
+        let xc: Vec<u64> = (0..4).map(|_| c.next()).collect();
+        assert_eq!(xa, xb);
+        assert_ne!(xa, xc);
+        let t = Rng::new(0).token(12);
+        assert_eq!(t.len(), 12);
+        assert!(t.bytes().all(|b| b.is_ascii_lowercase()));
+    }
+}

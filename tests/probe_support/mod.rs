@@ -9,6 +9,8 @@
 //! connection, so xmd's own framing answers it.
 #![allow(dead_code)]
 
+pub mod corpus;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};

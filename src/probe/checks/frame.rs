@@ -2,18 +2,11 @@
 //! Each check runs on its own connection; `--framing full` adds the
 //! payloads that could desynchronise a shared upstream pool.
 
-use std::time::Duration;
-
-use serde_json::json;
-
-use super::{def, got, primary, seen, tri, RFC9110, RFC9112};
+use super::raw_http::{head_without, parts, raw};
+use super::{def, got, seen, tri, RFC9110, RFC9112};
 use crate::probe::ctx::Ctx;
 use crate::probe::wire::Exchange;
 use crate::probe::{CheckDef, Era, Res};
-
-/// How long a check waits for bytes that should not come, or for a
-/// `100 Continue`: 2 s.
-pub const SHORT_WAIT: Duration = Duration::from_secs(2);
 
 /// Bytes of header fields in the oversized head: 80 KiB.
 pub const OVERSIZED_HEAD_BYTES: usize = 80 * 1024;
@@ -236,41 +229,6 @@ const RFC9110_1011: &str = "https://www.rfc-editor.org/rfc/rfc9110#section-10.1.
 const RFC9110_1556: &str = "https://www.rfc-editor.org/rfc/rfc9110#section-15.5.6";
 const _: (&str, &str) = (RFC9110, RFC9112);
 
-/// A correct request's head fields (no framing fields) and body.
-pub(super) fn parts(ctx: &mut Ctx) -> (Vec<(String, String)>, Vec<u8>) {
-    let era = primary(ctx);
-    let m = if era == Era::Modern {
-        "server/discover"
-    } else {
-        "ping"
-    };
-    let id = ctx.id();
-    let body = ctx.body(era, json!(id), m, json!({}));
-    (ctx.headers_for(era, &body), body.to_string().into_bytes())
-}
-
-/// Raw bytes: the request line, `fields` as given, extra lines verbatim,
-/// an empty line, then `tail`.
-pub(super) fn raw(
-    ctx: &Ctx,
-    method: &str,
-    fields: &[(String, String)],
-    extra: &[&[u8]],
-    tail: &[u8],
-) -> Vec<u8> {
-    let mut out = format!("{method} {} HTTP/1.1\r\n", ctx.target.target).into_bytes();
-    for (n, v) in fields {
-        out.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
-    }
-    for e in extra {
-        out.extend_from_slice(e);
-        out.extend_from_slice(b"\r\n");
-    }
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(tail);
-    out
-}
-
 fn expect_400(ex: &Exchange) -> Res {
     let r = tri!(got(ex));
     if r.status == 400 {
@@ -319,13 +277,6 @@ fn no_5xx(ex: &Exchange) -> Res {
 fn obs_fold(ctx: &mut Ctx, _era: Era) -> Res {
     let ex = with_cl(ctx, &[b"X-Probe: a", b" b"]);
     no_5xx(&ex)
-}
-
-pub(super) fn head_without(ctx: &mut Ctx, drop: &str) -> (Vec<(String, String)>, Vec<u8>) {
-    let (mut h, body) = parts(ctx);
-    h.retain(|(n, _)| !n.eq_ignore_ascii_case(drop));
-    h.push(("Content-Length".into(), body.len().to_string()));
-    (h, body)
 }
 
 fn no_host(ctx: &mut Ctx, _era: Era) -> Res {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::frame::{head_without, parts, raw, SHORT_WAIT};
+use super::raw_http::{head_without, parts, raw, SHORT_WAIT};
 use super::{primary, seen};
 use crate::probe::ctx::Ctx;
 use crate::probe::wire::{self, Conn, Exchange};

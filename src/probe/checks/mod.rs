@@ -4,7 +4,9 @@ mod disc;
 mod frame;
 mod frame_conn;
 mod hdr;
+mod observed;
 mod prim;
+mod raw_http;
 mod rpc;
 mod trans;
 
@@ -29,8 +31,7 @@ pub fn catalogue() -> &'static [&'static CheckDef] {
             rpc::CHECKS,
             prim::CHECKS,
             frame::CHECKS,
-            rpc::LATE,
-            prim::LATE,
+            observed::CHECKS,
         ] {
             v.extend(list.iter());
         }

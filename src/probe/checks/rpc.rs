@@ -40,16 +40,6 @@ pub(crate) const CHECKS: &[CheckDef] = &[
         "JSON-RPC 2.0 §4 (method: a String), §5.1", JSONRPC, numeric_method, hostile),
 ];
 
-pub(crate) const LATE: &[CheckDef] = &[def!(
-    "RPC-11",
-    Must,
-    Modern,
-    "Only -32020, -32021, -32022 from -32020..-32099; never -32002 or -32042 at 2026-07-28",
-    "MCP 2026-07-28 basic §Error Codes",
-    S26_BASE,
-    code_range
-)];
-
 /// The method a liveness-safe request of `era` names.
 fn safe_method(era: Era) -> &'static str {
     if era == Era::Modern {
@@ -309,27 +299,4 @@ fn numeric_method(ctx: &mut Ctx, era: Era) -> Res {
         set_header(h, "Mcp-Method", Some(safe_method(era)))
     });
     expect_codes(ctx, &ex, invalid_codes(era))
-}
-
-fn code_range(ctx: &mut Ctx, _era: Era) -> Res {
-    let mut checked = 0;
-    for (m, r) in &ctx.modern_seen {
-        for msg in r.messages() {
-            let Some(c) = msg.pointer("/error/code").and_then(Value::as_i64) else {
-                continue;
-            };
-            checked += 1;
-            if ((-32099..=-32020).contains(&c) && !(-32022..=-32020).contains(&c))
-                || c == -32002
-                || c == -32042
-            {
-                return Res::Violation(format!("{m}: error code {c}"));
-            }
-        }
-    }
-    if checked == 0 {
-        Res::Inconclusive("no modern error response was seen".into())
-    } else {
-        Res::Pass
-    }
 }

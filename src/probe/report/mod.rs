@@ -78,3 +78,23 @@ pub fn fnv1a(parts: &[&str]) -> String {
     }
     format!("{h:016x}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn rfc3339_is_utc_with_milliseconds() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_796_212_800_042);
+        assert_eq!(rfc3339(t), "2026-12-02T12:00:00.042Z");
+        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn fnv1a_matches_the_reference_and_separates_parts() {
+        // Python: FNV-1a 64 over b"TRANS-13\0legacy\0".
+        assert_eq!(fnv1a(&["TRANS-13", "legacy"]), "4e852dfce3a61cc9");
+        assert_ne!(fnv1a(&["ab", "c"]), fnv1a(&["a", "bc"]));
+    }
+}
