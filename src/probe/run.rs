@@ -247,16 +247,9 @@ fn run_one(
                 .iter()
                 .find(|(e, _)| *e == era)
                 .map_or("", |(_, m)| m.as_str());
-            // A server that does not speak an era gets skips for it, except
-            // the era's entry check, which says why.
-            let entry = (era == Era::Modern && def.id == "DISC-01")
-                || (era == Era::Legacy && def.id == "DISC-10");
-            if entry && ctx.cfg.era != EraChoice::Both {
-                out.verdict = Verdict::Fail;
-                out.reason = format!("the {} era could not be settled: {why}", era.as_str());
-            } else {
-                out.reason = format!("the server does not speak the {} era ({why})", era.as_str());
-            }
+            // A server that does not speak an era gets skips for it (one
+            // that speaks none of the eras asked for ends the run: exit 4).
+            out.reason = format!("the server does not speak the {} era ({why})", era.as_str());
             return out;
         }
     }
