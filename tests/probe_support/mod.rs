@@ -276,7 +276,10 @@ fn read_more(s: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
 }
 
 fn serve(mut s: TcpStream, up: &Target, m: Mutant, st: &State) {
-    let _ = s.set_read_timeout(Some(Duration::from_secs(20)));
+    // An idle keep-alive connection (the client's pool) is dropped after
+    // 5 s: longer than the probe's 3 s timeout, so a stalled client still
+    // blocks the one-connection-at-a-time mutant past it.
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
     let _ = s.set_nodelay(true);
     let mut buf = Vec::new();
     loop {
