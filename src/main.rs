@@ -57,7 +57,7 @@ fn main() -> ExitCode {
         }
         Ok(Command::Serve(config)) => {
             // Returns only when no new image was started (xmd::heap).
-            xmd::heap::set_purge_delay();
+            xmd::heap::set_heap_options();
             config
         }
         Err(cli::UsageError(msg)) => {
