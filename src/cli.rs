@@ -73,9 +73,11 @@ pub fn help() -> String {
 /// (the static serving build) says it lacks it, as `xmd client` there does.
 fn client_usage(has_client: bool) -> &'static str {
     if has_client {
-        "xmd client [OPTIONS] CMD   talk to any MCP server (see 'xmd client --help')\n  "
+        "xmd client [OPTIONS] CMD   talk to any MCP server (see 'xmd client --help')\n  \
+         xmd probe URL [OPTIONS]    check any MCP server or gateway (see 'xmd probe --help')\n  "
     } else {
-        "xmd client                 not in this build (built without the `client` feature)\n  "
+        "xmd client                 not in this build (built without the `client` feature)\n  \
+         xmd probe                  not in this build (built without the `client` feature)\n  "
     }
 }
 
@@ -424,24 +426,36 @@ mod tests {
         let without = help_for(false);
         let usage = |h: &str| -> Vec<String> {
             h.lines()
-                .filter(|l| l.trim_start().starts_with("xmd client"))
+                .filter(|l| {
+                    let l = l.trim_start();
+                    l.starts_with("xmd client") || l.starts_with("xmd probe")
+                })
                 .map(str::to_string)
                 .collect()
         };
         assert_eq!(
             usage(&with),
-            ["  xmd client [OPTIONS] CMD   talk to any MCP server (see 'xmd client --help')"]
+            [
+                "  xmd client [OPTIONS] CMD   talk to any MCP server (see 'xmd client --help')",
+                "  xmd probe URL [OPTIONS]    check any MCP server or gateway (see 'xmd probe --help')"
+            ]
         );
         assert_eq!(
             usage(&without),
-            ["  xmd client                 not in this build (built without the `client` feature)"]
+            [
+                "  xmd client                 not in this build (built without the `client` feature)",
+                "  xmd probe                  not in this build (built without the `client` feature)"
+            ]
         );
         assert!(!without.contains("xmd client --help"));
         assert!(!without.contains("talk to any MCP server"));
+        assert!(!without.contains("xmd probe --help"));
         // Nothing else differs.
+        let strip =
+            |h: &str, lines: &[String]| lines.iter().fold(h.to_string(), |h, l| h.replace(l, ""));
         assert_eq!(
-            with.replace(&usage(&with)[0], ""),
-            without.replace(&usage(&without)[0], "")
+            strip(&with, &usage(&with)),
+            strip(&without, &usage(&without))
         );
         assert_eq!(help(), help_for(cfg!(feature = "client")));
         match parse(&args(&["--help"]), &|_| None).unwrap() {
