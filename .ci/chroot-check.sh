@@ -9,7 +9,7 @@
 # and `chroot DIR /xmd serve` on numeric loopback addresses (the chroot has no
 # /etc/hosts, so no name can be resolved), then checks:
 #   start       /healthz answers 200 (reports the time to the first answer)
-#   tools/list  7 tools with the expected names
+#   tools/list  8 tools with the expected names
 #   tools/call  x_md_get_post reaches the fake upstream and returns the
 #               fixture post text
 # One PASS/FAIL line each; exit status 1 on any FAIL. Everything started here
@@ -122,7 +122,7 @@ if msg=$(python3 - "$LIST" <<'PY'
 import json, sys
 want = ["x_md_get_post", "x_md_get_profile", "x_md_search_posts",
         "x_md_get_followers", "x_md_get_following", "x_md_get_quotes",
-        "x_md_get_reposts"]
+        "x_md_get_reposts", "x_md_get_trends"]
 try:
     names = [t["name"] for t in json.loads(sys.argv[1])["result"]["tools"]]
 except Exception as e:

@@ -209,7 +209,7 @@ with open(sys.argv[6], encoding="utf-8") as f:
 POST_URL = "https://x.com/demo_author/status/2087208847298015232"
 TOOLS = {"x_md_get_post", "x_md_get_profile", "x_md_search_posts",
          "x_md_get_followers", "x_md_get_following", "x_md_get_quotes",
-         "x_md_get_reposts"}
+         "x_md_get_reposts", "x_md_get_trends"}
 
 
 async def main():

@@ -29,7 +29,7 @@ pub const DOCS: &[Doc] = &[
         path: "/llms.txt",
         name: "llms.txt",
         title: "xmd for agents (short)",
-        description: "What this server offers, its seven tools and how to connect, in the llms.txt format.",
+        description: "What this server offers, its eight tools and how to connect, in the llms.txt format.",
         mime_type: "text/plain; charset=utf-8",
         template: include_str!("../docs/llms.txt"),
     },

@@ -21,6 +21,10 @@
 //!   or ends; an idle server does neither. After a retirement, a short
 //!   thread ([`sweep_later`]) waits [`SWEEP_DELAY`] and ends, and its end
 //!   returns what has expired by then.
+//! - An ended thread's stack is released, not kept for reuse: the pool
+//!   detaches its workers, and glibc's stack cache is set to 0
+//!   ([`STACK_CACHE_TUNABLE`], through the same one re-execution as the
+//!   purge delay, [`set_heap_options`]).
 
 /// The environment variable of mimalloc's purge delay, read once when the
 /// process starts.
@@ -34,16 +38,65 @@ pub const PURGE_DELAY_VAR: &str = "MIMALLOC_PURGE_DELAY";
 /// with 0 (tests/memory_budget.rs, release build).
 pub const PURGE_DELAY_MS: &str = "0";
 
-/// Runs this program again, the same arguments and process id, with
-/// [`PURGE_DELAY_VAR`] set to [`PURGE_DELAY_MS`], when the environment
-/// does not set it: mimalloc reads its options before `main`, and only its
-/// C API (unsafe) changes them later. Returns when it did not (the
-/// variable was set, or the program's path is unknown, or the exec
-/// failed: the server then runs with mimalloc's default).
+/// glibc's tunables variable, read once when the process starts.
+pub const GLIBC_TUNABLES_VAR: &str = "GLIBC_TUNABLES";
+
+/// The tunable of glibc's cache of ended threads' stacks, and the bytes
+/// xmd lets it keep unless [`GLIBC_TUNABLES_VAR`] names it: 0. glibc keeps
+/// up to 40 MiB of stacks for reuse, each with the top of its stack (the
+/// thread's TLS and last frames, 24 KiB of a worker's 256 KiB) resident; a
+/// burst that retired 60 workers left 1.4 MiB of them behind
+/// (tests/memory_budget.rs). Workers start rarely (a pool keeps its
+/// threads; only a call that held [`RETIRE_AFTER_BYTES`] ends one), so a
+/// fresh stack per start costs nothing measurable.
+pub const STACK_CACHE_TUNABLE: &str = "glibc.pthread.stack_cache_size=0";
+
+/// The environment variables (name, value) this process should have been
+/// started with and was not: [`PURGE_DELAY_VAR`] when unset, and on glibc
+/// [`GLIBC_TUNABLES_VAR`] with [`STACK_CACHE_TUNABLE`] appended when it
+/// does not set the stack cache already. `get` reads the environment.
+pub fn missing_heap_env(
+    get: impl Fn(&str) -> Option<std::ffi::OsString>,
+    glibc: bool,
+) -> Vec<(&'static str, std::ffi::OsString)> {
+    let mut set = Vec::new();
+    if get(PURGE_DELAY_VAR).is_none() {
+        set.push((PURGE_DELAY_VAR, PURGE_DELAY_MS.into()));
+    }
+    if glibc {
+        let name = STACK_CACHE_TUNABLE.split('=').next().unwrap_or_default();
+        match get(GLIBC_TUNABLES_VAR) {
+            None => set.push((GLIBC_TUNABLES_VAR, STACK_CACHE_TUNABLE.into())),
+            Some(t)
+                if !t
+                    .to_string_lossy()
+                    .split(':')
+                    .any(|kv| kv.split('=').next() == Some(name)) =>
+            {
+                let mut t = t;
+                if !t.is_empty() {
+                    t.push(":");
+                }
+                t.push(STACK_CACHE_TUNABLE);
+                set.push((GLIBC_TUNABLES_VAR, t));
+            }
+            Some(_) => {}
+        }
+    }
+    set
+}
+
+/// Runs this program again, the same arguments and process id, with the
+/// allocator settings [`missing_heap_env`] names, when the environment
+/// does not have them: mimalloc and glibc read them before `main`, and
+/// only their C APIs (unsafe) change them later. Returns when it did not
+/// (nothing was missing, or the program's path is unknown, or the exec
+/// failed: the server then runs with the defaults).
 #[cfg(all(unix, feature = "mimalloc"))]
-pub fn set_purge_delay() {
+pub fn set_heap_options() {
     use std::os::unix::process::CommandExt;
-    if std::env::var_os(PURGE_DELAY_VAR).is_some() {
+    let set = missing_heap_env(|k| std::env::var_os(k), cfg!(target_env = "gnu"));
+    if set.is_empty() {
         return;
     }
     let Ok(exe) = std::env::current_exe() else {
@@ -54,15 +107,25 @@ pub fn set_purge_delay() {
     if let Some(arg0) = args.next() {
         cmd.arg0(arg0);
     }
-    let _failed = cmd.args(args).env(PURGE_DELAY_VAR, PURGE_DELAY_MS).exec();
+    let _failed = cmd.args(args).envs(set).exec();
 }
 
 /// Without mimalloc there is nothing to set.
 #[cfg(not(all(unix, feature = "mimalloc")))]
-pub fn set_purge_delay() {}
+pub fn set_heap_options() {}
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// Bytes the upstream answer cache holds, as it counts them against
+/// `--cache-bytes` (bodies, keys and 256 per entry): the gauge
+/// `xmd_cache_bytes`. Set by `x::cache` whenever it changes.
+pub static UPSTREAM_CACHE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes the tool result cache holds, as it counts them against half of
+/// `--cache-bytes` (twice the reply, its key and 256 per entry): the gauge
+/// `xmd_result_cache_bytes`. Set by `mcp::results` whenever it changes.
+pub static RESULT_CACHE_BYTES: AtomicUsize = AtomicUsize::new(0);
 use std::time::Duration;
 
 /// Working-budget bytes (`x::memory`) a call must have held for its worker
@@ -128,6 +191,61 @@ fn spawn_sweep() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_heap_environment_is_completed_once_and_kept_when_given() {
+        use std::ffi::OsString;
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|p| p.0 == k).map(|p| OsString::from(p.1))
+        };
+        assert_eq!(
+            missing_heap_env(env(&[]), true),
+            vec![
+                ("MIMALLOC_PURGE_DELAY", OsString::from("0")),
+                (
+                    "GLIBC_TUNABLES",
+                    OsString::from("glibc.pthread.stack_cache_size=0")
+                ),
+            ]
+        );
+        assert_eq!(
+            missing_heap_env(env(&[]), false),
+            vec![("MIMALLOC_PURGE_DELAY", OsString::from("0"))]
+        );
+        // Other tunables are kept, the stack cache appended.
+        assert_eq!(
+            missing_heap_env(
+                env(&[
+                    ("MIMALLOC_PURGE_DELAY", "10"),
+                    ("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
+                ]),
+                true
+            ),
+            vec![(
+                "GLIBC_TUNABLES",
+                OsString::from("glibc.malloc.arena_max=2:glibc.pthread.stack_cache_size=0")
+            )]
+        );
+        // What the operator set stays; after the one exec nothing is missing.
+        assert!(missing_heap_env(
+            env(&[
+                ("MIMALLOC_PURGE_DELAY", "0"),
+                ("GLIBC_TUNABLES", "glibc.pthread.stack_cache_size=1048576"),
+            ]),
+            true
+        )
+        .is_empty());
+        assert_eq!(
+            missing_heap_env(
+                env(&[("MIMALLOC_PURGE_DELAY", "0"), ("GLIBC_TUNABLES", "")]),
+                true
+            ),
+            vec![(
+                "GLIBC_TUNABLES",
+                OsString::from("glibc.pthread.stack_cache_size=0")
+            )]
+        );
+    }
 
     #[test]
     fn a_retire_request_is_per_thread_and_read_once() {

@@ -601,6 +601,28 @@ impl Metrics {
             "Tool calls waiting on an event loop for upstream answers.",
         );
         let _ = writeln!(out, "xmd_parked_calls {parked}");
+        header(
+            &mut out,
+            "xmd_cache_bytes",
+            "gauge",
+            "Bytes the upstream answer cache holds (bodies, keys and 256 per entry), at most --cache-bytes.",
+        );
+        let _ = writeln!(
+            out,
+            "xmd_cache_bytes {}",
+            crate::heap::UPSTREAM_CACHE_BYTES.load(Ordering::Relaxed)
+        );
+        header(
+            &mut out,
+            "xmd_result_cache_bytes",
+            "gauge",
+            "Bytes the tool result cache holds (as it counts them: twice the reply, its key and 256 per entry), at most half of --cache-bytes.",
+        );
+        let _ = writeln!(
+            out,
+            "xmd_result_cache_bytes {}",
+            crate::heap::RESULT_CACHE_BYTES.load(Ordering::Relaxed)
+        );
         out
     }
 }

@@ -475,3 +475,117 @@ fn quotes_and_reposts_through_the_client() {
         );
     }
 }
+
+/// Issue 31 through `xmd client`, in both eras: the profile's media,
+/// articles (with its About data), replies and `since` (the upstream's 204
+/// as "No new posts since …"), the trends, `lang`; a `since` FxTwitter
+/// refuses exits 3 with the `-32602` and the tool's `inputSchema`.
+#[test]
+fn readers_options_and_trends_through_the_client() {
+    use common::readers::{serve_readers, SINCE_NONE, SINCE_SOME, TRANSLATED_ID};
+    let fake = FakeUpstream::start();
+    serve_readers(&fake);
+    let xmd = Xmd::start(&["--upstream", &fake.base_url()]);
+    let url = format!("http://{}/mcp", xmd.addr);
+    let render = |name: &str| {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/render")
+                .join(name),
+        )
+        .unwrap()
+    };
+    for era in ["modern", "legacy"] {
+        let call = |args: &[&str]| {
+            let mut a = vec!["--url", url.as_str(), "--era", era, "call"];
+            a.extend_from_slice(args);
+            client(&a, "")
+        };
+        for (args, golden) in [
+            (
+                vec![
+                    "x_md_get_profile",
+                    "handle=demo_author",
+                    "feed=media",
+                    "--text",
+                ],
+                "profile-media.md",
+            ),
+            (
+                vec![
+                    "x_md_get_profile",
+                    "handle=demo_author",
+                    "feed=articles",
+                    "full=true",
+                    "--text",
+                ],
+                "profile-articles-full.md",
+            ),
+            (
+                vec![
+                    "x_md_get_profile",
+                    "handle=demo_author",
+                    "with_replies=true",
+                    "--text",
+                ],
+                "profile-replies.md",
+            ),
+            (vec!["x_md_get_trends", "--text"], "trends.md"),
+        ] {
+            let r = call(&args);
+            assert_eq!(r.code, 0, "{era} {args:?}: {}", r.stderr);
+            assert_eq!(r.stdout, render(golden), "{era} {args:?}");
+        }
+        // `since` typed by the input schema: a number stays a number.
+        let since = format!("since={SINCE_SOME}");
+        let r = call(&["x_md_get_profile", "handle=demo_author", &since]);
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        let v = r.json();
+        let ids: Vec<&str> = v["structuredContent"]["posts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["2087452613208453120", "2087208847298015232"], "{era}");
+        let since = format!("since={SINCE_NONE}");
+        let r = call(&["x_md_get_profile", "handle=demo_author", &since, "--text"]);
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        assert!(
+            r.stdout
+                .ends_with("No new posts since 2026-08-13T05:46:40Z.\n"),
+            "{era}: {}",
+            r.stdout
+        );
+        let r = call(&[
+            "x_md_get_profile",
+            "handle=demo_author",
+            "since=next tuesday",
+        ]);
+        assert_eq!(r.code, 3, "{era}: {}", r.stdout);
+        let v = r.json();
+        assert_eq!(v["error"]["code"], -32602, "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`since` must be a Unix time"),
+            "{v}"
+        );
+        assert_eq!(
+            v["error"]["data"]["inputSchema"]["properties"]["since"]["type"],
+            json!(["number", "string"])
+        );
+        let id = format!("id={TRANSLATED_ID}");
+        let r = call(&[
+            "x_md_get_post",
+            "handle=demo_author",
+            &id,
+            "thread=off",
+            "lang=en",
+            "--text",
+        ]);
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        assert_eq!(r.stdout, render("post-translated.md") + "\n", "{era}");
+    }
+}

@@ -17,7 +17,7 @@ const ID: &str = "2087208847298015232";
 const POST_URL: &str = "https://x.com/demo_author/status/2087208847298015232";
 const MARKDOWN: &str = "## Post · 1/1 — Demo Author (@demo_author)\n\nSmall release day: cold starts are 30% faster and there is one fewer \
      config file to maintain. #buildtools\n\nDate: 2026-08-11T16:05:42Z\nSource: <https://x.com/demo_author/status/2087208847298015232>";
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 8] = [
     "x_md_get_post",
     "x_md_get_profile",
     "x_md_search_posts",
@@ -25,6 +25,7 @@ const TOOLS: [&str; 7] = [
     "x_md_get_following",
     "x_md_get_quotes",
     "x_md_get_reposts",
+    "x_md_get_trends",
 ];
 
 struct Setup {

@@ -134,7 +134,8 @@ fn legacy_handshake_list_and_call_over_sse() {
             "x_md_get_followers",
             "x_md_get_following",
             "x_md_get_quotes",
-            "x_md_get_reposts"
+            "x_md_get_reposts",
+            "x_md_get_trends"
         ]
     );
 

@@ -93,7 +93,7 @@ fn item1_a_hundred_thousand_unknown_keys_get_a_short_error() {
     assert_eq!(
         v["error"]["message"],
         "Invalid arguments for tool x_md_get_post: `arguments` has 1000 properties; this tool \
-         takes at most 12: url, handle, id, thread, replies, max_posts, format, full, userinfo, context, cursor, max_chars"
+         takes at most 13: url, handle, id, thread, replies, max_posts, format, full, userinfo, context, cursor, lang, max_chars"
     );
     assert_eq!(v["error"]["data"].as_object().unwrap().len(), 1);
     assert_eq!(v["error"]["data"]["inputSchema"]["type"], "object");

@@ -409,5 +409,5 @@ fn c16_tool_names_fit_every_client() {
     let mut unique = names.clone();
     unique.sort();
     unique.dedup();
-    assert_eq!(unique.len(), 7);
+    assert_eq!(unique.len(), 8);
 }

@@ -205,7 +205,7 @@ fn every_tool_declares_the_configured_budget_to_claude_code() {
         let x = Xmd::start(args);
         for version in ["2025-11-25", "2025-06-18"] {
             let tools = tools_list(&x, version);
-            assert_eq!(tools.as_array().unwrap().len(), 7);
+            assert_eq!(tools.as_array().unwrap().len(), 8);
             for t in tools.as_array().unwrap() {
                 assert_eq!(
                     t["_meta"],

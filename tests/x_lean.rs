@@ -108,6 +108,17 @@ fn upstream(m: &Markers) -> FakeUpstream {
         &format!("/2/status/{POST}/reposts?count=20"),
         Answer::json(200, &page(&users)),
     );
+    // The trends carry the texts as names (a name is its own search query,
+    // never copied as one).
+    let trends: Vec<Value> = m
+        .texts
+        .iter()
+        .map(|t| json!({"name": t, "rank": null, "context": null}))
+        .collect();
+    up.on(
+        "/2/trends?type=trending&count=50",
+        Answer::json(200, &json!({"code": 200, "timeline_type": "trending", "trends": trends, "cursor": {"top": null, "bottom": null}}).to_string()),
+    );
     up
 }
 
@@ -124,6 +135,9 @@ fn calls(tool: Tool) -> Vec<Value> {
             json!({"q": "marker", "feed": "users"}),
         ],
         Tool::GetQuotes | Tool::GetReposts => vec![post],
+        // Its rows are names (no text, no bio): each written once, with X's
+        // search link.
+        Tool::GetTrends => vec![json!({})],
     }
 }
 
@@ -161,6 +175,19 @@ fn check(m: &Markers) {
                 let sc = out.structured.unwrap().to_string();
                 let count = |s: &str| sc.matches(s).count();
                 let what = format!("{name} {args}: {sc}");
+                if tool == Tool::GetTrends {
+                    // A trend's name, and X's search link for it (the name
+                    // form-encoded inside a link, as a post's id is inside
+                    // its `url`); never a third time.
+                    for s in &m.texts {
+                        assert!(
+                            (1..=2).contains(&count(s)),
+                            "{s} {} times in {what}",
+                            count(s)
+                        );
+                    }
+                    continue;
+                }
                 if !full {
                     for s in m.texts.iter().chain(&m.bios) {
                         assert!(count(s) <= 1, "{s} {} times in {what}", count(s));

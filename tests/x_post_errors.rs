@@ -39,7 +39,7 @@ fn c14_refusals_touch_nothing() {
         "`id` must be a string of 1 to 20 decimal digits (at most 18446744073709551615, not 0), e.g. \"1800000000000000001\" (send it quoted: JSON numbers cannot hold post ids exactly)",
         "`max_posts` must be an integer from 2 to 100",
         "`thread` must be one of: full, off, conversation",
-        "unknown property `include_quote`; allowed: url, handle, id, thread, replies, max_posts, format, full, userinfo, context, cursor, max_chars",
+        "unknown property `include_quote`; allowed: url, handle, id, thread, replies, max_posts, format, full, userinfo, context, cursor, lang, max_chars",
         "`arguments` must be a JSON object, e.g. {\"handle\": \"example_user\"}",
     ];
     for (args, want) in bad.iter().zip(expected) {

@@ -68,6 +68,7 @@ fn fake() -> FakeUpstream {
         );
     }
     serve_demo_timeline(&f);
+    common::readers::serve_readers(&f);
     serve_status_list(&f, "quotes");
     serve_status_list(&f, "reposts");
     // The cursor the profile forges after the 2nd post (upstream.md §2.9).
@@ -178,6 +179,16 @@ fn cases() -> Vec<(String, &'static str, Value)> {
         (format!("/Demo_Author/status/{PLAIN_ID}/quotes?limit=2&full=true"), "x_md_get_quotes", json!({"url": format!("https://x.com/demo_author/status/{PLAIN_ID}"), "limit": 2, "full": true})),
         (format!("/demo_author/status/{PLAIN_ID}/retweets"), "x_md_get_reposts", json!({"handle": "demo_author", "id": PLAIN_ID})),
         (format!("/demo_author/status/{PLAIN_ID}/retweets?limit=4&full=1&page=2"), "x_md_get_reposts", json!({"handle": "demo_author", "id": PLAIN_ID, "limit": 4, "full": true, "page": 2})),
+        // Issue 31: X's own paths of a profile's tabs and of its trends.
+        ("/demo_author/media".into(), "x_md_get_profile", json!({"handle": "demo_author", "feed": "media"})),
+        ("/demo_author/media?limit=1&full=true".into(), "x_md_get_profile", json!({"handle": "demo_author", "feed": "media", "limit": 1, "full": true})),
+        ("/demo_author/articles".into(), "x_md_get_profile", json!({"handle": "demo_author", "feed": "articles"})),
+        ("/demo_author?with_replies=true&limit=1".into(), "x_md_get_profile", json!({"handle": "demo_author", "with_replies": true, "limit": 1})),
+        (format!("/demo_author?since={}", common::readers::SINCE_SOME), "x_md_get_profile", json!({"handle": "demo_author", "since": common::readers::SINCE_SOME})),
+        (format!("/demo_author?since={}", common::readers::SINCE_NONE), "x_md_get_profile", json!({"handle": "demo_author", "since": common::readers::SINCE_NONE})),
+        ("/explore/tabs/trending".into(), "x_md_get_trends", json!({})),
+        ("/explore/tabs/trending?limit=2&full=true".into(), "x_md_get_trends", json!({"limit": 2, "full": true})),
+        (format!("/demo_author/status/{}?thread=off&lang=en", common::readers::TRANSLATED_ID), post, json!({"handle": "demo_author", "id": common::readers::TRANSLATED_ID, "thread": "off", "lang": "en"})),
     ]
 }
 
@@ -412,7 +423,7 @@ fn failures_are_problem_details_with_the_tools_status_code_and_message() {
         ("/search", "invalid_arguments", "missing required property `q`"),
         ("/search?q=+++", "invalid_arguments", "`q` must be a search query of 1 to 500 characters with at least one non-space character"),
         ("/demo_author?page=2&page=3", "invalid_query", "query parameter `page` is given more than once"),
-        ("/demo_author?query=rust", "invalid_query", "unknown query parameter `query`; this route takes: page, limit, cursor, full, format, max_chars"),
+        ("/demo_author?query=rust", "invalid_query", "unknown query parameter `query`; this route takes: feed, with_replies, since, page, limit, cursor, full, format, max_chars"),
         ("/api/convert?url=https%3A%2F%2Fexample.com%2Fa", "invalid_arguments", "`url` must be an X post permalink such as https://x.com/<handle>/status/<id> (twitter.com, mobile., www., fxtwitter.com, vxtwitter.com, fixupx.com, /i/status/<id> and /i/web/status/<id> also work; the id is 1 to 20 digits, at most 18446744073709551615, not 0); host `example.com` is not an X host"),
     ];
     for (target, code, detail) in bad {
@@ -775,7 +786,7 @@ fn openapi_round_trip_every_documented_path_answers_and_every_route_is_documente
     let table: BTreeSet<String> = app.route_table().into_iter().collect();
     let documented: BTreeSet<String> = paths.keys().cloned().collect();
     assert_eq!(table, documented, "route table vs openapi.json paths");
-    assert_eq!(table.len(), 23);
+    assert_eq!(table.len(), 26);
 }
 
 /// `tests/fixtures/oas-3.1-schema.json` is the OpenAPI Initiative's JSON

@@ -78,6 +78,76 @@ fn prepare_agrees_with_the_schema() {
         ("x_md_search_posts", json!({"q": "  "})),
         ("x_md_get_followers", json!({"handle": "a", "full": "true"})),
         ("x_md_get_following", json!({"handle": "a", "page": 1.0})),
+        // Issue 31: feed, with_replies, since (FxTwitter's Number() rule;
+        // the pattern leaves out only the ±Infinity and -0 edges), lang,
+        // the trends.
+        ("x_md_get_profile", json!({"handle": "a", "feed": "media"})),
+        (
+            "x_md_get_profile",
+            json!({"handle": "a", "feed": "replies"}),
+        ),
+        (
+            "x_md_get_profile",
+            json!({"handle": "a", "with_replies": true}),
+        ),
+        (
+            "x_md_get_profile",
+            json!({"handle": "a", "with_replies": "yes"}),
+        ),
+        (
+            "x_md_get_profile",
+            json!({"handle": "a", "since": 1786464342}),
+        ),
+        (
+            "x_md_get_profile",
+            json!({"handle": "a", "since": 1786464342.5}),
+        ),
+        ("x_md_get_profile", json!({"handle": "a", "since": -1})),
+        (
+            "x_md_get_profile",
+            json!({"handle": "a", "since": "1786464342000"}),
+        ),
+        (
+            "x_md_get_profile",
+            json!({"handle": "a", "since": " 0x6A7A4D00 "}),
+        ),
+        ("x_md_get_profile", json!({"handle": "a", "since": "1.5e9"})),
+        ("x_md_get_profile", json!({"handle": "a", "since": ""})),
+        ("x_md_get_profile", json!({"handle": "a", "since": "-0"})),
+        ("x_md_get_profile", json!({"handle": "a", "since": "-5"})),
+        (
+            "x_md_get_profile",
+            json!({"handle": "a", "since": "yesterday"}),
+        ),
+        (
+            "x_md_get_profile",
+            json!({"handle": "a", "since": "2026-12-01"}),
+        ),
+        ("x_md_get_profile", json!({"handle": "a", "since": "0x"})),
+        ("x_md_get_profile", json!({"handle": "a", "since": true})),
+        (
+            "x_md_get_post",
+            json!({"handle": "a", "id": "1", "lang": "en"}),
+        ),
+        (
+            "x_md_get_post",
+            json!({"handle": "a", "id": "1", "lang": "zh-CN"}),
+        ),
+        (
+            "x_md_get_post",
+            json!({"handle": "a", "id": "1", "lang": "eng"}),
+        ),
+        (
+            "x_md_get_post",
+            json!({"handle": "a", "id": "1", "lang": "en_US"}),
+        ),
+        (
+            "x_md_get_post",
+            json!({"handle": "a", "id": "1", "lang": "e"}),
+        ),
+        ("x_md_get_trends", json!({})),
+        ("x_md_get_trends", json!({"limit": 5, "full": true})),
+        ("x_md_get_trends", json!({"handle": "a"})),
         ("x_md_get_post", json!({"url": "https://x.com/a/status/1"})),
         (
             "x_md_get_post",

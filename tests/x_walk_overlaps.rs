@@ -12,11 +12,15 @@
 //! repeat one of the last rows before them (across pages and within a
 //! page), runs of empty pages with fresh cursors, and a last page whose
 //! bottom cursor is absent, its own, or the page before's. Every list tool
-//! (search posts, search users, followers, following, quotes, reposts)
-//! and the profile timeline, at every `limit` from 1 to 20, through the
-//! loopback fake upstream. Oracle: the distinct rows in upstream order;
-//! following `next_cursor` to the end yields exactly them, no gap, no
-//! duplicate.
+//! (search posts, search users, followers, following, quotes, reposts,
+//! trends) and the profile timeline in each of its walks (posts, with
+//! replies, media, articles, since), at every `limit` from 1 to 20,
+//! through the loopback fake upstream. Oracle: the distinct rows in
+//! upstream order; following `next_cursor` to the end yields exactly
+//! them, no gap, no duplicate. With `since` (issue 31): the distinct rows
+//! newer than it, the rows' times falling in upstream order, except that
+//! FxTwitter answers 204 (nothing) when its first page holds no newer row
+//! (its handler's rule, `src/realms/api/routes/twitter.ts`).
 
 mod common;
 
@@ -47,6 +51,8 @@ enum End {
 struct Script {
     pages: Vec<Vec<Cell>>,
     end: End,
+    /// `since` is the time of row `since_at` (rows before it are newer).
+    since_at: u64,
 }
 
 fn script() -> impl Strategy<Value = Script> {
@@ -58,8 +64,13 @@ fn script() -> impl Strategy<Value = Script> {
     (
         prop::collection::vec(page, 1..7),
         prop_oneof![Just(End::Absent), Just(End::Own), Just(End::Previous)],
+        0u64..45,
     )
-        .prop_map(|(pages, end)| Script { pages, end })
+        .prop_map(|(pages, end, since_at)| Script {
+            pages,
+            end,
+            since_at,
+        })
 }
 
 /// The pages as row numbers, and the oracle: distinct rows in order.
@@ -95,10 +106,15 @@ fn rows_of(s: &Script) -> (Vec<Vec<u64>>, Vec<u64>) {
     (pages, want)
 }
 
+/// Row `n`'s time: later rows are older, a minute apart.
+fn time(n: u64) -> u64 {
+    1_786_000_000 - n * 60
+}
+
 fn post(n: u64, handle: &str) -> Value {
     let id = 2_000_000_000_000_000_000 - n * 1000;
     json!({"type": "status", "id": id.to_string(), "text": format!("row {n}"),
-        "created_at": "Tue Aug 11 16:05:42 +0000 2026",
+        "created_at": "Tue Aug 11 16:05:42 +0000 2026", "created_timestamp": time(n),
         "author": {"id": "7", "screen_name": handle, "name": "Demo"},
         "replying_to": null, "reposted_by": null})
 }
@@ -148,13 +164,13 @@ fn follow(tools: &xmd::x::tools::Tools, tool: &str, mut args: Value, key: &str) 
     for _ in 0..200 {
         let out = ok(tools, tool, args.clone());
         let s = out.structured.unwrap();
-        got.extend(
-            s[key]
-                .as_array()
+        got.extend(s[key].as_array().unwrap().iter().map(|r| {
+            r.get("id")
+                .unwrap_or(&r["name"])
+                .as_str()
                 .unwrap()
-                .iter()
-                .map(|r| r["id"].as_str().unwrap().to_string()),
-        );
+                .to_string()
+        }));
         match s.get("next_cursor").and_then(Value::as_str) {
             Some(c) => {
                 // The text names the raw cursor too (item 6), and the
@@ -193,6 +209,31 @@ proptest! {
         serve(&fake, &s, &pages, "/2/profile/demo_author/following", "", &account);
         serve(&fake, &s, &pages, &format!("/2/status/{POST}/reposts"), "", &account);
         serve(&fake, &s, &pages, "/2/profile/demo_author/statuses", "&with_replies=false", &posts_by("demo_author"));
+        serve(&fake, &s, &pages, "/2/profile/demo_author/statuses", "&with_replies=true", &posts_by("demo_author"));
+        serve(&fake, &s, &pages, "/2/profile/demo_author/media", "", &posts_by("demo_author"));
+        serve(&fake, &s, &pages, "/2/profile/demo_author/articles", "", &posts_by("demo_author"));
+        // `since`: its first page as FxTwitter answers it (204 when no row
+        // of it is newer), the later pages are the timeline's.
+        let since = time(s.since_at);
+        let newer_first = pages[0].iter().any(|&n| time(n) > since);
+        let first = format!("/2/profile/demo_author/statuses?count=20&with_replies=false&since={since}");
+        if newer_first {
+            let body = json!({"code": 200, "results": pages[0].iter().map(|&n| post(n, "demo_author")).collect::<Vec<_>>(),
+                "cursor": {"top": "top", "bottom": if pages.len() > 1 { json!("c1") } else { Value::Null }}});
+            fake.on(&first, Answer::json(200, &body.to_string()));
+        } else {
+            fake.on(&first, Answer::raw(204, "application/json", Vec::new()));
+        }
+        let since_want: Vec<String> = if newer_first {
+            want.iter().filter(|&&n| time(n) > since).map(|&n| post(n, "x")["id"].as_str().unwrap().to_string()).collect()
+        } else {
+            Vec::new()
+        };
+        // The trends: one upstream list, the rows in a row (its names are
+        // the row ids).
+        let trends: Vec<Value> = pages.iter().flatten().map(|&n| json!({"name": format!("trend {n}"), "rank": null, "context": null})).collect();
+        fake.on("/2/trends?type=trending&count=50", Answer::json(200, &json!({"code": 200, "timeline_type": "trending", "trends": trends, "cursor": {"top": null, "bottom": null}}).to_string()));
+        let trend_names: Vec<String> = want.iter().map(|&n| format!("trend {n}")).collect();
         let quote = |n: u64| {
             let mut p = post(n, "someone");
             p["quote"] = json!({"type": "status", "id": POST, "text": "q"});
@@ -214,6 +255,11 @@ proptest! {
                 ("x_md_get_quotes", json!({"handle": "demo_author", "id": POST, "limit": limit}), "posts", &post_ids),
                 ("x_md_get_reposts", json!({"handle": "demo_author", "id": POST, "limit": limit}), "users", &account_ids),
                 ("x_md_get_profile", json!({"handle": "demo_author", "limit": limit}), "posts", &post_ids),
+                ("x_md_get_profile", json!({"handle": "demo_author", "with_replies": true, "limit": limit}), "posts", &post_ids),
+                ("x_md_get_profile", json!({"handle": "demo_author", "feed": "media", "limit": limit}), "posts", &post_ids),
+                ("x_md_get_profile", json!({"handle": "demo_author", "feed": "articles", "limit": limit}), "posts", &post_ids),
+                ("x_md_get_profile", json!({"handle": "demo_author", "since": since, "limit": limit}), "posts", &since_want),
+                ("x_md_get_trends", json!({"limit": limit}), "trends", &trend_names),
             ];
             for (tool, args, key, want) in cases {
                 let got = follow(&tools, tool, args.clone(), key);

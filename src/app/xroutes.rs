@@ -156,6 +156,9 @@ pub fn route_call(
     if let Some(id) = route.id {
         args.insert("id".into(), Value::from(id));
     }
+    for (name, value) in route.route.fixed {
+        args.insert((*name).into(), Value::from(*value));
+    }
     let mut format = None;
     for (name, value) in params {
         if !allowed.query_params().any(|p| p == name) {
@@ -479,6 +482,18 @@ mod tests {
             matched("/api/convert"),
             Some((Tool::GetPost, "/api/convert", None, None))
         );
+        assert_eq!(
+            matched("/a/media"),
+            Some((Tool::GetProfile, "/{handle}/media", Some("a"), None))
+        );
+        assert_eq!(
+            matched("/a/articles"),
+            Some((Tool::GetProfile, "/{handle}/articles", Some("a"), None))
+        );
+        assert_eq!(
+            matched("/explore/tabs/trending"),
+            Some((Tool::GetTrends, "/explore/tabs/trending", None, None))
+        );
         for not in [
             "/",
             "/i",
@@ -499,6 +514,10 @@ mod tests {
             "/a/likes",
             "/a/status/1/photo/1",
             "/i/followers",
+            "/explore",
+            "/Explore/media",
+            "/explore/tabs",
+            "/explore/tabs/trending/",
             "//a",
         ] {
             assert_eq!(match_path(not), None, "{not}");
@@ -563,7 +582,7 @@ mod tests {
             route_call(route("/{handle}", Some("a"), None), Some("handle=b")).unwrap_err(),
             (
                 CODE_INVALID_QUERY,
-                "unknown query parameter `handle`; this route takes: page, limit, cursor, full, format, max_chars".into()
+                "unknown query parameter `handle`; this route takes: feed, with_replies, since, page, limit, cursor, full, format, max_chars".into()
             )
         );
         assert_eq!(
@@ -572,6 +591,25 @@ mod tests {
                 CODE_INVALID_ARGUMENTS,
                 "`format` must be one of: markdown, json".into()
             )
+        );
+        // A tab's route sets `feed` itself, and takes no `feed`.
+        let rc = route_call(
+            route("/{handle}/media", Some("a"), None),
+            Some("since=5&limit=2"),
+        )
+        .unwrap();
+        assert_eq!(
+            rc.arguments,
+            json!({"handle": "a", "feed": "media", "since": "5", "limit": 2})
+        );
+        assert_eq!(
+            route_call(
+                route("/{handle}/media", Some("a"), None),
+                Some("feed=posts")
+            )
+            .unwrap_err()
+            .0,
+            CODE_INVALID_QUERY
         );
         assert_eq!(
             route_call(route("/api/convert", None, None), None)

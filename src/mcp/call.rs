@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(
             v["error"]["message"],
             "Invalid arguments for tool x_md_get_profile: `arguments` has 100000 properties; \
-             this tool takes at most 6: handle, page, limit, cursor, full, max_chars"
+             this tool takes at most 9: handle, feed, with_replies, since, page, limit, cursor, full, max_chars"
         );
         assert_eq!(
             v["error"]["data"],

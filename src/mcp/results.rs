@@ -174,6 +174,7 @@ impl ResultCache {
             .by_expiry
             .insert((entry.expires, entry.seq), key.clone());
         inner.map.insert(key, entry);
+        crate::heap::RESULT_CACHE_BYTES.store(inner.bytes, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -32,19 +32,26 @@
 //!   `--max-buffered-bytes-per-ip` (default [`ADDRESS_SHARE_DIVISOR`]: a
 //!   quarter). An address that holds something may not take the last
 //!   `limit / (k + 1)` bytes, which stay for an address that holds
-//!   nothing. Once a second the sweep refuses bodies of an address over
-//!   its share now (more addresses came to hold some), one at a time
-//!   until it is within it ([`MemoryBudget::over_share`]), so early
-//!   addresses do not keep a large share. Past its share its bodies are
-//!   refused and its connections
-//!   with unsent output pause in the same way, so a few addresses (slow
-//!   bodies, replies they never read) cannot spend the budget for
-//!   everyone else.
+//!   nothing. Shares are recomputed whenever an address comes to hold a
+//!   body: every other address over its share then gives bodies back at
+//!   once, newest first, until it is within it (their requests get the
+//!   same `503`, [`MemoryBudget::try_take_body`]), so no burst of new
+//!   addresses, however fast, holds more than its share at any instant and
+//!   a new address always finds its share free (while `k + 1` shares are
+//!   at least `--max-body-bytes`). Once a second the sweep does the same
+//!   for shares that shrank otherwise (unsent output counts as held but is
+//!   never taken back: its connections pause instead). Past its share an
+//!   address's bodies are refused and its connections with unsent output
+//!   pause in the same way, so a few addresses (slow bodies, replies they
+//!   never read) cannot spend the budget for everyone else.
+
+mod memory;
+
+pub use memory::{BodyClaim, MemoryBudget, ADDRESS_SHARE_DIVISOR};
 
 use crate::config::proxies::TrustedProxies;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Request bodies up to this size are read without a reservation: every
@@ -58,6 +65,16 @@ pub const UNBUDGETED_BODY_BYTES: usize = 16 * 1024;
 /// many clients and are not capped per address.
 pub fn connection_key(peer: &SocketAddr, proxies: &TrustedProxies) -> Option<IpAddr> {
     (!proxies.trusts(peer.ip())).then(|| client_key(peer.ip()))
+}
+
+/// The key a connection's share of the memory budget is counted under:
+/// the [`fair_key`] of its [`connection_key`] (so the /64s of one IPv6 /48
+/// hold at most [`SHARES_PER_SITE`] shares together); `None` for a trusted
+/// proxy. Keyed by the /64 alone, one /48's 65,536 /64s could each hold a
+/// share, past the 62 addresses below which a newcomer always finds its
+/// share (the default budget, 1 MiB bodies).
+pub fn budget_key(peer: &SocketAddr, proxies: &TrustedProxies) -> Option<IpAddr> {
+    connection_key(peer, proxies).map(fair_key)
 }
 
 /// Most clients one IPv6 /48 (a site) counts as: its connections together
@@ -177,244 +194,9 @@ impl PerAddress {
     }
 }
 
-/// One client address may hold at most `1 / ADDRESS_SHARE_DIVISOR` of
-/// `--max-buffered-bytes` (default 4: a quarter, 16 MiB of the default
-/// 64 MiB), and never less than `--max-body-bytes`; less when others hold
-/// some too (its fair share, see the module documentation). Past it that
-/// address's next body over [`UNBUDGETED_BODY_BYTES`] gets the same `503`
-/// as a spent budget, and its connections with unsent output parse nothing
-/// more until it reads. Trusted proxies (no [`connection_key`]) have no
-/// share.
-pub const ADDRESS_SHARE_DIVISOR: usize = 4;
-
-/// The server-wide budget of buffered bytes.
-#[derive(Debug)]
-pub struct MemoryBudget {
-    limit: usize,
-    used: AtomicUsize,
-    /// Most bytes one address may hold (0: no per-address share).
-    share: usize,
-    /// Least share an address has when others hold some too
-    /// (`--max-body-bytes`: every address may send one body).
-    floor: usize,
-    /// Shares shrink as more addresses hold bytes ([`Self::fair`]).
-    fair: bool,
-    /// Bytes held per address.
-    by_address: Mutex<HashMap<IpAddr, usize>>,
-}
-
-impl MemoryBudget {
-    /// A budget of `limit` bytes; 0 means no limit. No per-address share.
-    pub fn new(limit: usize) -> MemoryBudget {
-        MemoryBudget::with_address_share(limit, 0)
-    }
-
-    /// A budget of `limit` bytes of which one address may hold `share`
-    /// (0: no per-address share; ignored when `limit` is 0).
-    pub fn with_address_share(limit: usize, share: usize) -> MemoryBudget {
-        MemoryBudget {
-            limit,
-            used: AtomicUsize::new(0),
-            share: if limit == 0 { 0 } else { share },
-            floor: share,
-            fair: false,
-            by_address: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// [`Self::with_address_share`], and while `k` addresses hold bytes
-    /// each may hold only `limit / (k + 1)` of them, never less than
-    /// `floor` (the largest body); one that holds some may not take the
-    /// last `limit / (k + 1)`.
-    pub fn fair(limit: usize, share: usize, floor: usize) -> MemoryBudget {
-        MemoryBudget {
-            floor: floor.min(share),
-            fair: true,
-            ..MemoryBudget::with_address_share(limit, share)
-        }
-    }
-
-    /// What an address holding `mine` may hold in all, and the most the
-    /// whole budget may hold when it takes more, while `held` is held.
-    fn share_of(&self, held: &HashMap<IpAddr, usize>, mine: usize) -> (usize, usize) {
-        if !self.fair {
-            return (self.share, self.limit);
-        }
-        let k = held.len() + usize::from(mine == 0);
-        let split = self.limit / (k + 1);
-        let share = split.max(self.floor).min(self.share);
-        let ceiling = if mine == 0 {
-            self.limit
-        } else {
-            self.limit - split
-        };
-        (share, ceiling)
-    }
-
-    /// The share of `--max-buffered-bytes` `limit` one address may hold
-    /// when bodies may be `max_body` bytes long.
-    pub fn address_share(limit: usize, max_body: usize) -> usize {
-        (limit / ADDRESS_SHARE_DIVISOR).max(max_body).min(limit)
-    }
-
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
-        self.by_address.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// [`Self::try_take`] for a connection of address `key`: false also
-    /// when the address would pass its share.
-    pub fn try_take_for(&self, key: Option<IpAddr>, n: usize) -> bool {
-        let Some(key) = key.filter(|_| self.share > 0) else {
-            return self.try_take(n);
-        };
-        let mut held = self.held();
-        let mine = held.get(&key).copied().unwrap_or(0);
-        let (share, ceiling) = self.share_of(&held, mine);
-        if mine.saturating_add(n) > share || !self.try_take_within(n, ceiling) {
-            return false;
-        }
-        held.insert(key, mine + n);
-        true
-    }
-
-    /// [`Self::force_take`] for a connection of address `key`.
-    pub fn force_take_for(&self, key: Option<IpAddr>, n: usize) {
-        self.force_take(n);
-        if let Some(key) = key.filter(|_| self.share > 0 && n > 0) {
-            *self.held().entry(key).or_insert(0) += n;
-        }
-    }
-
-    /// [`Self::give`] for a connection of address `key`.
-    pub fn give_for(&self, key: Option<IpAddr>, n: usize) {
-        self.give(n);
-        if let Some(key) = key.filter(|_| self.share > 0 && n > 0) {
-            let mut held = self.held();
-            if let Some(mine) = held.get_mut(&key) {
-                *mine = mine.saturating_sub(n);
-                if *mine == 0 {
-                    held.remove(&key);
-                }
-            }
-        }
-    }
-
-    /// Whether address `key` holds more than its fair share now (others
-    /// came to hold some since it took its bytes): one of its bodies
-    /// should be refused, giving its reservation back.
-    pub fn over_share(&self, key: Option<IpAddr>) -> bool {
-        key.filter(|_| self.share > 0 && self.fair)
-            .is_some_and(|key| {
-                let held = self.held();
-                let mine = held.get(&key).copied().unwrap_or(0);
-                mine > self.share_of(&held, mine).0
-            })
-    }
-
-    /// Whether the budget, or address `key`'s share of it, is spent.
-    pub fn spent_for(&self, key: Option<IpAddr>) -> bool {
-        self.spent()
-            || key.filter(|_| self.share > 0).is_some_and(|key| {
-                let held = self.held();
-                let mine = held.get(&key).copied().unwrap_or(0);
-                mine >= self.share_of(&held, mine).0
-            })
-    }
-
-    /// Takes `n` bytes if they fit; false (nothing taken) otherwise.
-    pub fn try_take(&self, n: usize) -> bool {
-        self.try_take_within(n, self.limit)
-    }
-
-    /// Takes `n` bytes if the budget then holds at most `ceiling`.
-    fn try_take_within(&self, n: usize, ceiling: usize) -> bool {
-        if self.limit == 0 {
-            self.used.fetch_add(n, Ordering::Relaxed);
-            return true;
-        }
-        self.used
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
-                (used.saturating_add(n) <= ceiling).then_some(used + n)
-            })
-            .is_ok()
-    }
-
-    /// Takes `n` bytes whether or not they fit (bytes that already exist,
-    /// such as a response).
-    pub fn force_take(&self, n: usize) {
-        self.used.fetch_add(n, Ordering::AcqRel);
-    }
-
-    /// Gives back `n` bytes taken before.
-    pub fn give(&self, n: usize) {
-        self.used.fetch_sub(n, Ordering::AcqRel);
-    }
-
-    /// Bytes in use.
-    pub fn used(&self) -> usize {
-        self.used.load(Ordering::Acquire)
-    }
-
-    /// Whether the budget is spent.
-    pub fn spent(&self) -> bool {
-        self.limit != 0 && self.used() >= self.limit
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn budget_takes_what_fits_and_counts_what_is_forced() {
-        let b = MemoryBudget::new(100);
-        assert!(b.try_take(60));
-        assert!(!b.try_take(41));
-        assert!(b.try_take(40));
-        assert!(b.spent());
-        b.force_take(10);
-        assert_eq!(b.used(), 110);
-        b.give(110);
-        assert_eq!(b.used(), 0);
-        assert!(!b.spent());
-        let unlimited = MemoryBudget::new(0);
-        assert!(unlimited.try_take(usize::MAX / 2));
-        assert!(!unlimited.spent());
-    }
-
-    #[test]
-    fn one_address_holds_at_most_its_share() {
-        let a = Some("192.0.2.1".parse::<IpAddr>().unwrap());
-        let b = Some("192.0.2.2".parse::<IpAddr>().unwrap());
-        let budget = MemoryBudget::with_address_share(1000, 250);
-        assert_eq!(MemoryBudget::address_share(1000, 100), 250);
-        assert_eq!(MemoryBudget::address_share(1000, 400), 400);
-        assert_eq!(MemoryBudget::address_share(300, 400), 300);
-        assert!(budget.try_take_for(a, 200));
-        assert!(!budget.try_take_for(a, 51));
-        assert!(budget.try_take_for(a, 50));
-        assert!(budget.spent_for(a));
-        assert!(!budget.spent_for(b));
-        assert!(!budget.spent_for(None));
-        // Another address and a trusted proxy (no key) are not held back.
-        assert!(budget.try_take_for(b, 250));
-        assert!(budget.try_take_for(None, 500));
-        assert_eq!(budget.used(), 1000);
-        assert!(budget.spent_for(b) && budget.spent_for(None));
-        budget.give_for(a, 250);
-        budget.give_for(b, 250);
-        budget.give_for(None, 500);
-        assert_eq!(budget.used(), 0);
-        assert!(!budget.spent_for(a));
-        budget.force_take_for(a, 300);
-        assert!(budget.spent_for(a) && !budget.spent() && !budget.spent_for(b));
-        budget.give_for(a, 300);
-        assert!(budget.held().is_empty());
-        // No share: only the whole budget counts.
-        let plain = MemoryBudget::new(1000);
-        assert!(plain.try_take_for(a, 1000));
-        assert!(plain.held().is_empty());
-    }
 
     #[test]
     fn a_site_holds_at_most_shares_per_site_times_the_cap() {
@@ -465,79 +247,46 @@ mod tests {
             let v4 = IpAddr::V4(v4.into());
             proptest::prop_assert_eq!(fair_key(v4), v4);
         }
+    }
 
-        /// Up to 60 addresses (the budget holds 64 bodies) take and give
-        /// bodies of up to `body` bytes in any order, with sweeps (each
-        /// address over its share now gives bodies back, as the event
-        /// loop's once-a-second sweep refuses them) at any points: a
-        /// refused take changes nothing and the budget is never passed.
-        /// Then rounds of each taking all it can and a sweep, until no
-        /// address newly holds some, and each takes all it can once more:
-        /// an address that holds nothing can still take a body of the
-        /// largest size. (With a fixed quarter per address four addresses
-        /// left it nothing; without the sweep 15 addresses taking greedily
-        /// one after another did, as they still can in the second before
-        /// a sweep.)
-        #[test]
-        fn holders_always_leave_room_for_a_newcomer(
-            addresses in 1u8..=60,
-            ops in proptest::collection::vec((0u8..60, 1usize..=1024, 0u8..8), 0..600),
-        ) {
-            const BODY: usize = 1024;
-            const LIMIT: usize = 64 * BODY;
-            let budget = MemoryBudget::fair(LIMIT, MemoryBudget::address_share(LIMIT, BODY), BODY);
-            let key = |n: u8| Some(IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, n)));
-            let mut held = vec![Vec::<usize>::new(); 256];
-            let sweep = |held: &mut Vec<Vec<usize>>| {
-                for who in 0..addresses {
-                    while budget.over_share(key(who)) {
-                        let n = held[usize::from(who)].pop().expect("over its share holds some");
-                        budget.give_for(key(who), n);
-                    }
-                }
-            };
-            for (who, n, op) in ops {
-                let who = who % addresses;
-                match op {
-                    0 | 1 => {
-                        if let Some(n) = held[usize::from(who)].pop() {
-                            budget.give_for(key(who), n);
-                        }
-                    }
-                    2 => sweep(&mut held),
-                    _ => {
-                        let before = budget.used();
-                        if budget.try_take_for(key(who), n) {
-                            held[usize::from(who)].push(n);
-                        } else {
-                            proptest::prop_assert_eq!(budget.used(), before);
-                        }
-                    }
-                }
-                proptest::prop_assert!(budget.used() <= LIMIT);
+    /// Any number of /64s of one /48, each taking bodies as a newcomer
+    /// under its connection's budget key, hold at most SHARES_PER_SITE
+    /// shares of the memory budget together; an IPv4 address is its own
+    /// key, a trusted proxy has none.
+    #[test]
+    fn a_site_holds_at_most_shares_per_site_shares_of_the_memory_budget() {
+        const BODY: usize = 1024;
+        const LIMIT: usize = 64 * BODY;
+        let none = TrustedProxies::default();
+        let budget = MemoryBudget::fair(LIMIT, MemoryBudget::address_share(LIMIT, BODY), BODY);
+        let mut claims = Vec::new();
+        for subnet in 0..500u128 {
+            let peer = SocketAddr::new(
+                IpAddr::V6(((0x2001_0db8_0007u128 << 80) | (subnet << 64) | 1).into()),
+                40000,
+            );
+            let key = budget_key(&peer, &none);
+            let mut claim = None;
+            while budget.try_take_body(key, &mut claim, BODY) {
+                claims.push((key, claim.take()));
             }
-            let greedy = |held: &mut Vec<Vec<usize>>| {
-                for who in 0..addresses {
-                    while budget.try_take_for(key(who), BODY) {
-                        held[usize::from(who)].push(BODY);
-                    }
-                }
-            };
-            // Rounds of: everyone takes all it can, then a sweep, until no
-            // address newly comes to hold some (every new holder makes the
-            // shares smaller at the next sweep).
-            for _ in 0..64 {
-                let holders = held.iter().filter(|h| !h.is_empty()).count();
-                greedy(&mut held);
-                sweep(&mut held);
-                if held.iter().filter(|h| !h.is_empty()).count() == holders {
-                    break;
-                }
-            }
-            greedy(&mut held);
-            proptest::prop_assert!(budget.used() <= LIMIT);
-            proptest::prop_assert!(budget.try_take_for(key(200), BODY), "used {} of {LIMIT}", budget.used());
         }
+        let keys: std::collections::HashSet<_> = claims.iter().map(|(k, _)| *k).collect();
+        assert!(keys.len() <= usize::from(SHARES_PER_SITE), "{keys:?}");
+        // What the site holds leaves room for others: at most its four
+        // quarters' worth of what is left for four holders and a newcomer.
+        let live = claims
+            .iter()
+            .filter(|(_, c)| !c.as_ref().unwrap().revoked())
+            .count();
+        assert!(live * BODY <= LIMIT - LIMIT / 5, "{live}");
+        let v4: SocketAddr = "192.0.2.7:1".parse().unwrap();
+        assert_eq!(budget_key(&v4, &none), Some(v4.ip()));
+        let mut claim = None;
+        assert!(budget.try_take_body(budget_key(&v4, &none), &mut claim, BODY));
+        use crate::config::proxies::ProxyHeader;
+        let proxies = TrustedProxies::parse("192.0.2.0/24", ProxyHeader::XForwardedFor).unwrap();
+        assert_eq!(budget_key(&v4, &proxies), None);
     }
 
     #[test]

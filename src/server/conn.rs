@@ -181,6 +181,9 @@ pub struct Conn {
     budget: Arc<MemoryBudget>,
     /// Bytes of `budget` reserved for the body being read.
     reserved: usize,
+    /// That reservation as the budget shares it with this connection (it
+    /// may take it back: [`Conn::body_revoked`]).
+    claim: Option<Arc<super::admission::BodyClaim>>,
     /// Bytes of `budget` charged for unsent output.
     charged_out: usize,
     /// The client address whose share of `budget` this connection uses.
@@ -196,8 +199,8 @@ impl Drop for Conn {
     /// Gives back the buffered bytes; a connection closed while its job
     /// runs raises the job's cancel flag, so it stops early.
     fn drop(&mut self) {
-        self.budget
-            .give_for(self.budget_key, self.reserved + self.charged_out);
+        self.release_body();
+        self.budget.give_for(self.budget_key, self.charged_out);
         self.cancel_waiting();
     }
 }
@@ -226,6 +229,7 @@ impl Conn {
             cancel: None,
             budget,
             reserved: 0,
+            claim: None,
             charged_out: 0,
             budget_key: None,
             linger_since: None,
@@ -387,6 +391,12 @@ impl Conn {
                 return None;
             }
             self.paused_for_output = false;
+            if matches!(self.state, State::Body(_)) && self.body_revoked() {
+                // Its reservation was taken back for another address's
+                // share: the body is not read on.
+                self.reject(BUDGET_SPENT, ctx);
+                return None;
+            }
             match mem::replace(&mut self.state, State::Head) {
                 State::Head => {
                     if self.rbuf.is_empty() {

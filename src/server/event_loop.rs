@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
-use super::admission::{connection_key, MemoryBudget, PerAddress};
+use super::admission::{budget_key, connection_key, MemoryBudget, PerAddress};
 use super::conn::Job;
 use super::conn::{Conn, Ctx, Fallback, Handler, ReadUntil, READ_CHUNK_BYTES};
 use super::idle::{nanos, IdleList, LoopIdle};
@@ -129,6 +129,9 @@ pub(super) struct Loop {
     upstream: Option<Driver<(Ticket, Job)>>,
     /// The upstream side's gauges as last added to the metrics.
     reported: [i64; 3],
+    /// The budget's count of bodies taken back when this loop last looked
+    /// for its connections among them.
+    seen_revocations: u64,
 }
 
 impl Loop {
@@ -170,6 +173,7 @@ impl Loop {
             scratch: vec![0u8; READ_CHUNK_BYTES],
             draining_since: None,
             log,
+            seen_revocations: 0,
         }
     }
 
@@ -247,6 +251,7 @@ impl Loop {
             lp.upstream_turn(poll);
             lp.serve_yielded(poll);
             lp.close_wanted_idle(poll);
+            lp.refuse_revoked(poll);
             if stop.requested() && lp.draining_since.is_none() {
                 lp.begin_shutdown(poll);
             }
@@ -297,7 +302,7 @@ impl Loop {
                     }
                     let mut conn =
                         Conn::with_budget(peer, Instant::now(), Arc::clone(&self.budget));
-                    conn.set_budget_key(key);
+                    conn.set_budget_key(budget_key(&peer, &self.options.trusted_proxies));
                     if !self.add(poll, stream, conn, Admitted::Served(key)) {
                         if let Some(key) = key {
                             self.per_address.release(key);
@@ -608,6 +613,25 @@ impl Loop {
         for _ in 0..self.loops[self.me].take_wanted() {
             if !self.close_oldest_idle(poll) {
                 break;
+            }
+        }
+    }
+
+    /// Refuses (`503`) the bodies whose reservations the memory budget
+    /// took back since this loop last looked (another address came to hold
+    /// a body and needed its share; the budget woke every loop).
+    fn refuse_revoked(&mut self, poll: &Poll) {
+        let revocations = self.budget.revocations();
+        if revocations == self.seen_revocations {
+            return;
+        }
+        self.seen_revocations = revocations;
+        for index in 0..self.slots.len() {
+            let revoked = self.slots[index]
+                .as_ref()
+                .is_some_and(|s| s.conn.body_revoked());
+            if revoked {
+                self.on_ready(poll, index, None);
             }
         }
     }

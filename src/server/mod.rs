@@ -248,19 +248,28 @@ impl Server {
             t.attach(stop.wakers.clone());
             pool.set_restartable();
         }
+        let budget = admission::MemoryBudget::fair(
+            options.max_buffered_bytes,
+            options.max_buffered_bytes_per_ip.unwrap_or_else(|| {
+                admission::MemoryBudget::address_share(
+                    options.max_buffered_bytes,
+                    options.limits.max_body_bytes,
+                )
+            }),
+            options.limits.max_body_bytes,
+        );
+        // Bodies taken back for a newcomer's share are refused by their
+        // loops at once, not at the next sweep.
+        let wakers = stop.wakers.clone();
+        budget.set_on_revoke(move || {
+            for w in &wakers {
+                let _ = w.wake();
+            }
+        });
         let shared = Shared {
             open_total: Arc::new(AtomicUsize::new(0)),
             per_address: Arc::new(admission::PerAddress::new(options.max_connections_per_ip)),
-            budget: Arc::new(admission::MemoryBudget::fair(
-                options.max_buffered_bytes,
-                options.max_buffered_bytes_per_ip.unwrap_or_else(|| {
-                    admission::MemoryBudget::address_share(
-                        options.max_buffered_bytes,
-                        options.limits.max_body_bytes,
-                    )
-                }),
-                options.limits.max_body_bytes,
-            )),
+            budget: Arc::new(budget),
             idle: stop
                 .wakers
                 .iter()

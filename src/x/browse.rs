@@ -396,6 +396,11 @@ pub fn check_account_list<T: Row + DeserializeOwned>(
     authors: Authors,
 ) -> Result<ListPage<T>, XError> {
     let (resp, page) = fetch_typed(up, path, "a list page", |p: &Page<T>| p.code, authors)?;
+    // No Content: the timeline's `since` found nothing newer on its first
+    // page (upstream.md §1.2, E5). An empty page without a cursor: the end.
+    if resp.status == 204 {
+        return Ok(ListPage::default());
+    }
     // (The transport checks, in `page`, and these refuse disjoint statuses.)
     if resp.status == 401 || resp.status == 403 {
         return Err(protected_error(handle));

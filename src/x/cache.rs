@@ -131,6 +131,8 @@ impl Inner {
             self.lru.remove(&tick);
             self.bytes -= size;
             self.map.remove(key);
+            crate::heap::UPSTREAM_CACHE_BYTES
+                .store(self.bytes, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
@@ -275,6 +277,7 @@ impl Cache {
                 tick,
             }),
         );
+        crate::heap::UPSTREAM_CACHE_BYTES.store(inner.bytes, std::sync::atomic::Ordering::Relaxed);
         true
     }
 

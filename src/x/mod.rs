@@ -48,6 +48,7 @@ pub mod status_lists;
 pub mod structured;
 pub mod syndication;
 pub mod tools;
+pub mod trends;
 pub mod typed_read;
 pub mod upstream;
 pub mod url;

@@ -56,8 +56,8 @@ type Answer<'a> = (
     Option<(Option<&'a str>, Option<&'a str>)>,
 );
 
-fn fetch_status(up: &dyn Upstream, id: &str) -> Result<Status, XError> {
-    let path = format!("/2/status/{id}");
+fn fetch_status(up: &dyn Upstream, id: &str, lang: &str) -> Result<Status, XError> {
+    let path = format!("/2/status/{id}{lang}");
     let (answer, keep) = up.get_keep(&path);
     let resp = answer.map_err(|e| XError::from_fetch(&e))?;
     status_of(&resp, keep)
@@ -93,8 +93,8 @@ type Served = (Status, Option<XError>);
 
 /// The requested post alone: FxTwitter's `/2/status`, or, when FxTwitter
 /// is out ([`syndication::is_outage`]), X's syndication endpoint.
-fn fetch_focal(up: &dyn Upstream, id: &str) -> Result<Served, XError> {
-    let path = format!("/2/status/{id}");
+fn fetch_focal(up: &dyn Upstream, id: &str, lang: &str) -> Result<Served, XError> {
+    let path = format!("/2/status/{id}{lang}");
     let (answer, keep) = up.get_keep(&path);
     let fx = match &answer {
         Ok(r) => status_of(r, keep),
@@ -134,12 +134,13 @@ struct Assembly {
 fn fetch_thread(
     up: &dyn Upstream,
     focal_id: &str,
+    lang: &str,
     max_posts: usize,
     a: &mut Assembly,
 ) -> Result<Vec<Status>, XError> {
     let body: ThreadEnvelope = fetch(
         up,
-        &format!("/2/thread/{focal_id}"),
+        &format!("/2/thread/{focal_id}{lang}"),
         "a thread answer",
         |e: &ThreadEnvelope| {
             (
@@ -157,7 +158,7 @@ fn fetch_thread(
         Some(s) => s,
         None => match body.status.filter(Status::is_status) {
             Some(s) => s,
-            None => fetch_status(up, focal_id)?,
+            None => fetch_status(up, focal_id, lang)?,
         },
     };
     let mut chain = vec![single];
@@ -178,7 +179,7 @@ fn fetch_thread(
             a.complete = false;
             break;
         }
-        match fetch_status(up, &pid) {
+        match fetch_status(up, &pid, "") {
             Ok(p) => {
                 seen.insert(pid);
                 next = p.parent_id();
@@ -319,6 +320,13 @@ pub fn get_post(up: &dyn Upstream, args: &PostArgs, run: &Run) -> Result<PostRes
 /// failure that sent the read to the syndication fallback, if any.
 fn assemble(up: &dyn Upstream, args: &PostArgs) -> Result<(Assembly, Option<XError>), XError> {
     let focal_id = args.target.id.as_str();
+    // The translation is asked for the requested post only.
+    let lang = args
+        .lang
+        .as_deref()
+        .map(|l| format!("?lang={l}"))
+        .unwrap_or_default();
+    let lang = lang.as_str();
     let mut a = Assembly {
         posts: Vec::new(),
         warnings: Vec::new(),
@@ -326,7 +334,7 @@ fn assemble(up: &dyn Upstream, args: &PostArgs) -> Result<(Assembly, Option<XErr
     };
     let mut fell_back = None;
     if args.thread == Thread::Off {
-        let (post, fx) = fetch_focal(up, focal_id)?;
+        let (post, fx) = fetch_focal(up, focal_id, lang)?;
         fell_back = fx;
         a.posts.push((post, "post"));
     } else {
@@ -335,7 +343,7 @@ fn assemble(up: &dyn Upstream, args: &PostArgs) -> Result<(Assembly, Option<XErr
             warnings: Vec::new(),
             complete: true,
         };
-        match fetch_thread(up, focal_id, args.max_posts, &mut probe) {
+        match fetch_thread(up, focal_id, lang, args.max_posts, &mut probe) {
             Ok(rows) => {
                 a.warnings = probe.warnings;
                 a.complete = probe.complete;
@@ -357,7 +365,7 @@ fn assemble(up: &dyn Upstream, args: &PostArgs) -> Result<(Assembly, Option<XErr
             }
             Err(e) if e.is_final() => return Err(e),
             Err(e) => {
-                let (single, fx) = fetch_focal(up, focal_id)?;
+                let (single, fx) = fetch_focal(up, focal_id, lang)?;
                 if fx.is_none() {
                     a.warnings.push(format!(
                         "The thread could not be loaded ({e}); showing the post alone."
@@ -399,6 +407,20 @@ fn assemble(up: &dyn Upstream, args: &PostArgs) -> Result<(Assembly, Option<XErr
             a.complete = false;
         }
     }
+    if let Some(l) = &args.lang {
+        let translated = a.posts.iter().any(|(p, r)| {
+            *r == "post"
+                && p.translation
+                    .as_ref()
+                    .is_some_and(|t| !t.text.trim().is_empty())
+        });
+        if !translated {
+            a.warnings.push(untranslated_note(
+                l,
+                a.posts.iter().find(|(_, r)| *r == "post").map(|(p, _)| p),
+            ));
+        }
+    }
     let mut seen = HashSet::new();
     a.posts
         .retain(|(p, _)| p.id().is_none_or(|i| seen.insert(i.to_string())));
@@ -408,6 +430,18 @@ fn assemble(up: &dyn Upstream, args: &PostArgs) -> Result<(Assembly, Option<XErr
         a.complete = false;
     }
     Ok((a, fell_back))
+}
+
+/// The note when `lang` was asked and the requested post came without a
+/// translation (FxTwitter translates only a post whose language X knows and
+/// that differs from `lang`, and only when a translation is available).
+pub fn untranslated_note(lang: &str, post: Option<&Status>) -> String {
+    let why = match post.and_then(|p| p.lang.as_deref()) {
+        Some(l) if l.eq_ignore_ascii_case(lang) => format!("the post is already in {l}"),
+        Some(l) => format!("FxTwitter gave none for this post (its language: {l})"),
+        None => "X gives no language for this post".to_string(),
+    };
+    format!("No translation into {lang}: {why}; the original is shown.")
 }
 
 /// The result of an `x_md_get_post` call from its posts, fitted to the

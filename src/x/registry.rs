@@ -21,8 +21,8 @@ use serde_json::{Map, Value};
 
 use super::args::BrowseArgs;
 use super::args::{
-    self, PostListArgs, Prop, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS, POST_PROPS,
-    PROFILE_PROPS, SEARCH_PROPS,
+    self, PostListArgs, ProfileArgs, Prop, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS,
+    POST_PROPS, PROFILE_PROPS, SEARCH_PROPS,
 };
 use super::cache::{
     TTL_CONNECTIONS, TTL_CONVERSATION, TTL_OTHER, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
@@ -47,6 +47,8 @@ pub enum Tool {
     GetQuotes,
     /// `x_md_get_reposts`.
     GetReposts,
+    /// `x_md_get_trends`.
+    GetTrends,
 }
 
 /// What the scope of a tool's cursors is bound to.
@@ -76,6 +78,9 @@ pub struct Route {
     /// A query parameter the route requires, with an example request for
     /// the refusal.
     pub required: Option<(&'static str, &'static str)>,
+    /// Arguments the route sets itself (`feed=media` for
+    /// `/{handle}/media`); not query parameters of the route.
+    pub fixed: &'static [(&'static str, &'static str)],
 }
 
 impl Route {
@@ -138,10 +143,31 @@ pub const POST_ROUTE_PARAMS: &[&str] = &[
     "context",
     "userinfo",
     "full",
+    "lang",
     "format",
     "max_chars",
 ];
 const LIST_ROUTE_PARAMS: &[&str] = &["page", "limit", "cursor", "full", "format", "max_chars"];
+const PROFILE_ROUTE_PARAMS: &[&str] = &[
+    "feed",
+    "with_replies",
+    "since",
+    "page",
+    "limit",
+    "cursor",
+    "full",
+    "format",
+    "max_chars",
+];
+const FEED_ROUTE_PARAMS: &[&str] = &[
+    "since",
+    "page",
+    "limit",
+    "cursor",
+    "full",
+    "format",
+    "max_chars",
+];
 const SEARCH_ROUTE_PARAMS: &[&str] = &[
     "q",
     "feed",
@@ -159,6 +185,21 @@ const fn route(template: &'static str, params: &'static [&'static str]) -> Route
         fixed_handle: None,
         params,
         required: None,
+        fixed: &[],
+    }
+}
+
+/// A profile route of one feed: `/{handle}/media`, `/{handle}/articles`.
+const fn feed_route(
+    template: &'static str,
+    fixed: &'static [(&'static str, &'static str)],
+) -> Route {
+    Route {
+        template,
+        fixed_handle: None,
+        params: FEED_ROUTE_PARAMS,
+        required: None,
+        fixed,
     }
 }
 
@@ -202,6 +243,7 @@ pub const SPECS: [Spec; Tool::COUNT] = [
                 fixed_handle: Some("i"),
                 params: POST_ROUTE_PARAMS,
                 required: None,
+                fixed: &[],
             },
             Route {
                 template: "/api/convert",
@@ -211,6 +253,7 @@ pub const SPECS: [Spec; Tool::COUNT] = [
                     "url",
                     "/api/convert?url=https://x.com/example_user/status/1800000000000000001",
                 )),
+                fixed: &[],
             },
         ],
         upstream: &[
@@ -223,17 +266,24 @@ pub const SPECS: [Spec; Tool::COUNT] = [
     Spec {
         name: "x_md_get_profile",
         title: "Get X profile and latest posts",
-        description: "Read a public X profile (name, bio, optional counts with full=true) and its latest original posts as Markdown, newest first, `limit` per page (max 20). Page with `page` (max 10) or, for deeper walks, pass the previous result's `next_cursor` as `cursor`.",
-        summary: "one account",
+        description: "Read a public X profile (name, bio; counts and the account's About data (country, username changes) with full=true) and its latest original posts as Markdown, newest first, `limit` per page (max 20). feed=media lists its posts with photos or videos, feed=articles its X Articles; with_replies=true adds its replies (marked as replies); since (a Unix time) keeps only newer posts (none newer: an empty list with a note). Page with `page` (max 10) or, for deeper walks, pass the previous result's `next_cursor` as `cursor`.",
+        summary: "one account, its posts, media or articles",
         props: &PROFILE_PROPS,
         required: &["handle"],
-        output_schema: || schema::browse_output_schema("profile", &["handle", "profile", "posts"]),
+        output_schema: profile_output_schema,
         cursor_tag: "profile",
         cursor_scope: CursorScope::Account,
-        routes: &[route("/{handle}", LIST_ROUTE_PARAMS)],
+        routes: &[
+            route("/{handle}", PROFILE_ROUTE_PARAMS),
+            feed_route("/{handle}/media", &[("feed", "media")]),
+            feed_route("/{handle}/articles", &[("feed", "articles")]),
+        ],
         upstream: &[
             upstream("/2/profile/{handle}", TTL_PROFILE),
             upstream("/2/profile/{handle}/statuses", TTL_TIMELINE),
+            upstream("/2/profile/{handle}/media", TTL_TIMELINE),
+            upstream("/2/profile/{handle}/articles", TTL_TIMELINE),
+            upstream("/2/profile/{handle}/about", TTL_PROFILE),
         ],
     },
     Spec {
@@ -301,6 +351,7 @@ pub const SPECS: [Spec; Tool::COUNT] = [
                 fixed_handle: Some("i"),
                 params: LIST_ROUTE_PARAMS,
                 required: None,
+                fixed: &[],
             },
         ],
         // FxTwitter runs X's Latest search `quoted_tweet_id:<id>`: it
@@ -325,11 +376,72 @@ pub const SPECS: [Spec; Tool::COUNT] = [
                 fixed_handle: Some("i"),
                 params: LIST_ROUTE_PARAMS,
                 required: None,
+                fixed: &[],
             },
         ],
         upstream: &[upstream("/2/status/{id}/reposts", TTL_CONNECTIONS)],
     },
+    Spec {
+        name: "x_md_get_trends",
+        title: "Get trending topics on X",
+        description: "List what is trending on X now (its Explore page, via FxTwitter; up to 50 trends), one Markdown line per trend with its context when X gives one (full=true adds X's rank and related topics). Each trend's `name` is the `q` of x_md_search_posts that reads its posts; `url` is X's search for it. No trends is an empty list, not an error. Page with `page` or `cursor` (the previous `next_cursor`).",
+        summary: "what is trending",
+        props: &args::TRENDS_PROPS,
+        required: &[],
+        output_schema: trends_output_schema,
+        cursor_tag: "trends",
+        // One list for everyone: the scope is the Explore timeline's kind.
+        cursor_scope: CursorScope::Query,
+        // X's own path of its trends.
+        routes: &[route("/explore/tabs/trending", LIST_ROUTE_PARAMS)],
+        // X's trends move about as fast as a search.
+        upstream: &[upstream("/2/trends", TTL_SEARCH)],
+    },
 ];
+
+/// The `outputSchema` of `x_md_get_profile`: a browse result with the
+/// account, its rows, the timeline options when not their defaults, and
+/// with `full` its About data.
+fn profile_output_schema() -> Value {
+    let mut schema = schema::browse_output_schema("profile", &["handle", "profile", "posts"]);
+    let props = &mut schema["properties"];
+    props["feed"] = serde_json::json!({"enum": args::ProfileFeed::NAMES, "description": "The timeline read, when not `posts`."});
+    props["with_replies"] = serde_json::json!({"const": true, "description": "Present when the account's replies are listed too."});
+    props["since"] = serde_json::json!({"type": "string", "description": "The `since` asked, as sent upstream (a number in its shortest decimal spelling); only posts newer than it are listed."});
+    props["about"] = serde_json::json!({
+        "type": "object",
+        "description": "With full=true: X's \"About this account\" (FxTwitter /2/profile/{handle}/about), when X has it.",
+        "properties": {
+            "based_in": {"type": "string"},
+            "location_accurate": {"type": "boolean"},
+            "created_country_accurate": {"type": "boolean"},
+            "source": {"type": "string"},
+            "username_changes": {"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}, "last_changed_at": {"type": "string"}}}
+        }
+    });
+    schema
+}
+
+/// The `outputSchema` of `x_md_get_trends`: a browse result whose rows
+/// are FxTwitter's trends (`APITrend`), each with X's search link.
+fn trends_output_schema() -> Value {
+    let mut schema = schema::browse_output_schema("trends", &["trends"]);
+    schema["properties"]["trends"] = serde_json::json!({
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["name", "url"],
+            "properties": {
+                "name": {"type": "string", "description": "The trend; pass it as `q` of x_md_search_posts to read its posts."},
+                "rank": {"type": "string", "description": "X's rank, as sent."},
+                "context": {"type": "string", "description": "X's context for it (e.g. \"Sports · Trending\"), when sent."},
+                "grouped_topics": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                "url": {"type": "string", "description": "X's search for it."}
+            }
+        }
+    });
+    schema
+}
 
 /// The `outputSchema` of a list about one post: a browse result that also
 /// names the post (`id`, `url`, and `handle` when the rows show its
@@ -345,7 +457,7 @@ fn post_list_output_schema(resource: &str, rows: &'static str) -> Value {
 
 impl Tool {
     /// How many tools there are.
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
 
     /// Every tool, in `tools/list` order (`ALL[i] as usize == i`).
     pub const ALL: [Tool; Tool::COUNT] = [
@@ -356,6 +468,7 @@ impl Tool {
         Tool::GetFollowing,
         Tool::GetQuotes,
         Tool::GetReposts,
+        Tool::GetTrends,
     ];
 
     /// Every tool's name, in `tools/list` order.
@@ -556,7 +669,7 @@ pub enum Call {
     /// `x_md_get_post`.
     GetPost(args::PostArgs),
     /// `x_md_get_profile`.
-    GetProfile(BrowseArgs),
+    GetProfile(ProfileArgs),
     /// `x_md_search_posts`.
     SearchPosts(SearchArgs),
     /// `x_md_get_followers`.
@@ -567,6 +680,8 @@ pub enum Call {
     GetQuotes(PostListArgs),
     /// `x_md_get_reposts`.
     GetReposts(PostListArgs),
+    /// `x_md_get_trends`.
+    GetTrends(BrowseArgs),
 }
 
 impl Call {
@@ -579,12 +694,15 @@ impl Call {
         let props = tool.spec().props;
         Ok(match tool {
             Tool::GetPost => Call::GetPost(args::parse_post(arguments)?),
-            Tool::GetProfile => Call::GetProfile(args::parse_list(arguments, props)?),
+            Tool::GetProfile => Call::GetProfile(args::parse_profile(arguments)?),
             Tool::SearchPosts => Call::SearchPosts(args::parse_search(arguments)?),
             Tool::GetFollowers => Call::GetFollowers(args::parse_list(arguments, props)?),
             Tool::GetFollowing => Call::GetFollowing(args::parse_list(arguments, props)?),
             Tool::GetQuotes => Call::GetQuotes(args::parse_post_list(arguments, props)?),
             Tool::GetReposts => Call::GetReposts(args::parse_post_list(arguments, props)?),
+            Tool::GetTrends => {
+                Call::GetTrends(args::validate(arguments, props, &[]).map(|o| args::list_args(&o))?)
+            }
         })
     }
 
@@ -598,6 +716,7 @@ impl Call {
             Call::GetFollowing(_) => Tool::GetFollowing,
             Call::GetQuotes(_) => Tool::GetQuotes,
             Call::GetReposts(_) => Tool::GetReposts,
+            Call::GetTrends(_) => Tool::GetTrends,
         }
     }
 
@@ -620,6 +739,9 @@ impl Call {
                 args::put_enum(&mut m, "format", a.format, args::Format::as_str);
                 args::put_enum(&mut m, "userinfo", a.userinfo, args::UserInfo::as_str);
                 args::put_enum(&mut m, "context", a.context, args::Context::as_str);
+                if let Some(l) = &a.lang {
+                    m.insert("lang".into(), Value::from(l.as_str()));
+                }
                 args::put_common(&mut m, a.cursor.as_deref(), a.full, a.max_chars);
             }
             Call::SearchPosts(a) => {
@@ -627,10 +749,12 @@ impl Call {
                 args::put_enum(&mut m, "feed", a.feed, args::Feed::as_str);
                 args::put_list(&mut m, &a.list);
             }
-            Call::GetProfile(a) | Call::GetFollowers(a) | Call::GetFollowing(a) => {
+            Call::GetProfile(a) => a.canonical(&mut m),
+            Call::GetFollowers(a) | Call::GetFollowing(a) => {
                 args::put_list(&mut m, a);
             }
             Call::GetQuotes(a) | Call::GetReposts(a) => a.canonical(&mut m),
+            Call::GetTrends(a) => args::put_list(&mut m, a),
         }
         m
     }
@@ -640,8 +764,10 @@ impl Call {
         match self {
             Call::GetPost(a) => a.max_chars,
             Call::SearchPosts(a) => a.list.max_chars,
-            Call::GetProfile(a) | Call::GetFollowers(a) | Call::GetFollowing(a) => a.max_chars,
+            Call::GetProfile(a) => a.list.max_chars,
+            Call::GetFollowers(a) | Call::GetFollowing(a) => a.max_chars,
             Call::GetQuotes(a) | Call::GetReposts(a) => a.list.max_chars,
+            Call::GetTrends(a) => a.max_chars,
         }
     }
 }
@@ -753,10 +879,11 @@ mod tests {
         assert_eq!(
             INSTRUCTIONS,
             "Read-only access to public X (Twitter) content, rendered as Markdown. \
-Tools: x_md_get_post (one post, optionally with its thread and quoted post), x_md_get_profile (one account), \
+Tools: x_md_get_post (one post, optionally with its thread and quoted post), \
+x_md_get_profile (one account, its posts, media or articles), \
 x_md_search_posts (search), x_md_get_followers (accounts following an account), \
 x_md_get_following (accounts an account follows), x_md_get_quotes (posts quoting a post), \
-x_md_get_reposts (accounts that reposted a post). \
+x_md_get_reposts (accounts that reposted a post), x_md_get_trends (what is trending). \
 Every result carries Markdown text plus structuredContent; list tools page with next_cursor. \
 Upstream problems (rate limits, missing or protected content) come back as results with isError: true. \
 resources/list returns the full service contract."

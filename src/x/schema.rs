@@ -31,6 +31,9 @@ fn prop_schema(p: &Prop) -> Value {
             json!({"type": "integer", "minimum": min, "maximum": max, "default": default})
         }
         Kind::Bool => json!({"type": "boolean", "default": false}),
+        Kind::Since => {
+            json!({"type": ["number", "string"], "minimum": 0, "pattern": super::args::SINCE_PATTERN})
+        }
     };
     s["description"] = json!(p.description);
     s

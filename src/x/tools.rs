@@ -415,6 +415,7 @@ impl Call {
             Call::GetFollowing(a) => browse::connections(f, true, a, run)?,
             Call::GetQuotes(a) => status_lists::status_list(f, StatusList::Quotes, a, run)?,
             Call::GetReposts(a) => status_lists::status_list(f, StatusList::Reposts, a, run)?,
+            Call::GetTrends(a) => super::trends::trends(f, a, run)?,
         };
         Ok((r.text, r.structured))
     }
@@ -535,6 +536,13 @@ mod tests {
                         ("id", _) => (Value::from(id.clone()), false),
                         ("q", _) => (Value::from("rust lang:en"), false),
                         ("cursor", _) => continue,
+                        // Only with feed=posts: refused with another feed.
+                        ("with_replies", _) => continue,
+                        // The one spelling of a `since` is its shortest
+                        // decimal, as a string.
+                        (_, args::Kind::Since) => (Value::from((pick * 1000).to_string()), false),
+                        // `lang` is lower-cased: sent so already.
+                        ("lang", _) => (Value::from(["en", "es", "zh-cn"][pick % 3]), false),
                         (_, args::Kind::Enum(vals)) => {
                             let i = pick % vals.len();
                             (Value::from(vals[i]), i == 0)

@@ -69,7 +69,8 @@ pub fn is_handle(s: &str) -> bool {
 /// First path segments that are routes of this server, never handles
 /// (compared case-insensitively, as X compares handles): `/metrics` stays
 /// the metrics, `/search/followers` is a 404, not an account's followers.
-pub const RESERVED_NAMES: [&str; 6] = ["api", "healthz", "i", "mcp", "metrics", "search"];
+pub const RESERVED_NAMES: [&str; 7] =
+    ["api", "explore", "healthz", "i", "mcp", "metrics", "search"];
 
 /// True for a handle that can open an X route of this server
 /// (`/<handle>/…`): a handle that is not one of [`RESERVED_NAMES`].

@@ -5,6 +5,7 @@ pub mod browse;
 pub mod cmark;
 pub mod fake_upstream;
 pub mod post;
+pub mod readers;
 pub mod status_lists;
 pub mod syndication;
 pub mod timeline;

@@ -40,7 +40,7 @@ DOCS = {
 }
 PLACEHOLDERS = {"{{PUBLIC_URL}}", "{{VERSION}}"}
 TOOLS = ["x_md_get_post", "x_md_get_profile", "x_md_search_posts", "x_md_get_followers", "x_md_get_following",
-         "x_md_get_quotes", "x_md_get_reposts"]
+         "x_md_get_quotes", "x_md_get_reposts", "x_md_get_trends"]
 REQUIRED_ROUTES = [
     "/mcp", "/mcp/server-card", "/.well-known/mcp/server-card.json", "/.well-known/ai-catalog.json", "/server.json",
     "/healthz", "/llms.txt", "/llms-full.txt", "/openapi.json", "/index.md",
@@ -194,7 +194,7 @@ def check_llms(templates):
     for target in ("{{PUBLIC_URL}}/mcp", "{{PUBLIC_URL}}/llms-full.txt", "{{PUBLIC_URL}}/openapi.json", "{{PUBLIC_URL}}/index.md"):
         if f"]({target})" not in text:
             problems.append(f"no Markdown link to {target}")
-    return problems, f"{len(lines)} lines, title, summary, sections, links, seven tools"
+    return problems, f"{len(lines)} lines, title, summary, sections, links, eight tools"
 
 
 @check("llms-full.txt")
@@ -354,7 +354,15 @@ def check_routes(base, spec):
     for path, item in spec["paths"].items():
         if "get" in item:
             headers = {"Accept": "application/json"} if path == "/mcp" else {}
-            r = http("GET", base + example_target(spec, path, item, item["get"]), headers=headers)
+            target = base + example_target(spec, path, item, item["get"])
+            r = http("GET", target, headers=headers)
+            # The server's global upstream budget (15/s, `--upstream-budget`)
+            # may refuse a cold burst of routes: `503` `upstream_budget` with
+            # `Retry-After`, as documented. Wait it out, once.
+            if r.status == 503 and b"upstream_budget" in r.body:
+                import time
+                time.sleep(int(r.headers.get("Retry-After") or 1) + 1)
+                r = http("GET", target, headers=headers)
             check_against(spec, path, "get", r, problems, f"GET {path}")
             if r.status != 200:
                 problems.append(f"GET {path}: status {r.status}, want 200")

@@ -45,6 +45,19 @@ upstream and is only range-checked (1-100, else 400 like FxTwitter).
   GET /2/search?q=fixture cache&feed=latest  200 search-latest.json; its bottom cursor
         gives an empty page; q=outage gives 404 search-404-outage.json (FxEmbed#2303)
   GET /2/typeahead?q=demo&result_type=users  200 search-users-typeahead.json
+  Issue 31 (FxEmbed routes.ts, routes/twitter.ts, providers/twitter/*):
+  GET /2/profile/demo_author/statuses?with_replies=<truthy>  200 profile-replies-page1.json,
+        its bottom cursor profile-replies-page2-empty.json (its bottom the same: the end)
+  GET /2/profile/demo_author/statuses?since=<t>  (no cursor) 204 with no body when no post of
+        page 1 is newer than t (seconds, or ms from 1e12 on), else page 1; a `since` that
+        JavaScript's Number() does not read as a finite number >= 0 is a 400
+  GET /2/profile/demo_author/media         200 profile-media-page1.json, then page2-empty
+  GET /2/profile/demo_author/articles      200 profile-articles-page1.json, then page2-empty
+  GET /2/profile/demo_author/about         200 profile-about.json
+  GET /2/status|thread/2087208847298015300?lang=en  200 status-translated.json (a Japanese
+        post and its translation; without lang, or with another lang, no `translation`)
+  GET /2/trends?type=trending&count=N      200 trends.json, its first N trends (N 1-50, else
+        400; another type 400)
   anything else                            404 {"code":404,"message":"Not found"}
 
 Transport rules copied from FxTwitter: a request without User-Agent gets 401
@@ -71,6 +84,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import sys
 import ssl
 import threading
@@ -95,6 +109,26 @@ FAILED_POST_ID = FAILED_LIST_ID
 MANY_POSTS_PREFIX = "20872088472980160"
 RETRY_AFTER = "30"
 TRUTHY = {"1", "true", "yes", "on", ""}
+TRANSLATED_ID = "2087208847298015300"
+# ECMA-262 StringToNumber's white space (WhiteSpace and LineTerminator).
+JS_SPACE = "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_NUMBER = re.compile(r"(?:[+-]?(?:Infinity|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+)?")
+
+
+def js_number(text):
+    """JavaScript's Number(text); None for NaN (what FxTwitter's
+    z.coerce.number() reads a query parameter with)."""
+    t = text.strip(JS_SPACE)
+    if not JS_NUMBER.fullmatch(t):
+        return None
+    if t == "":
+        return 0.0
+    if t[:2] in ("0x", "0X", "0o", "0O", "0b", "0B"):
+        return float(int(t[2:], {"x": 16, "o": 8, "b": 2}[t[1].lower()]))
+    try:
+        return float(t)
+    except OverflowError:
+        return float("inf")
 NOT_FOUND = {"code": 404, "message": "Not found"}
 EMPTY_LIST = {"code": 200, "results": [], "cursor": {"top": None, "bottom": None}}
 UNKNOWN_USER_LIST = {"code": 404, "results": [], "cursor": {"top": None, "bottom": None}}
@@ -141,6 +175,17 @@ class Fixtures:
         self.search_outage = load("search-404-outage.json")
         self.typeahead = load("search-users-typeahead.json")
         self.bad_id = load("status-400-bad-id.json")
+        translated = load("status-translated.json")
+        self.translated = translated
+        plain_status = {k: v for k, v in translated["status"].items() if k != "translation"}
+        self.status[TRANSLATED_ID] = dict(translated, status=plain_status)
+        self.timelines = {
+            "media": [load("profile-media-page1.json"), load("profile-media-page2-empty.json")],
+            "articles": [load("profile-articles-page1.json"), load("profile-articles-page2-empty.json")],
+            "replies": [load("profile-replies-page1.json"), load("profile-replies-page2-empty.json")],
+        }
+        self.about = load("profile-about.json")
+        self.trends = load("trends.json")
         self.status_lists = {}
         for which in ("quotes", "reposts"):
             self.status_lists[which] = {
@@ -254,7 +299,12 @@ def route(fx, path, query):
 
     if kind in ("status", "thread", "conversation") and len(parts) == 3:
         sid = parts[2]
-        query.pop("lang", None)
+        lang = query.pop("lang", None)
+        if sid == TRANSLATED_ID and kind != "conversation" and lang is not None and lang.strip().lower() == "en":
+            body = fx.translated
+            if kind == "thread":
+                body = dict(body, thread=[body["status"]])
+            return Answer(200, body)
         query.pop("about_account", None)
         query.pop("aboutAccount", None)
         if not sid.isdigit():
@@ -313,14 +363,40 @@ def route(fx, path, query):
         if sub == "statuses":
             cursor = query.pop("cursor", None)
             with_replies = query.pop("with_replies", None)
+            since = query.pop("since", None)
+            query.pop("groupthreads", None)
+            if since is not None:
+                value = js_number(since)
+                if value is None or value != value or value in (float("inf"), float("-inf")):
+                    return Answer(400, {"code": 400, "message": "since: Invalid input: expected number, received NaN"})
+                if value < 0:
+                    return Answer(400, {"code": 400, "message": "since: Too small: expected number to be >=0"})
             if query:
                 return Answer(404, NOT_FOUND)
             if not known:
                 return Answer(404, UNKNOWN_USER_LIST)
             if with_replies is not None and with_replies.lower() in TRUTHY:
-                # The fixtures record the timeline without replies only.
+                page = timeline_page(fx.timelines["replies"], cursor)
+            else:
+                page = statuses_page(fx, cursor)
+            if since is not None and cursor is None:
+                # routes/twitter.ts: without a cursor, 204 when no post of
+                # the page is newer than `since` (ms from 1e12 on).
+                since_ms = value if value >= 1e12 else value * 1000
+                if not any(r.get("created_timestamp", 0) * 1000 > since_ms for r in page["results"]):
+                    return Answer(204, None)
+            return Answer(200, page)
+        if sub in ("media", "articles"):
+            cursor = query.pop("cursor", None)
+            if query:
                 return Answer(404, NOT_FOUND)
-            return Answer(200, statuses_page(fx, cursor))
+            if not known:
+                return Answer(404, UNKNOWN_USER_LIST)
+            return Answer(200, timeline_page(fx.timelines[sub], cursor))
+        if sub == "about":
+            if query:
+                return Answer(404, NOT_FOUND)
+            return Answer(200, fx.about) if known else Answer(404, USER_NOT_FOUND)
         if sub in ("followers", "following"):
             cursor = query.pop("cursor", None)
             if query:
@@ -354,6 +430,21 @@ def route(fx, path, query):
         if cursor is None:
             return Answer(200, fx.search)
         return Answer(200, EMPTY_LIST)
+
+    if kind == "trends" and len(parts) == 2:
+        kind_of = query.pop("type", "trending")
+        count = query.pop("count", "20")
+        if query:
+            return Answer(404, NOT_FOUND)
+        if kind_of != "trending":
+            return Answer(400, {"code": 400, "message": "type: Invalid option: expected \"trending\""})
+        try:
+            n = int(count)
+        except ValueError:
+            n = 0
+        if not 1 <= n <= 50:
+            return Answer(400, {"code": 400, "message": "count: Too big or too small: expected number between 1 and 50"})
+        return Answer(200, dict(fx.trends, trends=fx.trends["trends"][:n]))
 
     if kind == "typeahead" and len(parts) == 2:
         if query.get("q") == "demo" and query.get("result_type", "users") == "users":
@@ -392,6 +483,16 @@ def status_list(fx, sid, which, query):
             return Answer(200, pages[i + 1])
     # Past the end (or an unknown cursor): X answers the empty page again.
     return Answer(200, pages[-1])
+
+
+def timeline_page(pages, cursor):
+    """A two-page timeline: page 1, then by its bottom cursor the empty
+    page 2, which X answers again past the end."""
+    if cursor is None:
+        return pages[0]
+    if cursor == pages[0]["cursor"]["bottom"]:
+        return pages[1]
+    return EMPTY_LIST
 
 
 def statuses_page(fx, cursor):

@@ -44,6 +44,7 @@ EXPECTED_TOOLS = [
     "x_md_get_following",
     "x_md_get_quotes",
     "x_md_get_reposts",
+    "x_md_get_trends",
 ]
 HANDLE = "demo_author"
 POST_ID = "2087208847298015232"
@@ -65,7 +66,23 @@ UPSTREAM_PATHS = [
     f"/2/profile/{HANDLE}/following?count={UPSTREAM_COUNT}",
     f"/2/status/{POST_ID}/quotes?count={UPSTREAM_COUNT}",
     f"/2/status/{POST_ID}/reposts?count={UPSTREAM_COUNT}",
+    # Issue 31.
+    f"/2/profile/{HANDLE}/media?count={UPSTREAM_COUNT}",
+    f"/2/profile/{HANDLE}/articles?count={UPSTREAM_COUNT}",
+    f"/2/profile/{HANDLE}/statuses?count={UPSTREAM_COUNT}&with_replies=true",
+    f"/2/profile/{HANDLE}/statuses?count={UPSTREAM_COUNT}&with_replies=false&since=1786400000",
+    f"/2/profile/{HANDLE}/statuses?count={UPSTREAM_COUNT}&with_replies=false&since=1786600000",
+    f"/2/profile/{HANDLE}/about",
+    "/2/trends?type=trending&count=50",
+    "/2/status/2087208847298015300?lang=en",
+    f"/2/status/{POST_ID}?lang=es",
 ]
+# Issue 31: a `since` between the fixture timeline's posts (two originals of
+# page 1 are newer), one after all of them (FxTwitter's 204), the translated
+# post.
+SINCE_SOME = 1786400000
+SINCE_NONE = "1786600000"
+TRANSLATED_ID = "2087208847298015300"
 # A post whose reposts list the fake upstream answers with the empty 404
 # (tests/interop/fake_upstream.py NO_TIMELINE_ID).
 NO_TIMELINE_ID = "2086000000000000404"
@@ -86,6 +103,15 @@ CALLS = [
     "call x_md_get_quotes",
     "call x_md_get_reposts paged",
     "call x_md_get_reposts not found",
+    "call x_md_get_profile media",
+    "call x_md_get_profile articles full",
+    "call x_md_get_profile with_replies",
+    "call x_md_get_profile since",
+    "call x_md_get_profile since none newer",
+    "call x_md_get_profile since refused",
+    "call x_md_get_trends",
+    "call x_md_get_post lang",
+    "call x_md_get_post lang missing",
 ]
 TIMEOUT_S = 60
 
@@ -115,6 +141,19 @@ class Expected:
         self.followers = [u["screen_name"] for u in load("followers-page1.json")["results"]]
         self.quote_ids = [p["id"] for n in (1, 2) for p in load(f"quotes-page{n}.json")["results"]]
         self.reposters = [u["screen_name"] for n in (1, 2) for u in load(f"reposts-page{n}.json")["results"]]
+        self.media_ids = [p["id"] for p in load("profile-media-page1.json")["results"]]
+        self.article_titles = [p["article"]["title"] for p in load("profile-articles-page1.json")["results"]]
+        self.about = load("profile-about.json")["about_account"]
+        replies = load("profile-replies-page1.json")["results"]
+        self.replies_ids = [p["id"] for p in replies if p["author"]["screen_name"] == HANDLE and not p.get("reposted_by")]
+        self.since_ids = [
+            p["id"]
+            for p in load("profile-statuses-page1.json")["results"]
+            if p["author"]["screen_name"] == HANDLE and not p.get("reposted_by") and not p.get("replying_to")
+            and p["created_timestamp"] > SINCE_SOME
+        ]
+        self.trends = load("trends.json")["trends"]
+        self.translation = load("status-translated.json")["status"]["translation"]
 
 
 def text_of(result):
@@ -193,7 +232,7 @@ async def run(url, mode, report):
             if problems:
                 report(check, False, "; ".join(problems))
             else:
-                n = {k: len(sc[k]) for k in ("posts", "users") if isinstance(sc.get(k), list)}
+                n = {k: len(sc[k]) for k in ("posts", "users", "trends") if isinstance(sc.get(k), list)}
                 report(check, True, f"{len(text)} chars of Markdown, {n or 'one post'}, exact fixture values, valid against outputSchema")
 
         def ids(items):
@@ -353,6 +392,8 @@ async def run(url, mode, report):
         else:
             report(CALLS[9], True, f"isError with {text!r}")
 
+        await readers(client, schemas, want, report, call, ids)
+
         resources = await client.list_resources()
         uris = [str(r.uri) for r in resources.resources]
         llms = [u for u in uris if u.endswith("/llms.txt")]
@@ -365,6 +406,116 @@ async def run(url, mode, report):
             report("resources", False, f"{llms[0]} does not name the endpoint and tools; starts {body[:200]!r}")
         else:
             report("resources", True, f"{len(uris)} resources; read {llms[0]} ({len(body)} chars)")
+
+
+async def readers(client, schemas, want, report, call, ids):
+    """Issue 31 through the SDK: the profile's media, articles (with its
+    About data), replies, `since` (newer posts; FxTwitter's 204; a refused
+    value as -32602 with the inputSchema), the trends, and `lang`."""
+
+    def profile_feed(feed, want_ids=None, extra=None):
+        def check(sc, text):
+            p = []
+            if sc.get("resource") != "profile" or sc.get("feed", "posts") != feed:
+                p.append(f"resource/feed {sc.get('resource')!r}/{sc.get('feed')!r}, want profile/{feed}")
+            if want_ids is not None and ids(sc.get("posts")) != want_ids:
+                p.append(f"post ids {ids(sc.get('posts'))}, want {want_ids}")
+            if "next_cursor" in sc:
+                p.append("next_cursor after the timeline's end")
+            if extra:
+                p += extra(sc, text)
+            return p
+
+        return check
+
+    await call(CALLS[10], "x_md_get_profile", {"handle": HANDLE, "feed": "media"},
+               profile_feed("media", want.media_ids, lambda sc, t: [] if "## Latest posts with media" in t else ["no media heading"]))
+
+    def articles(sc, text):
+        p = []
+        titles = [x.get("article", {}).get("title") for x in sc.get("posts") or []]
+        if titles != want.article_titles:
+            p.append(f"article titles {titles}, want {want.article_titles}")
+        if sc.get("about") != want.about:
+            p.append(f"about {sc.get('about')!r}, want {want.about!r}")
+        line = f"About: Based in: {want.about['based_in']} (accurate)"
+        if line not in text:
+            p.append(f"Markdown lacks {line!r}")
+        return p
+
+    await call(CALLS[11], "x_md_get_profile", {"handle": HANDLE, "feed": "articles", "full": True},
+               profile_feed("articles", None, articles))
+
+    def replies(sc, text):
+        p = []
+        if sc.get("with_replies") is not True:
+            p.append(f"with_replies {sc.get('with_replies')!r}")
+        if "· Replying to @demo_friend" not in text:
+            p.append("the reply is not marked as one")
+        return p
+
+    await call(CALLS[12], "x_md_get_profile", {"handle": HANDLE, "with_replies": True},
+               profile_feed("posts", want.replies_ids, replies))
+    await call(CALLS[13], "x_md_get_profile", {"handle": HANDLE, "since": SINCE_SOME},
+               profile_feed("posts", want.since_ids, lambda sc, t: [] if sc.get("since") == str(SINCE_SOME) else [f"since {sc.get('since')!r}"]))
+
+    def none_newer(sc, text):
+        if "No new posts since 2026-08-13T05:46:40Z." not in text:
+            return [f"Markdown lacks the no-new-posts line: {text[-200:]!r}"]
+        return []
+
+    await call(CALLS[14], "x_md_get_profile", {"handle": HANDLE, "since": SINCE_NONE},
+               profile_feed("posts", [], none_newer))
+
+    # A `since` FxTwitter refuses: the bad-argument error, -32602 with the
+    # tool's inputSchema in error.data, raised by the SDK.
+    try:
+        result = await client.call_tool("x_md_get_profile", {"handle": HANDLE, "since": "yesterday"})
+        report(CALLS[15], False, f"answered, isError {result.is_error}: {text_of(result)[:200]!r}")
+    except Exception as e:  # noqa: BLE001 - the SDK's error type differs across versions
+        err = getattr(e, "error", None)
+        code = getattr(err, "code", None)
+        message = getattr(err, "message", str(e))
+        data = getattr(err, "data", None)
+        schema = (data or {}).get("inputSchema", {}) if isinstance(data, dict) else {}
+        if code != -32602 or "`since` must be a Unix time" not in message or "since" not in schema.get("properties", {}):
+            report(CALLS[15], False, f"{type(e).__name__}: code {code}, message {message[:200]!r}, data keys {list((data or {}).keys()) if isinstance(data, dict) else data!r}")
+        else:
+            report(CALLS[15], True, f"-32602 {message[:120]!r} with the inputSchema")
+
+    def trends(sc, text):
+        p = []
+        got = [t.get("name") for t in sc.get("trends") or []]
+        if got != [t["name"] for t in want.trends]:
+            p.append(f"trends {got}")
+        for t in sc.get("trends") or []:
+            if "query" in t or not str(t.get("url", "")).startswith("https://x.com/search?q="):
+                p.append(f"trend {t!r}: a copy of the name as `query`, or no search link")
+        if "# Trending on X" not in text:
+            p.append("no heading")
+        return p
+
+    await call(CALLS[16], "x_md_get_trends", {}, trends)
+
+    def translated(sc, text):
+        p = []
+        t = want.translation
+        line = f"Translation from {t['source_lang_en']} ({t['source_lang']}) into {t['target_lang']}, by {t['provider']}:"
+        if line not in text or f"> {t['text']}" not in text:
+            p.append(f"Markdown lacks {line!r} and the quoted translation")
+        if ((sc.get("posts") or [{}])[0].get("translation") or {}).get("text") != t["text"]:
+            p.append("structuredContent lacks the translation")
+        return p
+
+    await call(CALLS[17], "x_md_get_post", {"handle": HANDLE, "id": TRANSLATED_ID, "thread": "off", "lang": "en"}, translated)
+
+    def missing(sc, text):
+        note = "No translation into es: FxTwitter gave none for this post (its language: en); the original is shown."
+        if sc.get("warnings") != [note] or want.post_text not in text:
+            return [f"warnings {sc.get('warnings')!r}, want [{note!r}] and the original"]
+        return []
+
+    await call(CALLS[18], "x_md_get_post", {"url": POST_URL, "thread": "off", "lang": "es"}, missing)
 
 
 def check_upstream(upstream, report):

@@ -20,6 +20,7 @@ const EXPECTED_TOOLS = [
   'x_md_get_following',
   'x_md_get_quotes',
   'x_md_get_reposts',
+  'x_md_get_trends',
 ];
 const POST_URL = 'https://x.com/demo_author/status/2087208847298015232';
 const CHECKS = ['connect', 'tools/list', 'tools/call', 'tools/call profile', 'resources'];

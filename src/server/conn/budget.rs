@@ -32,7 +32,7 @@ impl Conn {
         }
         if !self
             .budget
-            .try_take_for(self.budget_key, total - self.reserved)
+            .try_take_body(self.budget_key, &mut self.claim, total - self.reserved)
         {
             return false;
         }
@@ -49,7 +49,15 @@ impl Conn {
     }
 
     pub(super) fn release_body(&mut self) {
-        self.budget.give_for(self.budget_key, self.reserved);
+        self.budget
+            .give_body(self.budget_key, &mut self.claim, self.reserved);
         self.reserved = 0;
+    }
+
+    /// Whether the budget took this connection's body reservation back (an
+    /// address that came to hold some needed its share): the request is
+    /// to be refused with `503`.
+    pub fn body_revoked(&self) -> bool {
+        self.claim.as_ref().is_some_and(|c| c.revoked())
     }
 }

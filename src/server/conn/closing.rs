@@ -188,12 +188,17 @@ impl Conn {
             }
             State::Body { .. } => {
                 let started = self.body_started.unwrap_or(self.idle_since);
-                if self.reserved > 0 && self.budget.over_share(self.budget_key) {
-                    // Its address holds more than its share now that
-                    // others hold some too: this body gives its
-                    // reservation back (the next connection of the
-                    // address is judged on what is then left), so the
-                    // split evens out within a sweep.
+                if self.body_revoked()
+                    || (self.reserved > 0 && self.budget.over_share(self.budget_key))
+                {
+                    // Its reservation was taken back when another
+                    // address came to hold a body (its loop was woken for
+                    // this), or its address holds more than its share now
+                    // that others hold some too (output counts, and is
+                    // never taken back): this body gives its reservation
+                    // back (the next connection of the address is judged
+                    // on what is then left), so the split evens out
+                    // within a sweep.
                     self.reject(BUDGET_SPENT, ctx);
                 } else if ctx.now.duration_since(started) >= limits.body_timeout {
                     self.reject(

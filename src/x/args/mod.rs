@@ -6,7 +6,11 @@ use serde_json::{Map, Value};
 
 use super::url::{self, MAX_URL_CHARS};
 
+mod options;
+mod since;
 mod typed;
+pub use options::*;
+pub use since::*;
 pub use typed::*;
 
 /// Largest `limit` for browse tools. Default 20; larger values are refused
@@ -61,6 +65,10 @@ pub enum Kind {
     },
     /// A boolean (default false).
     Bool,
+    /// A Unix time as FxTwitter's `since` takes it (see `since.rs`): a
+    /// JSON number ≥ 0, or a string JavaScript's `Number()` reads as a
+    /// finite number ≥ 0.
+    Since,
 }
 
 /// One argument of a tool.
@@ -163,7 +171,7 @@ pub const POST_ID: Prop = Prop {
 };
 
 /// `x_md_get_post` arguments.
-pub const POST_PROPS: [Prop; 12] = [
+pub const POST_PROPS: [Prop; 13] = [
     POST_URL,
     POST_HANDLE,
     POST_ID,
@@ -203,11 +211,22 @@ pub const POST_PROPS: [Prop; 12] = [
         kind: Kind::Str { min: 1, max: MAX_CURSOR_CHARS, pattern: None, check: None, what: "the `next_cursor` string of a previous result for this post" },
         description: "Continuation of a thread cut by the result budget: pass the previous result's `next_cursor` (with the same other arguments) to get the posts after the last one shown.",
     },
+    LANG,
     MAX_CHARS,
 ];
 
 /// `x_md_get_profile` arguments.
-pub const PROFILE_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
+pub const PROFILE_PROPS: [Prop; 9] = [
+    HANDLE,
+    PROFILE_FEED,
+    WITH_REPLIES,
+    SINCE,
+    PAGE,
+    LIMIT,
+    CURSOR,
+    FULL,
+    MAX_CHARS,
+];
 /// `x_md_get_followers` / `x_md_get_following` arguments.
 pub const CONNECTION_PROPS: [Prop; 6] = [HANDLE, PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
 /// Arguments of a list about one post (`x_md_get_quotes`,
@@ -254,13 +273,17 @@ const HINTS: [(&str, &str); 6] = [
 /// Every tool's property table (the registry's specs name them; its test
 /// `most_arguments_is_the_longest_table` checks that this list has them
 /// all).
-pub const PROP_TABLES: [&[Prop]; 5] = [
+pub const PROP_TABLES: [&[Prop]; 6] = [
     &POST_PROPS,
     &PROFILE_PROPS,
     &CONNECTION_PROPS,
     &POST_LIST_PROPS,
     &SEARCH_PROPS,
+    &TRENDS_PROPS,
 ];
+
+/// `x_md_get_trends` arguments: the list arguments, no handle.
+pub const TRENDS_PROPS: [Prop; 5] = [PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
 
 /// Most arguments any tool takes: the longest property table
 /// ([`PROP_TABLES`]). An `arguments` object with more keys is refused
@@ -374,6 +397,9 @@ pub fn validate(
 fn check(p: &Prop, v: &Value) -> Result<(), String> {
     let n = p.name;
     match p.kind {
+        Kind::Since => parse_since(v)
+            .map(|_| ())
+            .ok_or_else(|| format!("`{n}` must be {SINCE_WHAT}")),
         Kind::Bool => v
             .as_bool()
             .map(|_| ())
@@ -487,6 +513,7 @@ mod tests {
                 userinfo: UserInfo::Off,
                 context: Context::Full,
                 cursor: None,
+                lang: None,
                 max_chars: None,
             }
         );
@@ -584,7 +611,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            "unknown property `unknown_flag`; allowed: handle, page, limit, cursor, full, max_chars"
+            "unknown property `unknown_flag`; allowed: handle, feed, with_replies, since, page, limit, cursor, full, max_chars"
         );
         let e = validate(
             Some(&json!("handle=example_user")),

@@ -5,7 +5,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{as_int, validate, Prop, MAX_LIMIT, MAX_MAX_POSTS, MAX_PAGE, POST_PROPS, SEARCH_PROPS};
+use super::{
+    as_int, parse_since, since_text, validate, Prop, MAX_LIMIT, MAX_MAX_POSTS, MAX_PAGE,
+    POST_PROPS, PROFILE_PROPS, SEARCH_PROPS,
+};
 use crate::x::render::choice::string_enum;
 pub use crate::x::render::choice::{Format, UserInfo};
 use crate::x::url::{self, StatusRef};
@@ -59,6 +62,70 @@ pub struct BrowseArgs {
     pub max_chars: Option<usize>,
 }
 
+string_enum! {
+    /// `feed` of `x_md_get_profile`.
+    ProfileFeed { /// The timeline (default).
+    Posts = "posts", /// The Media tab.
+    Media = "media", /// The X Articles.
+    Articles = "articles" }
+}
+
+/// Validated `x_md_get_profile` arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileArgs {
+    /// `handle`, `page`, `limit`, `cursor`, `full`, `max_chars`.
+    pub list: BrowseArgs,
+    /// `feed`.
+    pub feed: ProfileFeed,
+    /// `with_replies` (feed=posts only).
+    pub with_replies: bool,
+    /// `since`, in its one spelling ([`since_text`]), when given.
+    pub since: Option<String>,
+}
+
+impl ProfileArgs {
+    /// `since` as a number (its spelling reads back exactly).
+    pub fn since_value(&self) -> Option<f64> {
+        self.since.as_deref().and_then(|s| s.parse::<f64>().ok())
+    }
+
+    /// The canonical form (see `registry::Call::canonical`).
+    pub fn canonical(&self, m: &mut Map<String, Value>) {
+        put_list(m, &self.list);
+        put_enum(m, "feed", self.feed, ProfileFeed::as_str);
+        if self.with_replies {
+            m.insert("with_replies".into(), Value::Bool(true));
+        }
+        if let Some(s) = &self.since {
+            m.insert("since".into(), Value::from(s.as_str()));
+        }
+    }
+}
+
+/// Validates and decodes `x_md_get_profile` arguments. `with_replies`
+/// with another feed than `posts` is refused (only the timeline has the
+/// switch upstream).
+pub fn parse_profile(args: Option<&Value>) -> Result<ProfileArgs, String> {
+    let obj = validate(args, &PROFILE_PROPS, &["handle"])?;
+    let feed = enum_arg(&obj, "feed", ProfileFeed::parse);
+    let with_replies = obj
+        .get("with_replies")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if with_replies && feed != ProfileFeed::Posts {
+        return Err(format!(
+            "`with_replies` applies to feed=posts only, not feed={}",
+            feed.as_str()
+        ));
+    }
+    Ok(ProfileArgs {
+        list: list_args(&obj),
+        feed,
+        with_replies,
+        since: obj.get("since").and_then(parse_since).map(since_text),
+    })
+}
+
 /// Validated `x_md_get_post` arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostArgs {
@@ -81,6 +148,8 @@ pub struct PostArgs {
     pub context: Context,
     /// `cursor`: where a thread cut by the result budget continues.
     pub cursor: Option<String>,
+    /// `lang`, lower-cased, when given: translate the post into it.
+    pub lang: Option<String>,
     /// `max_chars`, when given.
     pub max_chars: Option<usize>,
 }
@@ -150,6 +219,7 @@ pub fn parse_post(args: Option<&Value>) -> Result<PostArgs, String> {
         userinfo: enum_arg(&obj, "userinfo", UserInfo::parse),
         context: enum_arg(&obj, "context", Context::parse),
         cursor: str_arg(&obj, "cursor"),
+        lang: str_arg(&obj, "lang").map(|l| l.to_ascii_lowercase()),
         max_chars: int_arg(&obj, "max_chars").map(|n| n as usize),
     })
 }

@@ -354,6 +354,9 @@ object_fields!(
     cover_media => "a cover media object",
     media_info => "a media info object",
     content => "an article content object",
+    translation => "a translation object",
+    about_account => "an about-account object",
+    username_changes => "a username changes object",
 );
 
 thread_local! {

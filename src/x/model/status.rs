@@ -128,6 +128,12 @@ pub struct Status {
         skip_serializing_if = "Option::is_none"
     )]
     pub community_note: Option<Box<CommunityNote>>,
+    /// FxTwitter's translation of the text (only asked with `?lang=`).
+    #[serde(
+        deserialize_with = "super::parse::translation",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub translation: Option<Box<Translation>>,
     /// xmd's role for the post in an `x_md_get_post` result (`parent`,
     /// `post`, `thread`, `reply`); never read from the upstream.
     #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
@@ -151,6 +157,29 @@ pub struct Status {
     /// A tombstone's message.
     #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+/// An FxTwitter `APITranslate` (`packages/atmosphere/src/types/api-schemas.ts`):
+/// the text in `target_lang`, from `source_lang` (`source_lang_en` its
+/// English name), by `provider` (`grok`, …).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, expecting = "a translation object")]
+pub struct Translation {
+    /// The translated text.
+    #[serde(deserialize_with = "text")]
+    pub text: String,
+    /// The language translated from (`ja`).
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub source_lang: Option<String>,
+    /// Its English name (`Japanese`).
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub source_lang_en: Option<String>,
+    /// The language translated into (`en`).
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub target_lang: Option<String>,
+    /// Who translated it.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
 }
 
 impl super::parse::PastQuoteNesting for Box<Status> {
@@ -383,6 +412,21 @@ pub struct ProfileEnvelope {
     /// Why the account is unavailable (`suspended`).
     #[serde(deserialize_with = "opt_text")]
     pub reason: Option<String>,
+}
+
+/// The `/2/profile/{handle}/about` answer (`ProfileAboutAPIResponse`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, expecting = "an about answer object")]
+pub struct AboutEnvelope {
+    /// The answer's `code` (an error when 400 or more).
+    #[serde(deserialize_with = "count")]
+    pub code: Count,
+    /// The answer's `message`.
+    #[serde(deserialize_with = "opt_text")]
+    pub message: Option<String>,
+    /// The "About this account" data; absent when X has none.
+    #[serde(deserialize_with = "super::parse::about_account")]
+    pub about_account: Option<super::user::AboutAccount>,
 }
 
 /// The `/2/thread/{id}` answer: the author's thread around the post.

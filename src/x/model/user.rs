@@ -260,3 +260,41 @@ pub fn author<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<User>>, D::E
         d.deserialize_any(ObjectOrNull::<Box<User>>("a user object", PhantomData)),
     )
 }
+
+/// X's "About this account" (`APIAboutAccount`, FxEmbed
+/// `packages/atmosphere/src/types/api-schemas.ts`; built by
+/// `mergeAboutAccountData` in `providers/twitter/profile.ts`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, expecting = "an about-account object")]
+pub struct AboutAccount {
+    /// The country or region the account is based in.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub based_in: Option<String>,
+    /// Whether X judges that location accurate.
+    #[serde(deserialize_with = "opt_bool", skip_serializing_if = "Option::is_none")]
+    pub location_accurate: Option<bool>,
+    /// Whether the country the account was created in is accurate.
+    #[serde(deserialize_with = "opt_bool", skip_serializing_if = "Option::is_none")]
+    pub created_country_accurate: Option<bool>,
+    /// How the account connects (e.g. an app store's country).
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// How often the handle changed, and when last.
+    #[serde(
+        deserialize_with = "super::parse::username_changes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub username_changes: Option<UsernameChanges>,
+}
+
+/// `about_account.username_changes`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, expecting = "a username changes object")]
+pub struct UsernameChanges {
+    /// How many times.
+    #[serde(deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub count: Count,
+    /// When last (ISO 8601), `null` when X gives no date.
+    #[serde(deserialize_with = "opt_text", skip_serializing_if = "Option::is_none")]
+    pub last_changed_at: Option<String>,
+}

@@ -13,7 +13,7 @@ use crate::x::escape::{
     push_link, push_profile_url,
 };
 use crate::x::model::status::Status;
-use crate::x::model::user::User;
+use crate::x::model::user::{AboutAccount, User};
 use crate::x::url::push_form_encoded;
 
 /// The placeholder shown for a post without any text.
@@ -268,6 +268,73 @@ pub fn profile_markdown(
     notes: &[String],
     cont: Option<&Continuation>,
 ) -> String {
+    profile_markdown_with(user, posts, full, notes, cont, &ProfileView::default())
+}
+
+/// What a profile result shows besides the account and its rows: the
+/// rows' section heading, the line for no rows, and the account's
+/// "About" data (with `full`).
+pub struct ProfileView<'a> {
+    /// The section heading (`Latest posts`).
+    pub section: &'a str,
+    /// The line when no row is shown.
+    pub empty: &'a str,
+    /// X's "About this account", when read.
+    pub about: Option<&'a AboutAccount>,
+}
+
+impl Default for ProfileView<'_> {
+    fn default() -> Self {
+        ProfileView {
+            section: "Latest posts",
+            empty: "No original posts on this page.",
+            about: None,
+        }
+    }
+}
+
+/// The "About this account" line: where it is based, how it connects,
+/// its username changes; `None` when X gave nothing to show.
+pub fn about_line(a: &AboutAccount) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(b) = a.based_in.as_deref().filter(|b| !b.trim().is_empty()) {
+        let accurate = match a.location_accurate {
+            Some(true) => " (accurate)",
+            _ => "",
+        };
+        parts.push(format!("Based in: {}{accurate}", inline_text(b)));
+    }
+    if let Some(s) = a.source.as_deref().filter(|s| !s.trim().is_empty()) {
+        parts.push(format!("Connected via: {}", inline_text(s)));
+    }
+    if let Some(u) = &a.username_changes {
+        if let Some(n) = u.count {
+            let mut p = format!("Username changes: {}", super::num::grouped(n));
+            if let Some(d) = u
+                .last_changed_at
+                .as_deref()
+                .filter(|d| !d.trim().is_empty())
+            {
+                p.push_str(&format!(
+                    " (last {})",
+                    iso(d).unwrap_or_else(|| inline_text(d))
+                ));
+            }
+            parts.push(p);
+        }
+    }
+    (!parts.is_empty()).then(|| format!("About: {}", parts.join(" · ")))
+}
+
+/// [`profile_markdown`] with a [`ProfileView`].
+pub fn profile_markdown_with(
+    user: &User,
+    posts: &[Status],
+    full: bool,
+    notes: &[String],
+    cont: Option<&Continuation>,
+    view: &ProfileView<'_>,
+) -> String {
     let mut heading = String::with_capacity(96);
     heading.push_str("# ");
     push_account_link(&mut heading, user);
@@ -317,6 +384,9 @@ pub fn profile_markdown(
         if !facts.is_empty() {
             lines.push(facts.join(" · "));
         }
+        if let Some(line) = view.about.and_then(about_line) {
+            lines.push(line);
+        }
         for (url, label) in [(&user.avatar_url, "avatar"), (&user.banner_url, "banner")] {
             if let Some(u) = url.as_deref().filter(|u| !u.trim().is_empty()) {
                 lines.push(crate::x::escape::image(label, u));
@@ -324,9 +394,9 @@ pub fn profile_markdown(
         }
         lines.push(String::new());
     }
-    lines.push("## Latest posts".into());
+    lines.push(format!("## {}", view.section));
     if posts.is_empty() {
-        lines.push("No original posts on this page.".into());
+        lines.push(view.empty.into());
     }
     lines.extend(posts.iter().map(|p| post_line(p, full)));
     push_tail(&mut lines, notes, cont);

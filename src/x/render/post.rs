@@ -354,6 +354,12 @@ fn body_blocks(post: &Value, depth: usize, full: bool) -> (Vec<Vec<String>>, boo
         b.push(lines);
         shown = true;
     }
+    if let Some(t) = post.get("translation").filter(|t| t.is_object()) {
+        let lines = translation_lines(t);
+        if !lines.is_empty() {
+            b.push(lines);
+        }
+    }
     if post.get("text_partial").and_then(Value::as_bool) == Some(true) {
         b.push(vec![format!("**[{}]**", PARTIAL_TEXT_NOTE)]);
         shown = true;
@@ -385,6 +391,40 @@ fn body_blocks(post: &Value, depth: usize, full: bool) -> (Vec<Vec<String>>, boo
         shown = true;
     }
     (b, shown)
+}
+
+/// FxTwitter's translation (`lang`), under the original: which language
+/// it is from (`source_lang_en` and `source_lang`), into which, by whom,
+/// then the text as a quote.
+fn translation_lines(t: &Value) -> Vec<String> {
+    let text = s(t, "text").unwrap_or("");
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    let word = |k: &str| s(t, k).filter(|v| !v.trim().is_empty()).map(escape_inline);
+    let from = match (word("source_lang_en"), word("source_lang")) {
+        (Some(n), Some(c)) => format!("{n} ({c})"),
+        (Some(n), None) => n,
+        (None, Some(c)) => c,
+        (None, None) => "an unnamed language".into(),
+    };
+    let mut head = format!("Translation from {from}");
+    if let Some(into) = word("target_lang") {
+        head.push_str(&format!(" into {into}"));
+    }
+    if let Some(by) = word("provider") {
+        head.push_str(&format!(", by {by}"));
+    }
+    head.push(':');
+    let mut lines = vec![head, String::new()];
+    lines.extend(escape_block(text).into_iter().map(|l| {
+        if l.is_empty() {
+            ">".to_string()
+        } else {
+            format!("> {l}")
+        }
+    }));
+    lines
 }
 
 fn quote_lines(q: &Value, depth: usize, full: bool) -> Vec<String> {
