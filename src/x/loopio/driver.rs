@@ -18,21 +18,23 @@
 //! never looks into it.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::{Interest, Registry, Token};
 
-use super::conn::{ConnError, UpConn};
+use super::conn::UpConn;
 use super::wire::{self, ResponseReader, WireError};
+
+mod step;
 use super::{Delivery, Transport, Waiter};
 use crate::x::restart::{Need, RunState};
 use crate::x::upstream::{
     retry_after_of, FetchError, UpstreamResponse, FAILOVER_COOLDOWN, MAX_IDLE_UPSTREAM_CONNECTIONS,
     MAX_UPSTREAM_BODY_BYTES,
 };
+use step::{conn_error, step, FailedWith, Next};
 
 type Answer = Result<UpstreamResponse, FetchError>;
 
@@ -677,93 +679,5 @@ impl<P> Driver<P> {
         }
         // Anyone left waits past its deadline or has gone.
         self.t.land(need);
-    }
-}
-
-/// What a connection's step leaves to do.
-enum Next {
-    /// Wait for readiness.
-    Wait,
-    /// Close it (an idle connection the peer closed or wrote to).
-    Close,
-    /// It failed.
-    Failed(FailedWith),
-    /// Its exchange answered (the exchange's timer); whether it may carry
-    /// another.
-    Answered(Need, UpstreamResponse, bool, (Instant, Timer)),
-}
-
-/// Writes, reads and feeds the exchange of one connection.
-fn step(s: &mut Slot, scratch: &mut [u8]) -> Next {
-    if let Err(e) = s.conn.flush().and_then(|()| s.conn.fill(scratch)) {
-        return Next::Failed(FailedWith::Conn(e));
-    }
-    let Some(ex) = s.exchange.as_mut() else {
-        // Idle: an upstream sends nothing unasked; a close or stray bytes
-        // end the connection.
-        return if s.conn.is_eof() || s.conn.has_input() {
-            Next::Close
-        } else {
-            Next::Wait
-        };
-    };
-    let input = s.conn.take_input();
-    let mut rest = false;
-    if !input.is_empty() {
-        match ex.reader.feed(&input) {
-            Ok(used) if used < input.len() && !ex.reader.is_done() => {
-                // A head or chunk line not whole yet: kept for more.
-                s.conn.unread(input[used..].to_vec());
-            }
-            Ok(used) => rest = used < input.len(),
-            Err(e) => return Next::Failed(FailedWith::Wire(e)),
-        }
-    }
-    if !ex.reader.is_done() && s.conn.is_eof() {
-        if let Err(e) = ex.reader.eof() {
-            return Next::Failed(FailedWith::Wire(e));
-        }
-    }
-    if !ex.reader.is_done() {
-        return Next::Wait;
-    }
-    let Some(ex) = s.exchange.take() else {
-        return Next::Wait;
-    };
-    let timer = (ex.deadline, Timer::Exchange(s.index, ex.id));
-    match ex.reader.finish() {
-        Some(reply) => {
-            let reusable = reply.reusable && !rest && !s.conn.is_eof();
-            Next::Answered(ex.need, reply.response, reusable, timer)
-        }
-        None => Next::Failed(FailedWith::Wire(WireError::Incomplete)),
-    }
-}
-
-/// How a connection failed.
-enum FailedWith {
-    Conn(ConnError),
-    Wire(WireError),
-}
-
-/// A transport failure as the blocking client reported it, so the causes
-/// read the same (`refused`, `reset`, `timeout`, `connect`, `network`).
-fn conn_error(e: &ConnError) -> FetchError {
-    match e {
-        ConnError::Io(io) if io.kind() == io::ErrorKind::TimedOut => FetchError::Timeout,
-        ConnError::Io(io)
-            if matches!(
-                io.kind(),
-                io::ErrorKind::ConnectionRefused
-                    | io::ErrorKind::ConnectionReset
-                    | io::ErrorKind::ConnectionAborted
-                    | io::ErrorKind::NotConnected
-                    | io::ErrorKind::BrokenPipe
-            ) =>
-        {
-            FetchError::Connect(io.to_string())
-        }
-        ConnError::Io(io) => FetchError::Other(io.to_string()),
-        ConnError::Tls(m) => FetchError::Connect(format!("tls: {m}")),
     }
 }
