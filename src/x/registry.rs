@@ -6,14 +6,18 @@
 //! paths it reads with their cache lifetimes). [`Call`] is a validated
 //! call: one typed argument struct per tool. Everything else derives from
 //! these: `tools/list`, `TOOL_NAMES`, the metric labels, the
-//! `instructions`, the cursor kinds, the X routes and the upstream cache
-//! lifetimes. Every match over tools is exhaustive.
+//! `instructions`, the cursor kinds, the X routes, the first path segments
+//! that are never handles ([`reserved_names`]), the most arguments any call
+//! may carry ([`MOST_ARGUMENTS`]) and the upstream cache lifetimes. Every
+//! match over tools is exhaustive.
 //!
 //! Adding a tool: a [`Tool`] variant (and its entry in [`Tool::ALL`] and
-//! [`SPECS`]), a [`Call`] variant with its arms in [`Call::parse`],
-//! [`Call::tool`], [`Call::canonical`], and in `tools.rs` `Call::run`; the
-//! run itself in its own module. The registry names no tool's run: the
-//! runs name the registry.
+//! [`SPECS`], its argument table there or in `args` when shared), a
+//! [`Call`] variant with its arms in [`Call::parse`], [`Call::tool`],
+//! [`Call::canonical`], and in `tools.rs` `Call::run`; the run itself in
+//! its own module, declared in `x/mod.rs`. That is 4 files of `src/`
+//! (`tests/tool_cost.rs` keeps it so). The registry names no tool's run:
+//! the runs name the registry.
 
 use std::time::Duration;
 
