@@ -136,4 +136,20 @@ if [ "$KIND" = musl ]; then
     echo "FAIL panic_isolation: building src/bin/panic_isolation.rs as the static build failed"
   fi
 fi
+# The serving build has no `xmd client`: its --help must not offer it (the
+# usage line says the build lacks it) and `xmd client` exits 2 saying so.
+HELP=$("$BIN" --help)
+if printf '%s\n' "$HELP" | grep -q "xmd client --help\|talk to any MCP server"; then
+  echo "FAIL static help: the serving build's --help offers xmd client"
+elif ! printf '%s\n' "$HELP" | grep -q "xmd client  *not in this build"; then
+  echo "FAIL static help: the serving build's --help does not say it lacks xmd client"
+else
+  rc=0
+  "$BIN" client tools >/dev/null 2>&1 || rc=$?
+  if [ "$rc" = 2 ]; then
+    echo "PASS static help: no xmd client offered; 'xmd client' exits 2"
+  else
+    echo "FAIL static help: 'xmd client' in the serving build exited $rc, not 2"
+  fi
+fi
 echo "static: $BIN"

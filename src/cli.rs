@@ -64,17 +64,35 @@ fn settings() -> Vec<Setting> {
     ]
 }
 
-/// The `--help` text.
+/// The `--help` text of this build (with or without the `client` feature).
 pub fn help() -> String {
+    help_for(cfg!(feature = "client"))
+}
+
+/// The usage line of `xmd client`: a build without the `client` feature
+/// (the static serving build) says it lacks it, as `xmd client` there does.
+fn client_usage(has_client: bool) -> &'static str {
+    if has_client {
+        "xmd client [OPTIONS] CMD   talk to any MCP server (see 'xmd client --help')\n  \
+         xmd probe URL [OPTIONS]    check any MCP server or gateway (see 'xmd probe --help')\n  "
+    } else {
+        "xmd client                 not in this build (built without the `client` feature)\n  \
+         xmd probe                  not in this build (built without the `client` feature)\n  "
+    }
+}
+
+/// The `--help` text of a build with (`true`) or without the `client`
+/// feature.
+pub fn help_for(has_client: bool) -> String {
     let mut out = format!(
         "xmd {} — an MCP server (Streamable HTTP) that reads public X posts as Markdown\n\n\
          Usage:\n  xmd [serve] [OPTIONS]      run the server (the default command)\n  \
-         xmd client [OPTIONS] CMD   talk to any MCP server (see 'xmd client --help')\n  \
-         xmd connect [CLIENT]       print the snippet that connects a client (see 'xmd connect --help')\n  \
+         {}xmd connect [CLIENT]       print the snippet that connects a client (see 'xmd connect --help')\n  \
          xmd --help | --version\n\n\
          The MCP endpoint is http://<listen>/mcp (both the 2026-07-28 stateless revision and\n\
          the 2025-11-25 / 2025-06-18 / 2025-03-26 handshake revisions).\n\nOptions (each also read from its environment variable; a flag wins):\n",
-        env!("CARGO_PKG_VERSION")
+        env!("CARGO_PKG_VERSION"),
+        client_usage(has_client)
     );
     for s in settings() {
         let mut left = format!("  {} {}", s.flag, s.value);
@@ -396,6 +414,53 @@ mod tests {
         match parse(&args(a), env).unwrap() {
             Command::Serve(c) => *c,
             Command::Print(_) => panic!("expected serve"),
+        }
+    }
+
+    /// The serving build (no `client` feature) does not offer `xmd client`
+    /// in its help: its usage line says the build lacks it, as running it
+    /// does (src/main.rs). `help()` is the variant of this build.
+    #[test]
+    fn help_offers_the_client_only_in_builds_that_have_it() {
+        let with = help_for(true);
+        let without = help_for(false);
+        let usage = |h: &str| -> Vec<String> {
+            h.lines()
+                .filter(|l| {
+                    let l = l.trim_start();
+                    l.starts_with("xmd client") || l.starts_with("xmd probe")
+                })
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(
+            usage(&with),
+            [
+                "  xmd client [OPTIONS] CMD   talk to any MCP server (see 'xmd client --help')",
+                "  xmd probe URL [OPTIONS]    check any MCP server or gateway (see 'xmd probe --help')"
+            ]
+        );
+        assert_eq!(
+            usage(&without),
+            [
+                "  xmd client                 not in this build (built without the `client` feature)",
+                "  xmd probe                  not in this build (built without the `client` feature)"
+            ]
+        );
+        assert!(!without.contains("xmd client --help"));
+        assert!(!without.contains("talk to any MCP server"));
+        assert!(!without.contains("xmd probe --help"));
+        // Nothing else differs.
+        let strip =
+            |h: &str, lines: &[String]| lines.iter().fold(h.to_string(), |h, l| h.replace(l, ""));
+        assert_eq!(
+            strip(&with, &usage(&with)),
+            strip(&without, &usage(&without))
+        );
+        assert_eq!(help(), help_for(cfg!(feature = "client")));
+        match parse(&args(&["--help"]), &|_| None).unwrap() {
+            Command::Print(text) => assert_eq!(text, help()),
+            Command::Serve(_) => panic!("expected the help"),
         }
     }
 

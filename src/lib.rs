@@ -37,6 +37,10 @@ pub mod http;
 pub mod json;
 pub mod mcp;
 pub mod metrics;
+/// `xmd probe` (a conformance and hardening harness for any MCP server),
+/// with the `client` feature: it settles eras through [`client`].
+#[cfg(feature = "client")]
+pub mod probe;
 pub mod server;
 pub mod text;
 pub mod x;

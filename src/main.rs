@@ -33,6 +33,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    if args.first().map(String::as_str) == Some("probe") {
+        #[cfg(feature = "client")]
+        return xmd::probe::cli::main(&args[1..]);
+        #[cfg(not(feature = "client"))]
+        {
+            eprintln!(
+                "xmd: this build serves only: it was built without the `client` feature \
+                 (which `xmd probe` is part of). `cargo install` or `cargo build --release` \
+                 give a build with `xmd probe`."
+            );
+            return ExitCode::from(2);
+        }
+    }
     if args.first().map(String::as_str) == Some("connect") {
         return xmd::connect::main(&args[1..]);
     }

@@ -12,70 +12,18 @@ mod client_support;
 
 use std::io::Write;
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use client_support::{legacy_basics, Fake, Reply, Req};
+use client_support::{legacy_basics, xmd_client, Fake, Reply, Req};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use xmd::client::{
     cli, Client, Era, Error, TransportKind, DEFAULT_MAX_LIST_BYTES, MAX_REPLY_DEPTH,
     MAX_REPLY_OBJECTS, MAX_REPLY_VALUES, MAX_SERVER_REQUESTS_ANSWERED,
 };
-
-/// What `xmd client` printed, with its exit code, time and peak RSS.
-struct Run {
-    code: i32,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    elapsed: Duration,
-    peak_rss_kib: u64,
-}
-
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Runs the binary, sampling its peak RSS (VmHWM) every 5 ms until it exits.
-fn xmd_client(args: &[&str]) -> Run {
-    let start = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_xmd"))
-        .arg("client")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let peak = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(AtomicUsize::new(0));
-    let (p, d) = (peak.clone(), done.clone());
-    let sampler = thread::spawn(move || {
-        while d.load(Ordering::SeqCst) == 0 {
-            if let Some(k) = vm_hwm_kib(pid) {
-                p.fetch_max(k as usize, Ordering::SeqCst);
-            }
-            thread::sleep(Duration::from_millis(5));
-        }
-    });
-    let out = child.wait_with_output().unwrap();
-    let elapsed = start.elapsed();
-    done.store(1, Ordering::SeqCst);
-    sampler.join().unwrap();
-    Run {
-        code: out.status.code().expect("exited"),
-        stdout: out.stdout,
-        stderr: out.stderr,
-        elapsed,
-        peak_rss_kib: peak.load(Ordering::SeqCst) as u64,
-    }
-}
 
 fn modern_result(req: &Req, result: Value) -> Reply {
     let mut result = result;
@@ -469,10 +417,17 @@ fn one_line(s: &str, max: usize) -> String {
     }
 }
 
-/// No C0 byte but `\n` and `\t`, no DEL, no C1 code point.
+/// No character of general category Cc but `\n` and `\t` (C0, DEL, C1),
+/// none with Unicode's Bidi_Control property (UAX #9: the Trojan Source
+/// set, CVE-2021-42574), no U+FEFF, ZERO WIDTH SPACE or tag character:
+/// judged by the regex crate's Unicode tables, not by the client's list.
 fn terminal_safe(s: &str) -> bool {
-    s.chars()
-        .all(|c| !(c.is_control() && c != '\n' && c != '\t'))
+    static UNSAFE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = UNSAFE.get_or_init(|| {
+        regex::Regex::new(r"[[\p{Cc}\p{Bidi_Control}\x{FEFF}\x{200B}\x{E0000}-\x{E007F}]--[\n\t]]")
+            .unwrap()
+    });
+    !re.is_match(s)
 }
 
 /// A tool server: `echo` returns `arguments.s` as its text, `fail` is
@@ -498,6 +453,8 @@ const ATTACKS: &[&str] = &[
     "\u{9b}31m",                                 // C1 CSI
     "\u{9d}0;t\u{9c}",                           // C1 OSC … ST
     "ok\rFAKE",                                  // overwrite the line
+    "invoice\u{202e}fdp.exe",                    // RLO: shows invoiceexe.pdf
+    "\u{2067}if admin\u{2069}\u{feff}\u{200b}",  // isolate, BOM, ZWSP
 ];
 
 #[test]
@@ -567,16 +524,83 @@ fn escape_sequences_never_reach_the_terminal() {
     assert_eq!(String::from_utf8(run.stdout).unwrap(), format!("{text}\n"));
 }
 
+/// The bidi controls (Unicode PropList.txt, Bidi_Control: 12 code
+/// points), the BOM, the other invisible format characters, and ZWJ/ZWNJ
+/// (which stay raw: the oracle allows them, the unescaper reads them back).
+const BIDI_AND_INVISIBLE: &[char] = &[
+    '\u{61c}',
+    '\u{200e}',
+    '\u{200f}',
+    '\u{202a}',
+    '\u{202b}',
+    '\u{202c}',
+    '\u{202d}',
+    '\u{202e}',
+    '\u{2066}',
+    '\u{2067}',
+    '\u{2068}',
+    '\u{2069}',
+    '\u{feff}',
+    '\u{200b}',
+    '\u{2060}',
+    '\u{2064}',
+    '\u{206a}',
+    '\u{206f}',
+    '\u{fff9}',
+    '\u{fffb}',
+    '\u{180e}',
+    '\u{e0001}',
+    '\u{e0041}',
+    '\u{e007f}',
+    '\u{200c}',
+    '\u{200d}',
+    '\u{ad}',
+];
+
+/// Trojan Source (CVE-2021-42574) samples: an "early return" hidden by an
+/// RLO/LRI…PDI pair, a comment that reads as code, a homoglyph-free
+/// stretched string.
+const TROJAN: &[&str] = &[
+    "/*\u{202e} } \u{2066}if (isAdmin)\u{2069} \u{2066} begin admins only */",
+    "access_level != \"user\u{202e} \u{2066}// Check if admin\u{2069} \u{2066}\"",
+    "\u{2067}\u{202b}evil\u{202c}\u{2069}",
+    "x\u{feff}y\u{200b}z\u{e0069}\u{e0067}\u{e006e}",
+];
+
 /// Characters that matter to a terminal and to the escape format.
 fn hostile_char() -> impl Strategy<Value = String> {
     prop_oneof![
         (0u32..0x20).prop_map(|c| char::from_u32(c).unwrap().to_string()),
         (0x7fu32..0xa0).prop_map(|c| char::from_u32(c).unwrap().to_string()),
         prop::sample::select(vec![
-            "\\", "u", "{", "}", "\\u{", "\\u{1b}", "\\u{5c}", "1b", "a", " ", "\n", "\t", "é",
-            "世", "😀", "\u{a0}", "\u{2028}", "\u{202e}",
+            "\\",
+            "u",
+            "{",
+            "}",
+            "\\u{",
+            "\\u{1b}",
+            "\\u{5c}",
+            "\\u{202e}",
+            "1b",
+            "a",
+            " ",
+            "\n",
+            "\t",
+            "é",
+            "世",
+            "😀",
+            "\u{a0}",
+            "\u{2028}",
+            "\u{202e}",
+            "abc",
+            "أ",
         ])
         .prop_map(str::to_string),
+        prop::sample::select(BIDI_AND_INVISIBLE.to_vec()).prop_map(|c| c.to_string()),
+        // Every other format character (Cf) and its neighbours.
+        (0x2000u32..0x2070).prop_map(|c| char::from_u32(c).unwrap().to_string()),
+        (0xe0000u32..0xe0080).prop_map(|c| char::from_u32(c).unwrap().to_string()),
+        prop::sample::select(TROJAN.to_vec()).prop_map(str::to_string),
         prop::sample::select(ATTACKS.to_vec()).prop_map(str::to_string),
         "[ -~]{1,8}",
     ]

@@ -66,18 +66,22 @@ Options (anywhere on the line; '--' ends them):\n\
 \x20                             it: exit 4 naming the page [default: {}]\n\
 \x20 --text                      call/read: print only the text content (the Markdown), not JSON\n\
 \x20 --raw                       print the server's text and error messages as sent; without it,\n\
-\x20                             control characters (C0 but newline and tab, DEL, C1) in --text\n\
-\x20                             output, on stderr and in --verbose lines are written \\u{{1b}}, and\n\
-\x20                             a backslash before 'u{{' as \\u{{5c}}, so no escape sequence reaches\n\
-\x20                             the terminal (JSON output escapes them as \\u00XX either way)\n\
+\x20                             control characters (C0 but newline and tab, DEL, C1), bidi\n\
+\x20                             controls (U+061C, U+200E/F, U+202A-E, U+2066-F) and invisible\n\
+\x20                             ones (U+200B, U+2060-4, U+FEFF, U+FFF9-B, U+180E, tags\n\
+\x20                             U+E0000-7F) in --text output, on stderr and in --verbose lines\n\
+\x20                             are written \\u{{1b}}, and a backslash before 'u{{' as \\u{{5c}}, so\n\
+\x20                             no escape sequence or reordered text reaches the terminal (JSON\n\
+\x20                             output escapes them as \\u00XX either way)\n\
 \x20 -v, --verbose               print each HTTP exchange on stderr (method, headers, status, session)\n\
 \x20 -h, --help                  print this help\n\n\
 Output: JSON on stdout (a JSON-RPC error prints {{\"error\": …}}); one error line on stderr.\n\
 A legacy session (Mcp-Session-Id) is ended with DELETE before exiting (within --timeout); a 404\n\
 (or the SDK examples' 400 'No valid session ID provided') to a request with a session starts\n\
 one new session and retries once. 307/308 redirects are followed within the same scheme,\n\
-host and port, at most {} hops. A server gets at most {} answers to its own requests per\n\
-call. A reply nested deeper than {} levels, or with more than {} JSON values or\n\
+host and port, at most {} hops. A server gets at most {} answers to its own requests in\n\
+one command (all its pages and exchanges together; later ones go unanswered). A reply\n\
+nested deeper than {} levels, or with more than {} JSON values or\n\
 {} objects (one reply, or the pages of one list together), is refused before it is\n\
 parsed: exit 4.\n\n\
 Exit codes:\n\

@@ -45,7 +45,7 @@
 //! (exchanges, resumption waits, redirects, new sessions); the pages of a
 //! `list_*` call are capped in total bytes ([`DEFAULT_MAX_LIST_BYTES`]);
 //! at most [`MAX_SERVER_REQUESTS_ANSWERED`] server requests are answered
-//! per call; a message nested deeper than [`MAX_REPLY_DEPTH`], or holding
+//! by one client (per command, all its calls together); a message nested deeper than [`MAX_REPLY_DEPTH`], or holding
 //! more than [`MAX_REPLY_VALUES`] values or [`MAX_REPLY_OBJECTS`] objects
 //! (one message, or the pages of one list together), is refused before it
 //! is parsed.
@@ -75,7 +75,7 @@ pub use transport::{
 };
 pub use types::*;
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -114,10 +114,15 @@ pub const MAX_LIST_PAGES: usize = 1000;
 /// hands out; nothing partial is returned as if whole.
 pub const DEFAULT_MAX_LIST_BYTES: u64 = 8 * 1024 * 1024;
 
-/// Most requests a server may send on the SSE stream of one of our
-/// requests that the client answers (`ping` with `{}`, anything else with
-/// -32601): 16. Later ones are read and left unanswered (a `--verbose`
-/// line says so), so a server cannot make the client POST without end.
+/// Most server-to-client requests (sent on the SSE streams of our
+/// requests) one [`Client`] answers in its whole life, `ping` with `{}`,
+/// anything else with -32601: 16. `xmd client` makes one `Client` per
+/// command, so this is per command, however many exchanges the command
+/// takes (the pages of a `list_*` walk, the handshake and the call, a retry
+/// on a new session). Later ones are read and left unanswered (one
+/// `--verbose` line says so, for the first of them; the command goes on
+/// and ends by its reply or `--timeout`), so a server cannot make the
+/// client POST without end.
 pub const MAX_SERVER_REQUESTS_ANSWERED: u32 = 16;
 
 /// `clientInfo.name` the client announces.
@@ -154,6 +159,12 @@ pub struct Client {
     era: Era,
     pin: Option<String>,
     next_id: AtomicI64,
+    /// Server requests answered so far (at most
+    /// [`MAX_SERVER_REQUESTS_ANSWERED`], all calls together).
+    answered: AtomicU32,
+    /// Whether the `--verbose` line about unanswered requests was written
+    /// (once: a flood of them is not echoed line by line).
+    told_unanswered: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -267,6 +278,8 @@ impl Client {
             era: Era::Auto,
             pin: None,
             next_id: AtomicI64::new(1),
+            answered: AtomicU32::new(0),
+            told_unanswered: AtomicBool::new(false),
             state: Mutex::new(State::default()),
         }
     }
@@ -585,16 +598,24 @@ impl Client {
             headers.push((HEADER_MCP_SESSION_ID, s.to_string()));
         }
         let transport = &self.transport;
-        let mut answered = 0u32;
         let mut answer = |req: &Value| {
             let what = req.get("method").and_then(Value::as_str).unwrap_or("?");
-            if answered == MAX_SERVER_REQUESTS_ANSWERED {
-                transport.trace_line(|| {
-                    format!("< SSE request '{what}' not answered (more than {MAX_SERVER_REQUESTS_ANSWERED} on this call)")
-                });
+            // One budget for the client's whole life (one command), taken
+            // atomically: calls from several threads share it too.
+            let took = self
+                .answered
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                    (n < MAX_SERVER_REQUESTS_ANSWERED).then_some(n + 1)
+                })
+                .is_ok();
+            if !took {
+                if !self.told_unanswered.swap(true, Ordering::SeqCst) {
+                    transport.trace_line(|| {
+                        format!("< SSE request '{what}' not answered, nor any later one (more than {MAX_SERVER_REQUESTS_ANSWERED} in this command)")
+                    });
+                }
                 return;
             }
-            answered += 1;
             let id = req.get("id").cloned().unwrap_or(Value::Null);
             let reply = if what == "ping" {
                 json!({"jsonrpc": "2.0", "id": id, "result": {}})

@@ -8,9 +8,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -253,4 +255,55 @@ pub fn tools_result(req: &Req) -> Reply {
         req,
         json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
     )
+}
+
+/// What `xmd client` printed, with its exit code, time and peak RSS.
+pub struct Run {
+    pub code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub elapsed: Duration,
+    pub peak_rss_kib: u64,
+}
+
+fn vm_hwm_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs the binary, sampling its peak RSS (VmHWM) every 5 ms until it exits.
+pub fn xmd_client(args: &[&str]) -> Run {
+    let start = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_xmd"))
+        .arg("client")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let peak = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let (p, d) = (peak.clone(), done.clone());
+    let sampler = thread::spawn(move || {
+        while d.load(Ordering::SeqCst) == 0 {
+            if let Some(k) = vm_hwm_kib(pid) {
+                p.fetch_max(k as usize, Ordering::SeqCst);
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    let elapsed = start.elapsed();
+    done.store(1, Ordering::SeqCst);
+    sampler.join().unwrap();
+    Run {
+        code: out.status.code().expect("exited"),
+        stdout: out.stdout,
+        stderr: out.stderr,
+        elapsed,
+        peak_rss_kib: peak.load(Ordering::SeqCst) as u64,
+    }
 }
