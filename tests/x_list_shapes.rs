@@ -20,7 +20,7 @@ use common::browse::{ok, run, tools_for};
 use common::fake_upstream::{Answer, FakeUpstream};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use xmd::app::xroutes::{match_path, RESERVED_NAMES};
+use xmd::app::xroutes::{match_path, reserved_names};
 use xmd::x::registry::Tool;
 
 /// The list tools and the upstream path their first page asks for (post
@@ -371,8 +371,8 @@ fn link_paths(text: &str) -> Vec<String> {
 fn handle_strategy() -> impl Strategy<Value = String> {
     prop_oneof![
         "[A-Za-z0-9_]{1,20}",
-        prop::sample::select(RESERVED_NAMES.to_vec()).prop_map(str::to_string),
-        prop::sample::select(RESERVED_NAMES.to_vec()).prop_map(|s| s.to_ascii_uppercase()),
+        prop::sample::select(reserved_names()).prop_map(str::to_string),
+        prop::sample::select(reserved_names()).prop_map(|s| s.to_ascii_uppercase()),
     ]
 }
 

@@ -35,11 +35,11 @@ use crate::http::{Body, Head, Method, Response};
 use crate::metrics::{METRICS, ROUTE_X};
 use crate::server::conn::{Handled, Work};
 use crate::x::args::Kind;
-use crate::x::registry::{match_template, Route, Tool};
+use crate::x::registry::{is_route_handle, match_template, Route, Tool};
 use crate::x::tools::{Finished, PrepareError, Served, ToolCall, Tools};
-use crate::x::url::{is_id, is_route_handle};
+use crate::x::url::is_id;
 
-pub use crate::x::url::RESERVED_NAMES;
+pub use crate::x::registry::reserved_names;
 
 /// The X routes as OpenAPI path templates, in registry order (each
 /// tool's [`Route`]s from the tool registry).
@@ -71,7 +71,7 @@ pub struct XRoute<'a> {
 
 /// Matches a request path (without query) against the X routes of the
 /// tool registry. A handle segment is 1–20 letters, digits or underscores
-/// and not one of [`RESERVED_NAMES`]; an id segment is 1–20 digits;
+/// and not one of [`reserved_names`]; an id segment is 1–20 digits;
 /// anything else (a trailing slash too) is not an X route.
 pub fn match_path(path: &str) -> Option<XRoute<'_>> {
     let ok = |name: &str, seg: &str| match name {
@@ -529,7 +529,7 @@ mod tests {
         for t in route_templates() {
             let first = t.trim_start_matches('/').split('/').next().unwrap();
             if !first.starts_with('{') {
-                assert!(RESERVED_NAMES.contains(&first), "{t}");
+                assert!(reserved_names().contains(&first), "{t}");
             }
         }
     }

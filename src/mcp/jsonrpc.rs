@@ -203,7 +203,7 @@ pub fn splice(id: &Id, suffix: &[u8]) -> Vec<u8> {
 /// scalars, each counted once) one request body may hold.
 ///
 /// Default is 10,000 (an MCP request holds a few dozen; a tool's
-/// `arguments` take at most [`crate::x::args::MOST_ARGUMENTS`]). A larger
+/// `arguments` take at most [`crate::x::registry::MOST_ARGUMENTS`]). A larger
 /// body is refused as `-32600 Invalid Request` with `id: null` the moment
 /// the parser reaches the 10,001st value: the rest is never parsed and no
 /// map or array of it is built, so what the event loop spends on a body is

@@ -6,14 +6,18 @@
 //! paths it reads with their cache lifetimes). [`Call`] is a validated
 //! call: one typed argument struct per tool. Everything else derives from
 //! these: `tools/list`, `TOOL_NAMES`, the metric labels, the
-//! `instructions`, the cursor kinds, the X routes and the upstream cache
-//! lifetimes. Every match over tools is exhaustive.
+//! `instructions`, the cursor kinds, the X routes, the first path segments
+//! that are never handles ([`reserved_names`]), the most arguments any call
+//! may carry ([`MOST_ARGUMENTS`]) and the upstream cache lifetimes. Every
+//! match over tools is exhaustive.
 //!
 //! Adding a tool: a [`Tool`] variant (and its entry in [`Tool::ALL`] and
-//! [`SPECS`]), a [`Call`] variant with its arms in [`Call::parse`],
-//! [`Call::tool`], [`Call::canonical`], and in `tools.rs` `Call::run`; the
-//! run itself in its own module. The registry names no tool's run: the
-//! runs name the registry.
+//! [`SPECS`], its argument table there or in `args` when shared), a
+//! [`Call`] variant with its arms in [`Call::parse`], [`Call::tool`],
+//! [`Call::canonical`], and in `tools.rs` `Call::run`; the run itself in
+//! its own module, declared in `x/mod.rs`. That is 4 files of `src/`
+//! (`tests/tool_cost.rs` keeps it so). The registry names no tool's run:
+//! the runs name the registry.
 
 use std::time::Duration;
 
@@ -29,6 +33,7 @@ use super::cache::{
     TTL_TYPEAHEAD,
 };
 use super::schema;
+use super::url;
 
 /// A tool. The discriminant indexes [`SPECS`] (and the metric rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -386,7 +391,8 @@ pub const SPECS: [Spec; Tool::COUNT] = [
         title: "Get trending topics on X",
         description: "List what is trending on X now (its Explore page, via FxTwitter; up to 50 trends), one Markdown line per trend with its context when X gives one (full=true adds X's rank and related topics). Each trend's `name` is the `q` of x_md_search_posts that reads its posts; `url` is X's search for it. No trends is an empty list, not an error. Page with `page` or `cursor` (the previous `next_cursor`).",
         summary: "what is trending",
-        props: &args::TRENDS_PROPS,
+        // The list arguments, no handle.
+        props: &[args::PAGE, args::LIMIT, args::CURSOR, args::FULL, args::MAX_CHARS],
         required: &[],
         output_schema: trends_output_schema,
         cursor_tag: "trends",
@@ -641,6 +647,40 @@ pub fn match_template<'p>(
     }
 }
 
+/// The first literal segment of a route template (`explore` of
+/// `/explore/tabs/trending`), none for a template that opens with a
+/// placeholder (`/{handle}`).
+fn first_literal(template: &str) -> Option<&str> {
+    let first = template.strip_prefix('/')?.split('/').next()?;
+    (!first.is_empty() && !first.starts_with('{')).then_some(first)
+}
+
+/// Every first path segment that is never a handle: the first literal
+/// segment of every tool route (so a new tool's route reserves its own,
+/// here) and [`url::RESERVED_NAMES`] (the server's own paths and X's `i`).
+fn reserved() -> impl Iterator<Item = &'static str> {
+    SPECS
+        .iter()
+        .flat_map(|s| s.routes.iter().filter_map(|r| first_literal(r.template)))
+        .chain(url::RESERVED_NAMES)
+}
+
+/// The names of [`reserved`], sorted, each once.
+pub fn reserved_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = reserved().collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// True for a handle that can open an X route of this server
+/// (`/<handle>/…`): a handle ([`url::is_handle`]) that is not one of
+/// [`reserved_names`] (compared case-insensitively, as X compares
+/// handles): `/search/followers` is a 404, not an account's followers.
+pub fn is_route_handle(s: &str) -> bool {
+    url::is_handle(s) && !reserved().any(|r| r.eq_ignore_ascii_case(s))
+}
+
 /// The time to live for an upstream path (and query): the lifetime the
 /// tools give the path ([`upstream_ttl`]), or [`TTL_OTHER`] for a path no
 /// tool declares. The cache stores by it ([`super::cache::Cache::new`]).
@@ -662,6 +702,23 @@ pub fn upstream_ttl(path_and_query: &str) -> Option<Duration> {
         .find(|u| match_template(u.template, path, |_, seg| !seg.is_empty()).is_some())
         .map(|u| u.ttl)
 }
+
+/// Most arguments any tool takes: the longest argument table of
+/// [`SPECS`] (derived, so a tool's table is declared once, in its spec).
+/// An `arguments` object with more keys is refused by [`Call::parse`]
+/// before any key is looked at, with one short message (the cost of a
+/// refusal stays independent of how many keys were sent).
+pub const MOST_ARGUMENTS: usize = {
+    let mut most = 0;
+    let mut i = 0;
+    while i < SPECS.len() {
+        if SPECS[i].props.len() > most {
+            most = SPECS[i].props.len();
+        }
+        i += 1;
+    }
+    most
+};
 
 /// A validated call: one typed argument struct per tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -692,6 +749,7 @@ impl Call {
     /// The refusal text: which argument is wrong and the accepted form.
     pub fn parse(tool: Tool, arguments: Option<&Value>) -> Result<Call, String> {
         let props = tool.spec().props;
+        args::refuse_oversized(arguments, props, MOST_ARGUMENTS)?;
         Ok(match tool {
             Tool::GetPost => Call::GetPost(args::parse_post(arguments)?),
             Tool::GetProfile => Call::GetProfile(args::parse_profile(arguments)?),
@@ -803,17 +861,49 @@ mod tests {
 
     #[test]
     fn most_arguments_is_the_longest_table() {
+        // Every spec's table fits, and one of them is that long: the
+        // derivation covers every spec (the former hand-kept list of
+        // tables in `args` missed none only by review).
         for s in &SPECS {
+            assert!(s.props.len() <= MOST_ARGUMENTS, "{}", s.name);
+        }
+        assert!(SPECS.iter().any(|s| s.props.len() == MOST_ARGUMENTS));
+        // Today's value: x_md_get_post's 13 arguments.
+        assert_eq!(MOST_ARGUMENTS, 13);
+        assert_eq!(Tool::GetPost.spec().props.len(), 13);
+        let over: Value = (0..=MOST_ARGUMENTS)
+            .map(|i| (format!("k{i}"), Value::from(i)))
+            .collect::<Map<_, _>>()
+            .into();
+        for t in Tool::ALL {
+            let e = Call::parse(t, Some(&over)).unwrap_err();
             assert!(
-                args::PROP_TABLES
-                    .iter()
-                    .any(|t| t.iter().map(|p| p.name).eq(s.props.iter().map(|p| p.name))),
-                "{}'s table is missing from args::PROP_TABLES",
-                s.name
+                e.starts_with(&format!(
+                    "`arguments` has {} properties; this tool takes at most {}: ",
+                    MOST_ARGUMENTS + 1,
+                    t.spec().props.len()
+                )),
+                "{e}"
             );
         }
-        let longest = SPECS.iter().map(|s| s.props.len()).max();
-        assert_eq!(Some(args::MOST_ARGUMENTS), longest);
+    }
+
+    #[test]
+    fn reserved_names_are_the_routes_first_segments_and_the_servers() {
+        assert_eq!(
+            reserved_names(),
+            ["api", "explore", "healthz", "i", "mcp", "metrics", "search"]
+        );
+        for r in reserved_names() {
+            assert!(!is_route_handle(r), "{r}");
+            assert!(!is_route_handle(&r.to_ascii_uppercase()), "{r}");
+        }
+        for h in ["explorer", "searches", "a", "demo_author", "API_"] {
+            assert!(is_route_handle(h), "{h}");
+        }
+        assert!(!is_route_handle("a.b"));
+        assert_eq!(first_literal("/{handle}/media"), None);
+        assert_eq!(first_literal("/i/status/{id}"), Some("i"));
     }
 
     #[test]

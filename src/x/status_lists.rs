@@ -192,7 +192,7 @@ fn walk_rows<T: Row + DeserializeOwned + Serialize>(
     );
     // Links go where this server answers: a handle that cannot open a
     // route (`i`, `api`, `search`, …) continues by the post id alone.
-    let path = if super::url::is_route_handle(handle) {
+    let path = if super::registry::is_route_handle(handle) {
         format!("/{handle}/status/{id}/{}", list.route_segment())
     } else {
         format!("/i/status/{id}/{}", list.route_segment())

@@ -66,17 +66,14 @@ pub fn is_handle(s: &str) -> bool {
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// First path segments that are routes of this server, never handles
-/// (compared case-insensitively, as X compares handles): `/metrics` stays
-/// the metrics, `/search/followers` is a 404, not an account's followers.
-pub const RESERVED_NAMES: [&str; 7] =
-    ["api", "explore", "healthz", "i", "mcp", "metrics", "search"];
-
-/// True for a handle that can open an X route of this server
-/// (`/<handle>/…`): a handle that is not one of [`RESERVED_NAMES`].
-pub fn is_route_handle(s: &str) -> bool {
-    is_handle(s) && !RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(s))
-}
+/// First path segments that are never handles besides the tools' routes
+/// (compared case-insensitively, as X compares handles): this server's own
+/// paths (`/healthz`, `/mcp`, `/metrics`: `/metrics` stays the metrics,
+/// `/healthz/following` is a 404, not an account's followers) and X's `i`
+/// (`/i/…` is X's, never an account). The first literal segment of every
+/// tool route (`api`, `search`, `explore`, …) is reserved too, derived from
+/// the tool registry: `registry::is_route_handle`.
+pub const RESERVED_NAMES: [&str; 4] = ["healthz", "i", "mcp", "metrics"];
 
 /// True for 1–[`MAX_ID_DIGITS`] ASCII digits (the spelling of an id; ids
 /// the upstream sends are read with this tolerance).

@@ -270,36 +270,26 @@ const HINTS: [(&str, &str); 6] = [
     ("status_id", "id"),
 ];
 
-/// Every tool's property table (the registry's specs name them; its test
-/// `most_arguments_is_the_longest_table` checks that this list has them
-/// all).
-pub const PROP_TABLES: [&[Prop]; 6] = [
-    &POST_PROPS,
-    &PROFILE_PROPS,
-    &CONNECTION_PROPS,
-    &POST_LIST_PROPS,
-    &SEARCH_PROPS,
-    &TRENDS_PROPS,
-];
-
-/// `x_md_get_trends` arguments: the list arguments, no handle.
-pub const TRENDS_PROPS: [Prop; 5] = [PAGE, LIMIT, CURSOR, FULL, MAX_CHARS];
-
-/// Most arguments any tool takes: the longest property table
-/// ([`PROP_TABLES`]). An `arguments` object with more keys is refused
-/// before any key is looked at, with one short message (the cost of a
-/// refusal stays independent of how many keys were sent).
-pub const MOST_ARGUMENTS: usize = {
-    let mut most = 0;
-    let mut i = 0;
-    while i < PROP_TABLES.len() {
-        if PROP_TABLES[i].len() > most {
-            most = PROP_TABLES[i].len();
-        }
-        i += 1;
+/// Refuses an `arguments` object of more than `most` keys (the registry's
+/// `MOST_ARGUMENTS`, the longest property table of any tool) before any
+/// key is looked at, with one short message naming `props` (the cost of a
+/// refusal stays independent of how many keys were sent). Anything but an
+/// object passes: [`validate`] refuses it.
+///
+/// # Errors
+///
+/// The refusal text.
+pub fn refuse_oversized(args: Option<&Value>, props: &[Prop], most: usize) -> Result<(), String> {
+    match args {
+        Some(Value::Object(m)) if m.len() > most => Err(format!(
+            "`arguments` has {} properties; this tool takes at most {}: {}",
+            m.len(),
+            props.len(),
+            props.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+        )),
+        _ => Ok(()),
     }
-    most
-};
+}
 
 /// Most unknown keys named in one refusal; the rest are counted ("and N
 /// more").
@@ -310,10 +300,10 @@ pub const MAX_NAMED_UNKNOWN_KEYS: usize = 10;
 /// Longest echo of one unknown key, in characters. Default 40.
 const MAX_KEY_ECHO_CHARS: usize = 40;
 
-/// Checks `arguments` against a property table: object-ness, the number
-/// of keys ([`MOST_ARGUMENTS`]), unknown properties (at most
-/// [`MAX_NAMED_UNKNOWN_KEYS`] named), types, ranges, patterns, then
-/// `required`. Every problem is reported, joined with "; ", and the
+/// Checks `arguments` against a property table: object-ness, unknown
+/// properties (at most [`MAX_NAMED_UNKNOWN_KEYS`] named), types, ranges,
+/// patterns, then `required` (the number of keys is checked before, by
+/// [`refuse_oversized`], in the registry's `Call::parse`). Every problem is reported, joined with "; ", and the
 /// allowed names are listed once.
 pub fn validate(
     args: Option<&Value>,
@@ -330,14 +320,6 @@ pub fn validate(
             )
         }
     };
-    if let Some(m) = obj.filter(|m| m.len() > MOST_ARGUMENTS) {
-        return Err(format!(
-            "`arguments` has {} properties; this tool takes at most {}: {}",
-            m.len(),
-            allowed.len(),
-            allowed.join(", ")
-        ));
-    }
     let obj = obj.cloned().unwrap_or_default();
     let mut problems = Vec::new();
     let unknown: Vec<&String> = obj
