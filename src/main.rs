@@ -114,6 +114,10 @@ fn main() -> ExitCode {
         ),
     };
     let app = Arc::new(App::with_fallback(&config, upstream, syndication));
+    if let Some(t) = &transport {
+        // Bodies read by the loops count in the calls' working budget.
+        t.meter(app.work_budget());
+    }
     let effective = serde_json::json!({
         "listen": local.to_string(),
         "public_url": config.public_url,

@@ -172,6 +172,8 @@ pub struct App {
     manifest: StaticDoc,
     policy: OriginPolicy,
     xroutes: xroutes::XRoutes,
+    /// The tool calls' working budget (`--max-working-bytes`).
+    work: Arc<crate::x::memory::WorkBudget>,
     /// Who may report the client address (`--trusted-proxies`).
     proxies: crate::config::proxies::TrustedProxies,
 }
@@ -181,6 +183,13 @@ impl App {
     /// (and MCP result) is built on its first request and kept.
     pub fn new(config: &Config, upstream: Arc<dyn Upstream>) -> App {
         App::with_fallback(config, upstream, None)
+    }
+
+    /// The tool calls' working budget (`--max-working-bytes`), which the
+    /// event-loop upstream counts bodies in before it reads them
+    /// ([`crate::x::loopio::Transport::meter`]).
+    pub fn work_budget(&self) -> Arc<crate::x::memory::WorkBudget> {
+        Arc::clone(&self.work)
     }
 
     /// Like [`App::new`], with a second provider of single posts, X's
@@ -222,6 +231,7 @@ impl App {
         if let Some(budget) = budgeted.filter(|_| config.rate_limit > 0) {
             tools = tools.with_per_client(Arc::new(limits::UpstreamShares::new(budget)));
         }
+        let work = Arc::clone(tools.work());
         let tools = Arc::new(tools);
         let limiter = (config.rate_limit > 0).then(|| {
             Arc::new(limits::ClientLimiter::new(
@@ -296,6 +306,7 @@ impl App {
             manifest,
             policy,
             xroutes,
+            work,
             proxies: config.trusted_proxies.clone(),
         }
     }

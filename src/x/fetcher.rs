@@ -81,6 +81,10 @@ pub struct Fetcher<'a> {
     work: Option<&'a Arc<WorkBudget>>,
     /// Bytes this fetcher holds in `work`, given back when it drops.
     held: AtomicUsize,
+    /// Bytes the call's run state holds in `work` for the answers an event
+    /// loop delivered that this fetcher read (their bodies' room, given
+    /// back when the call ends, see [`super::restart`]).
+    rooms: AtomicUsize,
     /// Bytes the call held when it started this fetcher's job beside it
     /// (the job is part of the call: it does not wait for room the call
     /// holds, see [`WorkBudget::reserve`]).
@@ -104,6 +108,7 @@ impl<'a> Fetcher<'a> {
             guard: None,
             work: None,
             held: AtomicUsize::new(0),
+            rooms: AtomicUsize::new(0),
             held_by_caller: 0,
         }
     }
@@ -291,6 +296,7 @@ impl Fetcher<'_> {
         if let Some(e) = pending_refusal() {
             return Err(e);
         }
+        let room = delivered_room(delivered, provider, path_and_query);
         let incoming = self.begin_transfer();
         let (answer, outcome, fresh) = self.cache.lookup(up, path_and_query);
         let transfer = self.end_transfer(incoming);
@@ -299,17 +305,18 @@ impl Fetcher<'_> {
             self.give_back(transfer);
             note_pending(e, provider, path_and_query);
         })?;
-        if self.admit_now(resp.body.len(), transfer) {
+        if self.admit_now(resp.body.len(), transfer, room) {
             return Ok(resp);
         }
         drop(resp);
+        forget_delivered(room, provider, path_and_query);
         self.admit_then_read(up, provider, path_and_query)
     }
 
     /// Bytes the call holds in the working budget (with its caller's, for
     /// a job run beside it).
     fn holding(&self) -> usize {
-        self.held.load(Ordering::SeqCst) + self.held_by_caller
+        self.held.load(Ordering::SeqCst) + self.rooms.load(Ordering::SeqCst) + self.held_by_caller
     }
 
     /// Around a lookup: the body of an answer the cache asks the upstream
@@ -336,19 +343,22 @@ impl Fetcher<'_> {
 
     /// Counts an answer of `body_len` bytes for this call
     /// ([`super::memory`]) in place of the `transfer` bytes reserved for
-    /// it, if there is room at once; false (and the transfer given back)
-    /// when there is not.
-    fn admit_now(&self, body_len: usize, transfer: usize) -> bool {
+    /// it, and of the `room` the call's run state holds for it (an answer
+    /// an event loop delivered), if there is room at once; false (and the
+    /// transfer given back) when there is not.
+    fn admit_now(&self, body_len: usize, transfer: usize, room: usize) -> bool {
         let Some(work) = self.work else {
             return true;
         };
-        let bytes = work_bytes(body_len);
+        let bytes = work_bytes(body_len).saturating_sub(room);
         if bytes <= transfer {
             self.give_back(transfer - bytes);
+            self.rooms.fetch_add(room, Ordering::SeqCst);
             return true;
         }
-        if work.try_reserve(bytes - transfer, self.holding()) {
+        if work.try_reserve(bytes - transfer, self.holding() + room) {
             self.held.fetch_add(bytes - transfer, Ordering::SeqCst);
+            self.rooms.fetch_add(room, Ordering::SeqCst);
             return true;
         }
         self.give_back(transfer);
@@ -398,7 +408,7 @@ impl Fetcher<'_> {
         // call's to read again: it is needed, see super::restart.)
         let resp = answer.inspect_err(|e| note_pending(e, provider, path_and_query))?;
         // Changed meanwhile (a new answer): counted at its own size.
-        if resp.body.len() > size && !self.admit_now(resp.body.len() - size, 0) {
+        if resp.body.len() > size && !self.admit_now(resp.body.len() - size, 0, 0) {
             return Err(FetchError::MemoryBudget(WORK_RETRY_AFTER_SECS));
         }
         Ok(resp)
@@ -462,11 +472,12 @@ impl Upstream for Fetcher<'_> {
         if let Some(e) = pending_refusal() {
             return (Err(e), Keep::none());
         }
+        let room = delivered_room(delivered, super::restart::PRIMARY, path_and_query);
         let incoming = self.begin_transfer();
         let (answer, outcome, kept) = self.cache.lookup_kept(self.up, path_and_query);
         let transfer = self.end_transfer(incoming);
         let admitted = match &answer {
-            Ok(r) => self.admit_now(r.body.len(), transfer),
+            Ok(r) => self.admit_now(r.body.len(), transfer, room),
             Err(e) => {
                 note_pending(e, super::restart::PRIMARY, path_and_query);
                 self.give_back(transfer);
@@ -485,6 +496,7 @@ impl Upstream for Fetcher<'_> {
         let storable = answer.as_ref().is_ok_and(cacheable);
         self.count_for(delivered, path_and_query, outcome, kept.finish(storable));
         drop(answer);
+        forget_delivered(room, super::restart::PRIMARY, path_and_query);
         (
             self.admit_then_read(self.up, super::restart::PRIMARY, path_and_query),
             Keep::none(),
@@ -497,6 +509,26 @@ impl Upstream for Fetcher<'_> {
 /// nothing more is asked.
 fn pending_refusal() -> Option<FetchError> {
     (super::restart::active() && !super::restart::may_record()).then_some(FetchError::Pending)
+}
+
+/// Bytes the call's run state holds for the answer an event loop
+/// delivered for `provider`'s `path` (`delivered`), its body's room.
+fn delivered_room(delivered: bool, provider: usize, path_and_query: &str) -> usize {
+    if delivered {
+        super::restart::room(provider, path_and_query)
+    } else {
+        0
+    }
+}
+
+/// A delivered answer the call has no room to read now (its `room` > 0):
+/// given back with its room, so that the call waits for room holding
+/// nothing of it, as with the blocking client (it reads it again through
+/// the cache, or needs it again).
+fn forget_delivered(room: usize, provider: usize, path_and_query: &str) {
+    if room > 0 {
+        super::restart::forget(provider, path_and_query);
+    }
 }
 
 /// Records what a restartable run needs when its fetch is waiting for an

@@ -131,8 +131,7 @@ pub fn incoming(announced: Option<u64>, cap: u64) -> bool {
         let Some(w) = i.as_mut() else {
             return true;
         };
-        let body = usize::try_from(announced.unwrap_or(cap).min(cap)).unwrap_or(usize::MAX);
-        let bytes = body.saturating_mul(TRANSFER_BYTES_PER_BODY_BYTE);
+        let bytes = transfer_bytes(announced, cap);
         let cancel = w.cancel.clone();
         let stop = || cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
         let until = w.until.min(Instant::now() + MAX_INCOMING_WAIT);
@@ -314,6 +313,29 @@ impl Reservation {
     pub fn take(mut self) -> usize {
         std::mem::take(&mut self.bytes)
     }
+
+    /// The bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Gives back what is held past `bytes` (a body smaller than the room
+    /// reserved for it).
+    pub fn shrink_to(&mut self, bytes: usize) {
+        if bytes < self.bytes {
+            self.budget.release(self.bytes - bytes);
+            self.bytes = bytes;
+        }
+    }
+}
+
+/// The bytes counted for an upstream body on its way in whose head
+/// announced `announced` bytes (`None`: not announced), at most `cap`:
+/// [`TRANSFER_BYTES_PER_BODY_BYTE`] per byte of it, `cap` when it
+/// announces none.
+pub fn transfer_bytes(announced: Option<u64>, cap: u64) -> usize {
+    let body = usize::try_from(announced.unwrap_or(cap).min(cap)).unwrap_or(usize::MAX);
+    body.saturating_mul(TRANSFER_BYTES_PER_BODY_BYTE)
 }
 
 impl Drop for Reservation {

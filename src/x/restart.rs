@@ -28,8 +28,10 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::memory::Reservation;
 use super::upstream::{FetchError, UpstreamResponse};
 
 /// The provider of the primary upstream (FxTwitter).
@@ -56,6 +58,9 @@ pub struct Need {
 
 struct Delivered {
     answer: Answer,
+    /// The room its body is counted in in the working budget, shared with
+    /// the other calls it answered (given back when the last is done).
+    room: Option<Arc<Reservation>>,
     /// How long the request took (for the latency histogram).
     took: Duration,
     /// Whether a run has read it (metered once).
@@ -115,18 +120,24 @@ impl RunState {
     /// Stores the answer to `need`, for the next run. Past
     /// [`MAX_DELIVERED_PER_CALL`] answers the oldest are not dropped: the
     /// new one replaces nothing and the run fails that fetch instead.
-    pub fn deliver(&mut self, need: Need, answer: Answer, took: Duration) {
-        let answer = if self.delivered.len() >= MAX_DELIVERED_PER_CALL {
-            Err(FetchError::Other(
-                "too many upstream answers for one call".into(),
-            ))
+    pub fn deliver(
+        &mut self,
+        need: Need,
+        answer: Answer,
+        room: Option<Arc<Reservation>>,
+        took: Duration,
+    ) {
+        let (answer, room) = if self.delivered.len() >= MAX_DELIVERED_PER_CALL {
+            let e = FetchError::Other("too many upstream answers for one call".into());
+            (Err(e), None)
         } else {
-            answer
+            (answer, room)
         };
         self.delivered.insert(
             need,
             Delivered {
                 answer,
+                room,
                 took,
                 read: false,
             },
@@ -283,6 +294,37 @@ pub fn is_delivered(path: &str) -> bool {
     })
 }
 
+/// Bytes of the working budget the current call holds for the answer
+/// delivered for `provider`'s `path` (its body's room, see
+/// [`super::memory`]); 0 when none.
+pub fn room(provider: usize, path: &str) -> usize {
+    CURRENT.with(|c| {
+        c.borrow().as_ref().map_or(0, |s| {
+            s.delivered
+                .get(&Need {
+                    provider,
+                    path: path.to_string(),
+                })
+                .and_then(|d| d.room.as_ref())
+                .map_or(0, |r| r.bytes())
+        })
+    })
+}
+
+/// Forgets the answer delivered for `provider`'s `path` to the current
+/// call, and its room (a call with no room to read it gives it back and
+/// reads it again once it has room, through the cache or a new request).
+pub fn forget(provider: usize, path: &str) {
+    CURRENT.with(|c| {
+        if let Some(s) = c.borrow_mut().as_mut() {
+            s.delivered.remove(&Need {
+                provider,
+                path: path.to_string(),
+            });
+        }
+    });
+}
+
 /// Takes the timing of the last delivered answer handed out on this
 /// thread: `(first read, how long its request took)`.
 pub fn take_delivery() -> Option<(bool, Duration)> {
@@ -342,7 +384,7 @@ mod tests {
             provider: PRIMARY,
             path: "/2/status/1".into(),
         };
-        s.deliver(need, ok(), Duration::from_millis(7));
+        s.deliver(need, ok(), None, Duration::from_millis(7));
         enter(s);
         assert!(is_delivered("/2/status/1") && !is_delivered("/2/status/2"));
         assert!(delivered(FALLBACK, "/2/status/1").is_none());

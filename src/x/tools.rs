@@ -135,7 +135,7 @@ impl Tools {
     }
 
     /// The working budget of the calls in flight.
-    pub fn work(&self) -> &WorkBudget {
+    pub fn work(&self) -> &Arc<WorkBudget> {
         &self.work
     }
 

@@ -138,6 +138,11 @@ impl UpConn {
         self.input = rest;
     }
 
+    /// Bytes of received plaintext waiting.
+    pub fn pending(&self) -> usize {
+        self.input.len()
+    }
+
     /// Whether received plaintext is waiting.
     pub fn has_input(&self) -> bool {
         !self.input.is_empty()
@@ -206,21 +211,34 @@ impl UpConn {
     /// # Errors
     /// The socket's or the TLS layer's.
     pub fn fill(&mut self, scratch: &mut [u8]) -> Result<(), ConnError> {
+        self.fill_upto(scratch, usize::MAX).map(|_| ())
+    }
+
+    /// [`UpConn::fill`], stopping once `limit` bytes of plaintext wait
+    /// (the socket may then hold more: the caller reads again, as no new
+    /// readiness event comes for it); true when it stopped so.
+    ///
+    /// # Errors
+    /// The socket's or the TLS layer's.
+    pub fn fill_upto(&mut self, scratch: &mut [u8], limit: usize) -> Result<bool, ConnError> {
         if !self.check_connected()? {
-            return Ok(());
+            return Ok(false);
         }
         #[cfg(feature = "tls")]
         if self.tls.is_some() {
-            return self.fill_tls();
+            return self.fill_tls(limit);
         }
         loop {
+            if self.input.len() >= limit {
+                return Ok(true);
+            }
             match self.stream.read(scratch) {
                 Ok(0) => {
                     self.eof = true;
-                    return Ok(());
+                    return Ok(false);
                 }
                 Ok(n) => self.input.extend_from_slice(&scratch[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e.into()),
             }
@@ -228,11 +246,16 @@ impl UpConn {
     }
 
     #[cfg(feature = "tls")]
-    fn fill_tls(&mut self) -> Result<(), ConnError> {
+    fn fill_tls(&mut self, limit: usize) -> Result<bool, ConnError> {
         let Some(tls) = self.tls.as_mut() else {
-            return Ok(());
+            return Ok(false);
         };
+        let mut stopped = false;
         loop {
+            if self.input.len() >= limit {
+                stopped = true;
+                break;
+            }
             match tls.read_tls(&mut self.stream) {
                 Ok(0) => {
                     self.eof = true;
@@ -271,7 +294,7 @@ impl UpConn {
             }
         }
         // The handshake or a key update may want to answer.
-        self.flush()
+        self.flush().map(|()| stopped)
     }
 }
 

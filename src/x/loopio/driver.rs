@@ -29,6 +29,7 @@ use super::wire::{self, ResponseReader, WireError};
 
 mod step;
 use super::{Delivery, Transport, Waiter};
+use crate::x::memory::{transfer_bytes, Reservation, MAX_INCOMING_WAIT, WORK_RETRY_AFTER_SECS};
 use crate::x::restart::{Need, RunState};
 use crate::x::upstream::{
     retry_after_of, FetchError, UpstreamResponse, FAILOVER_COOLDOWN, MAX_IDLE_UPSTREAM_CONNECTIONS,
@@ -51,6 +52,10 @@ pub const UPSTREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(15);
 /// [`MAX_IDLE_UPSTREAM_CONNECTIONS`] (128); past it a finished connection
 /// is closed.
 pub const MAX_IDLE_PER_LOOP: usize = MAX_IDLE_UPSTREAM_CONNECTIONS;
+
+/// How often a body waiting for room in the working budget looks again:
+/// every 10 ms (for at most `MAX_INCOMING_WAIT`, 2 s).
+pub const ROOM_RETRY: Duration = Duration::from_millis(10);
 
 /// The largest body read, as a `usize`.
 const MAX_BODY: usize = MAX_UPSTREAM_BODY_BYTES as usize;
@@ -75,6 +80,11 @@ struct Exchange {
     reader: ResponseReader,
     /// Its timer's instant.
     deadline: Instant,
+    /// The room its body is counted in, once its head is in (`None`
+    /// before, or with no working budget).
+    room: Option<Reservation>,
+    /// Since when its body has waited for room.
+    room_since: Option<Instant>,
 }
 
 /// A request this loop makes.
@@ -109,6 +119,9 @@ enum Timer {
     Park(u64),
     /// An exchange's deadline (slot, exchange id).
     Exchange(usize, u64),
+    /// An exchange whose body waits for room looks again (slot, exchange
+    /// id).
+    Room(usize, u64),
 }
 
 /// One event loop's upstream side (see the module documentation).
@@ -228,13 +241,17 @@ impl<P> Driver<P> {
         let Some(index) = token.checked_sub(UPSTREAM_TOKENS) else {
             return;
         };
+        // A body waiting for room is looked at by its timer.
+        if self.slot(index).is_some_and(step::waits_for_room) {
+            return;
+        }
         self.drive(reg, index, now);
     }
 
     /// Takes the answers other loops fetched for calls parked here.
     pub fn drain_mail(&mut self) {
         for d in self.t.take_mail(self.lane) {
-            self.deliver(d.park, d.need, d.answer, d.took);
+            self.deliver(d.park, d.need, d.answer, d.room, d.took);
         }
     }
 
@@ -253,10 +270,27 @@ impl<P> Driver<P> {
                         .and_then(|s| s.exchange.as_ref())
                         .is_some_and(|e| e.id == id);
                     if current {
+                        // A body still waiting for room: the budget's refusal,
+                        // not the upstream's fault.
+                        let starved = self.slot(index).is_some_and(step::waits_for_room);
                         let need = self.close(reg, index);
                         if let Some(need) = need {
-                            self.attempt_done(reg, &need, Err(FetchError::Timeout), now);
+                            let error = if starved {
+                                FetchError::MemoryBudget(WORK_RETRY_AFTER_SECS)
+                            } else {
+                                FetchError::Timeout
+                            };
+                            self.attempt_done(reg, &need, Err(error), None, now);
                         }
+                    }
+                }
+                Timer::Room(index, id) => {
+                    let current = self
+                        .slot(index)
+                        .and_then(|s| s.exchange.as_ref())
+                        .is_some_and(|e| e.id == id);
+                    if current {
+                        self.make_room(reg, index, now);
                     }
                 }
             }
@@ -318,7 +352,18 @@ impl<P> Driver<P> {
             return;
         };
         self.timers.remove(&(p.deadline, Timer::Park(id)));
+        let mut p = p;
         for need in &p.needs {
+            // A request whose body waits for room: the call is refused as
+            // the budget refuses it (retryable), not as a timeout.
+            if self.t.is_starved(need) {
+                p.state.deliver(
+                    need.clone(),
+                    Err(FetchError::MemoryBudget(WORK_RETRY_AFTER_SECS)),
+                    None,
+                    Duration::ZERO,
+                );
+            }
             if self.flights.contains_key(need) && !self.t.flight_wanted(need, now) {
                 self.abort(reg, need);
             }
@@ -327,14 +372,21 @@ impl<P> Driver<P> {
     }
 
     /// An answer for parked call `id`.
-    fn deliver(&mut self, id: u64, need: Need, answer: Answer, took: Duration) {
+    fn deliver(
+        &mut self,
+        id: u64,
+        need: Need,
+        answer: Answer,
+        room: Option<Arc<Reservation>>,
+        took: Duration,
+    ) {
         let Some(p) = self.parked.get_mut(&id) else {
             return;
         };
         if !p.needs.contains(&need) {
             return;
         }
-        p.state.deliver(need, answer, took);
+        p.state.deliver(need, answer, room, took);
         p.missing -= 1;
         if p.missing == 0 {
             if let Some(p) = self.parked.remove(&id) {
@@ -350,6 +402,7 @@ impl<P> Driver<P> {
             self.finish(
                 &need,
                 Err(FetchError::Other("no such upstream".into())),
+                None,
                 now,
             );
             return;
@@ -358,6 +411,7 @@ impl<P> Driver<P> {
             self.finish(
                 &need,
                 Err(FetchError::Other("no upstream base configured".into())),
+                None,
                 now,
             );
             return;
@@ -398,7 +452,7 @@ impl<P> Driver<P> {
                     }
                     (None, None) => Err(FetchError::Other("no upstream base configured".into())),
                 };
-                self.finish(need, answer, now);
+                self.finish(need, answer, None, now);
                 return;
             }
             let i = (f.first + f.tried) % n;
@@ -427,10 +481,10 @@ impl<P> Driver<P> {
         let base = &p.bases[base_index];
         let timeout = p.timeout;
         let uri = format!("{}{}", base.url, need.path);
-        let (bytes, reader) = match wire::get(&uri, MAX_BODY) {
+        let (bytes, mut reader) = match wire::get(&uri, MAX_BODY) {
             Ok(v) => v,
             Err(e) => {
-                self.attempt_done(reg, need, Err(FetchError::Other(e.to_string())), now);
+                self.attempt_done(reg, need, Err(FetchError::Other(e.to_string())), None, now);
                 return;
             }
         };
@@ -444,13 +498,16 @@ impl<P> Driver<P> {
             None => match self.open(reg, need.provider, base_index) {
                 Ok(i) => i,
                 Err(e) => {
-                    self.attempt_done(reg, need, Err(e), now);
+                    self.attempt_done(reg, need, Err(e), None, now);
                     return;
                 }
             },
         };
         let id = self.id();
         let deadline = now + timeout;
+        if self.t.work().is_some() {
+            reader.gate();
+        }
         if let Some(s) = self.slot_mut(index) {
             s.conn.send(&bytes);
             s.exchange = Some(Exchange {
@@ -458,6 +515,8 @@ impl<P> Driver<P> {
                 need: need.clone(),
                 reader,
                 deadline,
+                room: None,
+                room_since: None,
             });
         }
         if let Some(f) = self.flights.get_mut(need) {
@@ -542,6 +601,10 @@ impl<P> Driver<P> {
         let need = slot.exchange.take().map(|e| {
             self.timers
                 .remove(&(e.deadline, Timer::Exchange(index, e.id)));
+            if e.room_since.is_some() {
+                self.t.fed(&e.need);
+            }
+            // Its room (if any) goes back with it.
             e.need
         });
         if let Some(need) = &need {
@@ -562,11 +625,20 @@ impl<P> Driver<P> {
         };
         match next {
             Next::Wait => {}
+            Next::Room => self.make_room(reg, index, now),
             Next::Close => {
                 self.close(reg, index);
             }
             Next::Failed(with) => self.failed(reg, index, with, now),
-            Next::Answered(need, response, reusable, timer) => {
+            Next::Answered(need, response, reusable, timer, mut room) => {
+                // The room of the body as read (less than reserved when
+                // its length was not announced).
+                if let Some(r) = room.as_mut() {
+                    r.shrink_to(transfer_bytes(
+                        Some(response.body.len() as u64),
+                        MAX_UPSTREAM_BODY_BYTES,
+                    ));
+                }
                 self.timers.remove(&timer);
                 if let Some(f) = self.flights.get_mut(&need) {
                     f.slot = None;
@@ -582,9 +654,54 @@ impl<P> Driver<P> {
                 } else {
                     self.close(reg, index);
                 }
-                self.attempt_done(reg, &need, Ok(response), now);
+                self.attempt_done(reg, &need, Ok(response), room, now);
             }
         }
+    }
+
+    /// The head of the answer on connection `index` is in: its body is
+    /// counted in the working budget ([`transfer_bytes`] of what it
+    /// announces) before it is read. With no room, the socket is not read
+    /// and the driver looks again every [`ROOM_RETRY`]; after
+    /// [`MAX_INCOMING_WAIT`] (or at the exchange's deadline) the request
+    /// fails as [`FetchError::MemoryBudget`] (retryable, the base is not
+    /// cooled).
+    fn make_room(&mut self, reg: &Registry, index: usize, now: Instant) {
+        let work = self.t.work();
+        let Some(ex) = self.slot_mut(index).and_then(|s| s.exchange.as_mut()) else {
+            return;
+        };
+        let Some(announced) = ex.reader.needs_room() else {
+            return;
+        };
+        let bytes = transfer_bytes(announced, MAX_UPSTREAM_BODY_BYTES);
+        let granted = work.as_ref().is_none_or(|w| w.try_reserve(bytes, 0));
+        if granted {
+            ex.room = work.map(|w| Reservation::new(w, bytes));
+            ex.reader.admit();
+            let (need, waited) = (ex.need.clone(), ex.room_since.take().is_some());
+            if waited {
+                self.t.fed(&need);
+            }
+            self.drive(reg, index, now);
+            return;
+        }
+        let since = *ex.room_since.get_or_insert(now);
+        let (id, need) = (ex.id, ex.need.clone());
+        self.t.starve(&need);
+        if now.duration_since(since) >= MAX_INCOMING_WAIT {
+            self.close(reg, index);
+            self.attempt_done(
+                reg,
+                &need,
+                Err(FetchError::MemoryBudget(WORK_RETRY_AFTER_SECS)),
+                None,
+                now,
+            );
+            return;
+        }
+        self.timers
+            .insert((now + ROOM_RETRY, Timer::Room(index, id)));
     }
 
     /// Connection `index` failed: a kept-alive connection that failed
@@ -617,12 +734,19 @@ impl<P> Driver<P> {
             FailedWith::Wire(WireError::TooLarge) => FetchError::TooLarge,
             FailedWith::Wire(e) => FetchError::Other(e.to_string()),
         };
-        self.attempt_done(reg, &need, Err(error), now);
+        self.attempt_done(reg, &need, Err(error), None, now);
     }
 
     /// An attempt at one base answered (or failed): the base cools and the
     /// next is tried, or the flight ends with the answer.
-    fn attempt_done(&mut self, reg: &Registry, need: &Need, answer: Answer, now: Instant) {
+    fn attempt_done(
+        &mut self,
+        reg: &Registry,
+        need: &Need,
+        answer: Answer,
+        room: Option<Reservation>,
+        now: Instant,
+    ) {
         let Some(p) = self.t.provider(need.provider) else {
             return;
         };
@@ -634,7 +758,7 @@ impl<P> Driver<P> {
             _ => None,
         };
         let Some(cool) = cool else {
-            self.finish(need, answer, now);
+            self.finish(need, answer, room, now);
             return;
         };
         let Some(f) = self.flights.get_mut(need) else {
@@ -645,8 +769,11 @@ impl<P> Driver<P> {
         self.next_base(reg, need, now);
     }
 
-    /// Ends the flight of `need` with `answer`, for everyone waiting.
-    fn finish(&mut self, need: &Need, answer: Answer, now: Instant) {
+    /// Ends the flight of `need` with `answer`, for everyone waiting; the
+    /// room its body is counted in is theirs together, given back when the
+    /// last of them is done with it.
+    fn finish(&mut self, need: &Need, answer: Answer, room: Option<Reservation>, now: Instant) {
+        let room = room.map(Arc::new);
         let started = match self.flights.remove(need) {
             Some(f) => f.started,
             None => now,
@@ -654,7 +781,7 @@ impl<P> Driver<P> {
         let took = now.duration_since(started);
         for w in self.t.land(need) {
             if w.lane == self.lane {
-                self.deliver(w.park, need.clone(), answer.clone(), took);
+                self.deliver(w.park, need.clone(), answer.clone(), room.clone(), took);
             } else {
                 self.t.post(
                     w.lane,
@@ -662,6 +789,7 @@ impl<P> Driver<P> {
                         park: w.park,
                         need: need.clone(),
                         answer: answer.clone(),
+                        room: room.clone(),
                         took,
                     },
                 );

@@ -30,13 +30,14 @@ pub mod driver;
 pub mod names;
 pub mod wire;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use mio::Waker;
 
+use super::memory::{Reservation, WorkBudget};
 use super::restart::{self, Need, FALLBACK, PRIMARY};
 use super::upstream::{FetchError, Upstream, UpstreamResponse, MAX_COOLDOWN};
 
@@ -186,6 +187,8 @@ pub struct Delivery {
     pub need: Need,
     /// The answer.
     pub answer: Answer,
+    /// The room its body is counted in (shared by every call it answers).
+    pub room: Option<Arc<Reservation>>,
     /// How long the request took.
     pub took: Duration,
 }
@@ -204,6 +207,11 @@ pub struct Transport {
     flights: Mutex<HashMap<Need, Vec<Waiter>>>,
     lanes: OnceLock<Vec<Lane>>,
     call_timeout: Duration,
+    /// The working budget bodies are counted in before they are read
+    /// ([`Transport::meter`]).
+    work: OnceLock<Arc<WorkBudget>>,
+    /// Requests whose body waits for room in it.
+    starved: Mutex<HashSet<Need>>,
     #[cfg(feature = "tls")]
     tls: OnceLock<Arc<rustls::ClientConfig>>,
 }
@@ -227,6 +235,8 @@ impl Transport {
             flights: Mutex::new(HashMap::new()),
             lanes: OnceLock::new(),
             call_timeout,
+            work: OnceLock::new(),
+            starved: Mutex::new(HashSet::new()),
             #[cfg(feature = "tls")]
             tls: OnceLock::new(),
         })
@@ -263,6 +273,39 @@ impl Transport {
                 })
                 .collect(),
         );
+    }
+
+    /// Counts every upstream body in `work` (the tools' working budget,
+    /// `--max-working-bytes`) from its head on, before it is read: the
+    /// loops read a body only once there is room for it
+    /// ([`crate::x::memory::transfer_bytes`]), and the room goes with the
+    /// answer to the calls that read it. Called once, before the loops run.
+    pub fn meter(&self, work: Arc<WorkBudget>) {
+        let _ = self.work.set(work);
+    }
+
+    /// The working budget, when metered.
+    pub(crate) fn work(&self) -> Option<Arc<WorkBudget>> {
+        self.work.get().cloned()
+    }
+
+    fn starved_set(&self) -> std::sync::MutexGuard<'_, HashSet<Need>> {
+        self.starved.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The request of `need` has a body waiting for room.
+    pub(crate) fn starve(&self, need: &Need) {
+        self.starved_set().insert(need.clone());
+    }
+
+    /// The request of `need` no longer waits for room.
+    pub(crate) fn fed(&self, need: &Need) {
+        self.starved_set().remove(need);
+    }
+
+    /// Whether the request of `need` has a body waiting for room.
+    pub(crate) fn is_starved(&self, need: &Need) -> bool {
+        self.starved_set().contains(need)
     }
 
     /// The call deadline (`--call-timeout`).

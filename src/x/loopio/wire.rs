@@ -110,6 +110,12 @@ pub struct ResponseReader {
     filled: usize,
     /// Any byte of the response was received.
     started: bool,
+    /// The body waits, unread, for [`ResponseReader::admit`] once the head
+    /// is in ([`ResponseReader::gate`]).
+    gated: bool,
+    admitted: bool,
+    /// The body's `Content-Length`, once the head is in.
+    length: Option<u64>,
 }
 
 impl ResponseReader {
@@ -123,6 +129,44 @@ impl ResponseReader {
             body: Vec::new(),
             filled: 0,
             started: false,
+            gated: false,
+            admitted: false,
+            length: None,
+        }
+    }
+
+    /// Makes the body wait, unread, once the head is in, until
+    /// [`ResponseReader::admit`] (the server counts a body in its working
+    /// budget before reading it, `crate::x::memory`).
+    pub fn gate(&mut self) {
+        self.gated = true;
+    }
+
+    /// With the head in and the body waiting for [`ResponseReader::admit`]:
+    /// the body's announced length (`None`: not announced).
+    pub fn needs_room(&self) -> Option<Option<u64>> {
+        (self.gated && !self.admitted && matches!(self.state, State::Body(_)))
+            .then_some(self.length)
+    }
+
+    /// Whether the reader is gated and its body not admitted yet (its head
+    /// may not be in): the connection is read a piece at a time, so that
+    /// no more than a piece past the head is read before the body has
+    /// room.
+    pub fn cautious(&self) -> bool {
+        self.gated && !self.admitted
+    }
+
+    /// Lets the body be read (room for it is counted).
+    pub fn admit(&mut self) {
+        if self.admitted {
+            return;
+        }
+        self.admitted = true;
+        if let Some(n) = self.length {
+            // Zeroed once, read into in place.
+            self.body
+                .resize(usize::try_from(n).unwrap_or(usize::MAX), 0);
         }
     }
 
@@ -179,8 +223,12 @@ impl ResponseReader {
                                 if n > self.cap as u64 {
                                     return Err(WireError::TooLarge);
                                 }
-                                // Zeroed once, read into in place.
-                                self.body.resize(n as usize, 0);
+                                self.length = Some(n);
+                                if !self.gated {
+                                    self.admit();
+                                }
+                            } else if !self.gated {
+                                self.admitted = true;
                             }
                             State::Body(body)
                         }
@@ -194,6 +242,11 @@ impl ResponseReader {
                     };
                 }
                 State::Body(mut call) => {
+                    if self.gated && !self.admitted {
+                        // Waiting for room: the rest stays unread.
+                        self.state = State::Body(call);
+                        return Ok(pos);
+                    }
                     let close_delimited = matches!(call.body_mode(), BodyMode::CloseDelimited);
                     let limit = self.cap + 1;
                     while pos < input.len() && (close_delimited || !call.can_proceed()) {

@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::super::conn::ConnError;
 use super::super::wire::WireError;
 use super::{Slot, Timer};
+use crate::x::memory::Reservation;
 use crate::x::restart::Need;
 use crate::x::upstream::{FetchError, UpstreamResponse};
 
@@ -14,41 +15,76 @@ use crate::x::upstream::{FetchError, UpstreamResponse};
 pub(super) enum Next {
     /// Wait for readiness.
     Wait,
+    /// The answer's head is in and its body waits, unread, for room in
+    /// the working budget (`crate::x::memory`).
+    Room,
     /// Close it (an idle connection the peer closed or wrote to).
     Close,
     /// It failed.
     Failed(FailedWith),
     /// Its exchange answered (the exchange's timer); whether it may carry
-    /// another.
-    Answered(Need, UpstreamResponse, bool, (Instant, Timer)),
+    /// another; the room its body is counted in.
+    Answered(
+        Need,
+        UpstreamResponse,
+        bool,
+        (Instant, Timer),
+        Option<Reservation>,
+    ),
 }
 
 /// Writes, reads and feeds the exchange of one connection.
 pub(super) fn step(s: &mut Slot, scratch: &mut [u8]) -> Next {
-    if let Err(e) = s.conn.flush().and_then(|()| s.conn.fill(scratch)) {
+    // A body waiting for room is not read: the socket is left alone.
+    if waits_for_room(s) {
+        return Next::Room;
+    }
+    if let Err(e) = s.conn.flush() {
         return Next::Failed(FailedWith::Conn(e));
     }
-    let Some(ex) = s.exchange.as_mut() else {
-        // Idle: an upstream sends nothing unasked; a close or stray bytes
-        // end the connection.
-        return if s.conn.is_eof() || s.conn.has_input() {
-            Next::Close
-        } else {
-            Next::Wait
-        };
-    };
-    let input = s.conn.take_input();
     let mut rest = false;
-    if !input.is_empty() {
-        match ex.reader.feed(&input) {
-            Ok(used) if used < input.len() && !ex.reader.is_done() => {
-                // A head or chunk line not whole yet: kept for more.
-                s.conn.unread(input[used..].to_vec());
+    loop {
+        // Until a gated body is admitted, a piece at a time: the head is
+        // looked at before more than a piece of the body is read.
+        let limit = match s.exchange.as_ref() {
+            Some(e) if e.reader.cautious() => s.conn.pending() + scratch.len(),
+            _ => usize::MAX,
+        };
+        let more = match s.conn.fill_upto(scratch, limit) {
+            Ok(more) => more,
+            Err(e) => return Next::Failed(FailedWith::Conn(e)),
+        };
+        let Some(ex) = s.exchange.as_mut() else {
+            // Idle: an upstream sends nothing unasked; a close or stray
+            // bytes end the connection.
+            return if s.conn.is_eof() || s.conn.has_input() {
+                Next::Close
+            } else {
+                Next::Wait
+            };
+        };
+        let input = s.conn.take_input();
+        if !input.is_empty() {
+            match ex.reader.feed(&input) {
+                Ok(used) if used < input.len() && !ex.reader.is_done() => {
+                    // A head or chunk line not whole yet (or a body waiting
+                    // for room): kept for more.
+                    s.conn.unread(input[used..].to_vec());
+                }
+                Ok(used) => rest = used < input.len(),
+                Err(e) => return Next::Failed(FailedWith::Wire(e)),
             }
-            Ok(used) => rest = used < input.len(),
-            Err(e) => return Next::Failed(FailedWith::Wire(e)),
+        }
+        if ex.reader.needs_room().is_some() {
+            return Next::Room;
+        }
+        if !more || ex.reader.is_done() {
+            break;
         }
     }
+    let Some(ex) = s.exchange.as_mut() else {
+        return Next::Wait;
+    };
     if !ex.reader.is_done() && s.conn.is_eof() {
         if let Err(e) = ex.reader.eof() {
             return Next::Failed(FailedWith::Wire(e));
@@ -64,10 +100,17 @@ pub(super) fn step(s: &mut Slot, scratch: &mut [u8]) -> Next {
     match ex.reader.finish() {
         Some(reply) => {
             let reusable = reply.reusable && !rest && !s.conn.is_eof();
-            Next::Answered(ex.need, reply.response, reusable, timer)
+            Next::Answered(ex.need, reply.response, reusable, timer, ex.room)
         }
         None => Next::Failed(FailedWith::Wire(WireError::Incomplete)),
     }
+}
+
+/// Whether the exchange of `s` waits for room for its body.
+pub(super) fn waits_for_room(s: &Slot) -> bool {
+    s.exchange
+        .as_ref()
+        .is_some_and(|e| e.reader.needs_room().is_some())
 }
 
 /// How a connection failed.
