@@ -223,14 +223,42 @@ impl Budgeted {
     }
 }
 
+impl Budgeted {
+    /// A request of `client` (`None`: no address) through the budget.
+    /// With the event-loop upstream (a restartable run) the fetch only
+    /// says what the call needs: the request is asked for first, and a
+    /// request is spent only when the call makes one of its own (not when
+    /// it joins another call's request in flight, nor for an answer
+    /// already fetched for it, nor when the upstream refused at once, as
+    /// a cooling base does).
+    fn spend(
+        &self,
+        client: Option<&IpAddr>,
+        path_and_query: &str,
+    ) -> Result<UpstreamResponse, FetchError> {
+        use crate::x::restart;
+        // An answer an event loop already fetched for this call was
+        // counted when the call needed it.
+        if restart::is_delivered(path_and_query) {
+            return self.inner.get(path_and_query);
+        }
+        if !restart::active() {
+            self.take(client)?;
+            return self.inner.get(path_and_query);
+        }
+        restart::take_joining();
+        let asked = self.inner.get(path_and_query);
+        let joined = restart::take_joining();
+        if matches!(asked, Err(FetchError::Pending)) && !joined {
+            self.take(client)?;
+        }
+        asked
+    }
+}
+
 impl Upstream for Budgeted {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
-        // An answer an event loop already fetched for this call was
-        // counted when the call needed it (crate::x::restart).
-        if !crate::x::restart::is_delivered(path_and_query) {
-            self.take(None)?;
-        }
-        self.inner.get(path_and_query)
+        self.spend(None, path_and_query)
     }
 }
 
@@ -269,10 +297,7 @@ struct ClientShare {
 
 impl Upstream for ClientShare {
     fn get(&self, path_and_query: &str) -> Result<UpstreamResponse, FetchError> {
-        if !crate::x::restart::is_delivered(path_and_query) {
-            self.budget.take(Some(&self.key))?;
-        }
-        self.budget.inner.get(path_and_query)
+        self.budget.spend(Some(&self.key), path_and_query)
     }
 }
 
@@ -390,6 +415,46 @@ mod tests {
             other => panic!("expected BudgetExhausted, got {other:?}"),
         }
         assert_eq!(inner.0.load(Ordering::SeqCst), 3, "the 4th never went out");
+    }
+
+    /// The event-loop upstream as a run sees it: every fetch is left
+    /// pending; paths starting `/joined` join a request in flight.
+    struct Loop(AtomicUsize);
+    impl Upstream for Loop {
+        fn get(&self, path: &str) -> Result<UpstreamResponse, FetchError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            if path.starts_with("/joined") {
+                crate::x::restart::joining();
+            }
+            Err(FetchError::Pending)
+        }
+    }
+
+    /// With the event-loop upstream, a call that joins another call's
+    /// request in flight spends nothing of the budget (the request is
+    /// counted once, by the call that makes it); one that needs a request
+    /// of its own spends one, and is refused before it needs anything once
+    /// the budget is spent.
+    #[test]
+    fn joining_a_request_in_flight_spends_nothing() {
+        use crate::x::restart;
+        let inner = Arc::new(Loop(AtomicUsize::new(0)));
+        let b = Budgeted::with_burst(inner.clone(), 1, 2);
+        restart::enter(Box::default());
+        assert!(matches!(b.get("/2/status/1"), Err(FetchError::Pending)));
+        for _ in 0..5 {
+            assert!(matches!(b.get("/joined/1"), Err(FetchError::Pending)));
+        }
+        assert!(matches!(b.get("/2/status/2"), Err(FetchError::Pending)));
+        assert!(matches!(
+            b.get("/2/status/3"),
+            Err(FetchError::BudgetExhausted(1))
+        ));
+        // Joining still works with the budget spent.
+        assert!(matches!(b.get("/joined/2"), Err(FetchError::Pending)));
+        assert!(!restart::take_joining(), "the note was taken");
+        restart::leave();
+        assert_eq!(inner.0.load(Ordering::SeqCst), 9);
     }
 
     struct Ok200(AtomicUsize);

@@ -150,6 +150,21 @@ thread_local! {
     /// The timing of the last delivered answer handed out on this thread:
     /// `(first read, how long the request took)`, for the meter.
     static LAST: std::cell::Cell<Option<(bool, Duration)>> = const { std::cell::Cell::new(None) };
+    /// The last fetch on this thread that was left pending joins a request
+    /// already in flight for another call ([`joining`]).
+    static JOINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes that the fetch being left pending on this thread joins a request
+/// already in flight (the event-loop upstream calls it): it makes no
+/// request of its own, so it spends nothing of the upstream budget.
+pub fn joining() {
+    JOINING.with(|j| j.set(true));
+}
+
+/// Takes the note of [`joining`] (false when there is none).
+pub fn take_joining() -> bool {
+    JOINING.with(std::cell::Cell::take)
 }
 
 /// Makes `state` the current call's on this thread (a worker starting a

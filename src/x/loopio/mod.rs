@@ -345,6 +345,13 @@ impl Transport {
             .is_some_and(|w| w.iter().any(|w| w.live(now)))
     }
 
+    /// Whether a request for `need` is in flight (a call needing it now
+    /// joins it).
+    pub(crate) fn in_flight(&self, need: &Need) -> bool {
+        let flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+        flights.contains_key(need)
+    }
+
     /// Ends the flight of `need`: its waiters.
     pub(crate) fn land(&self, need: &Need) -> Vec<Waiter> {
         let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
@@ -432,6 +439,16 @@ impl Upstream for LoopUpstream {
         let now = Instant::now();
         if let Some(secs) = p.all_cooling(now) {
             return Err(FetchError::CoolingDown(secs));
+        }
+        let need = Need {
+            provider: self.provider,
+            path: path_and_query.to_string(),
+        };
+        if self.transport.in_flight(&need) {
+            // Another call's request answers this one too (the upstream
+            // budget is not spent twice, crate::app::limits).
+            restart::joining();
+            return Err(FetchError::Pending);
         }
         for b in p.bases.iter().filter(|b| b.cooling_left(now).is_none()) {
             // A failure is remembered and met by the loop as `dns`.
