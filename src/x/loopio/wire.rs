@@ -480,4 +480,108 @@ mod tests {
             Err(WireError::Protocol(_))
         ));
     }
+
+    /// How a generated response frames its body.
+    #[derive(Debug, Clone, Copy)]
+    enum Framing {
+        Length,
+        Chunked(usize),
+        Close,
+    }
+
+    /// A 200 response carrying `body` framed so: its head, and the bytes
+    /// after the head.
+    fn response(body: &[u8], framing: Framing) -> (Vec<u8>, Vec<u8>) {
+        let (head, rest) = match framing {
+            Framing::Length => (
+                format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()),
+                body.to_vec(),
+            ),
+            Framing::Chunked(size) => {
+                let mut rest = Vec::new();
+                for c in body.chunks(size.max(1)) {
+                    rest.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+                    rest.extend_from_slice(c);
+                    rest.extend_from_slice(b"\r\n");
+                }
+                rest.extend_from_slice(b"0\r\n\r\n");
+                (
+                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_string(),
+                    rest,
+                )
+            }
+            Framing::Close => (
+                "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".to_string(),
+                body.to_vec(),
+            ),
+        };
+        (head.into_bytes(), rest)
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The class "a gated reader reads no body byte before it is
+        /// admitted": whatever the body, its framing and how the bytes
+        /// come in pieces, a gated reader uses exactly the head's bytes,
+        /// then asks for room for the announced length (none announced
+        /// when chunked or delimited by the close) and uses nothing more,
+        /// and once admitted reads the body whole. Oracle: the response as
+        /// built (its head's length, its body).
+        #[test]
+        fn a_gated_reader_reads_no_body_byte_before_it_is_admitted(
+            body in proptest::collection::vec(any::<u8>(), 1..6000),
+            framing in prop_oneof![
+                Just(Framing::Length),
+                (1usize..700).prop_map(Framing::Chunked),
+                Just(Framing::Close),
+            ],
+            step in 1usize..3000,
+        ) {
+            let (head, rest) = response(&body, framing);
+            let all = [head.clone(), rest].concat();
+            let mut r = ResponseReader::for_get(1 << 20);
+            r.gate();
+            let mut used_total = 0;
+            let mut pending: Vec<u8> = Vec::new();
+            let mut pieces = all.chunks(step);
+            // Until the head is in: pieces fed, nothing used past it.
+            while r.needs_room().is_none() {
+                let piece = pieces.next().expect("the head asks for room");
+                pending.extend_from_slice(piece);
+                let used = r.feed(&pending).unwrap();
+                pending.drain(..used);
+                used_total += used;
+            }
+            prop_assert_eq!(used_total, head.len());
+            let announced = matches!(framing, Framing::Length).then_some(body.len() as u64);
+            prop_assert_eq!(r.needs_room(), Some(announced));
+            // More bytes while waiting: none used.
+            for piece in pieces.by_ref().take(2) {
+                pending.extend_from_slice(piece);
+                prop_assert_eq!(r.feed(&pending).unwrap(), 0);
+            }
+            prop_assert_eq!(r.needs_room(), Some(announced));
+            r.admit();
+            prop_assert_eq!(r.needs_room(), None);
+            for piece in pieces {
+                pending.extend_from_slice(piece);
+            }
+            let used = r.feed(&pending).unwrap();
+            pending.drain(..used);
+            if !r.is_done() {
+                r.eof().unwrap();
+            }
+            let reply = r.finish().expect("whole");
+            prop_assert_eq!(&reply.response.body[..], &body[..]);
+        }
+    }
+
+    #[test]
+    fn an_ungated_reader_needs_no_room() {
+        let (head, rest) = response(b"abc", Framing::Length);
+        let mut r = ResponseReader::for_get(10);
+        assert_eq!(r.feed(&[head, rest].concat()).unwrap(), 41);
+        assert!(r.needs_room().is_none() && r.is_done());
+    }
 }
