@@ -22,14 +22,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::{Interest, Registry, Token};
+use mio::Registry;
 
 use super::conn::UpConn;
 use super::wire::{self, ResponseReader, WireError};
 
+mod pool;
+mod room;
 mod step;
 use super::{Delivery, Transport, Waiter};
-use crate::x::memory::{transfer_bytes, Reservation, MAX_INCOMING_WAIT, WORK_RETRY_AFTER_SECS};
+use crate::x::memory::{transfer_bytes, Reservation, WORK_RETRY_AFTER_SECS};
 use crate::x::restart::{Need, RunState};
 use crate::x::upstream::{
     retry_after_of, FetchError, UpstreamResponse, FAILOVER_COOLDOWN, MAX_IDLE_UPSTREAM_CONNECTIONS,
@@ -526,97 +528,6 @@ impl<P> Driver<P> {
         self.drive(reg, index, now);
     }
 
-    /// A pooled connection to (provider, base), if one is idle.
-    fn pop_idle(&mut self, reg: &Registry, provider: usize, base: usize) -> Option<usize> {
-        loop {
-            let i = self.idle.get_mut(&(provider, base))?.pop()?;
-            let Some(Some(s)) = self.slots.get_mut(i) else {
-                continue;
-            };
-            if s.idle_since.is_none() || s.provider != provider || s.base != base {
-                continue;
-            }
-            s.idle_since = None;
-            self.idle_count -= 1;
-            if s.conn.is_eof() {
-                self.close(reg, i);
-                continue;
-            }
-            return Some(i);
-        }
-    }
-
-    /// Opens a connection to (provider, base).
-    fn open(&mut self, reg: &Registry, provider: usize, base: usize) -> Result<usize, FetchError> {
-        let p = self
-            .t
-            .provider(provider)
-            .ok_or_else(|| FetchError::Other("no such upstream".into()))?;
-        let b = &p.bases[base];
-        let addr = self
-            .t
-            .names()
-            .address(&b.host, b.port)
-            .map_err(FetchError::Connect)?;
-        #[cfg(feature = "tls")]
-        let tls = b.tls.then(|| (b.server_name(), self.t.tls()));
-        #[cfg(not(feature = "tls"))]
-        let tls = b.tls.then(|| (b.server_name(), ()));
-        let mut conn = UpConn::connect(addr, tls).map_err(|e| conn_error(&e))?;
-        let index = self.free.pop().unwrap_or_else(|| {
-            self.slots.push(None);
-            self.slots.len() - 1
-        });
-        if let Err(e) = reg.register(
-            &mut conn.stream,
-            Token(UPSTREAM_TOKENS + index),
-            Interest::READABLE | Interest::WRITABLE,
-        ) {
-            self.free.push(index);
-            return Err(FetchError::Other(e.to_string()));
-        }
-        self.open += 1;
-        self.slots[index] = Some(Slot {
-            index,
-            conn,
-            provider,
-            base,
-            exchange: None,
-            reused: false,
-            idle_since: None,
-        });
-        Ok(index)
-    }
-
-    /// Closes connection `index`; returns the need of the exchange it
-    /// carried, if any.
-    fn close(&mut self, reg: &Registry, index: usize) -> Option<Need> {
-        let mut slot = self.slots.get_mut(index)?.take()?;
-        let _ = reg.deregister(&mut slot.conn.stream);
-        self.free.push(index);
-        self.open -= 1;
-        if slot.idle_since.is_some() {
-            self.idle_count -= 1;
-        }
-        let need = slot.exchange.take().map(|e| {
-            self.timers
-                .remove(&(e.deadline, Timer::Exchange(index, e.id)));
-            if e.room_since.is_some() {
-                self.t.fed(&e.need);
-            }
-            // Its room (if any) goes back with it.
-            e.need
-        });
-        if let Some(need) = &need {
-            if let Some(f) = self.flights.get_mut(need) {
-                if f.slot == Some(index) {
-                    f.slot = None;
-                }
-            }
-        }
-        need
-    }
-
     /// Moves connection `index` on: writes, reads, feeds its exchange.
     fn drive(&mut self, reg: &Registry, index: usize, now: Instant) {
         let next = match self.slots.get_mut(index).and_then(Option::as_mut) {
@@ -657,51 +568,6 @@ impl<P> Driver<P> {
                 self.attempt_done(reg, &need, Ok(response), room, now);
             }
         }
-    }
-
-    /// The head of the answer on connection `index` is in: its body is
-    /// counted in the working budget ([`transfer_bytes`] of what it
-    /// announces) before it is read. With no room, the socket is not read
-    /// and the driver looks again every [`ROOM_RETRY`]; after
-    /// [`MAX_INCOMING_WAIT`] (or at the exchange's deadline) the request
-    /// fails as [`FetchError::MemoryBudget`] (retryable, the base is not
-    /// cooled).
-    fn make_room(&mut self, reg: &Registry, index: usize, now: Instant) {
-        let work = self.t.work();
-        let Some(ex) = self.slot_mut(index).and_then(|s| s.exchange.as_mut()) else {
-            return;
-        };
-        let Some(announced) = ex.reader.needs_room() else {
-            return;
-        };
-        let bytes = transfer_bytes(announced, MAX_UPSTREAM_BODY_BYTES);
-        let granted = work.as_ref().is_none_or(|w| w.try_reserve(bytes, 0));
-        if granted {
-            ex.room = work.map(|w| Reservation::new(w, bytes));
-            ex.reader.admit();
-            let (need, waited) = (ex.need.clone(), ex.room_since.take().is_some());
-            if waited {
-                self.t.fed(&need);
-            }
-            self.drive(reg, index, now);
-            return;
-        }
-        let since = *ex.room_since.get_or_insert(now);
-        let (id, need) = (ex.id, ex.need.clone());
-        self.t.starve(&need);
-        if now.duration_since(since) >= MAX_INCOMING_WAIT {
-            self.close(reg, index);
-            self.attempt_done(
-                reg,
-                &need,
-                Err(FetchError::MemoryBudget(WORK_RETRY_AFTER_SECS)),
-                None,
-                now,
-            );
-            return;
-        }
-        self.timers
-            .insert((now + ROOM_RETRY, Timer::Room(index, id)));
     }
 
     /// Connection `index` failed: a kept-alive connection that failed
