@@ -7,7 +7,7 @@ use super::{
 };
 use crate::probe::ctx::Ctx;
 use crate::probe::wire::{self, Exchange};
-use crate::probe::{CheckDef, Era, Res, TargetKind};
+use crate::probe::{CheckDef, Era, Res};
 
 pub(crate) const CHECKS: &[CheckDef] = &[
     def!("TRANS-01", Must, Both, "A notification POST gets 202 with an empty body (or an HTTP error status)",
@@ -20,8 +20,6 @@ pub(crate) const CHECKS: &[CheckDef] = &[
         "MCP 2026-07-28 basic/transports/streamable-http §Receiving Messages (SHOULD)", S26_HTTP, accel_buffering),
     def!("TRANS-05", Must, Both, "A loopback server answers a foreign Origin with 403",
         "MCP 2026-07-28 streamable-http §Security Warning; 2025-11-25 transports §Security Warning (MUST 403)", S26_HTTP, foreign_origin),
-    def!("TRANS-06", Should, Both, "A loopback server refuses a foreign Host (DNS rebinding)",
-        "MCP 2026-07-28 streamable-http §Security Warning (DNS rebinding); conformance dns-rebinding-protection", S26_HTTP, foreign_host),
     def!("TRANS-07", Must, Legacy, "GET with Accept: text/event-stream is answered with an event stream or 405",
         "MCP 2025-11-25 basic/transports §Listening for Messages from the Server", S25_HTTP, legacy_get),
     def!("TRANS-08", Should, Modern, "GET on the endpoint of a modern-only server gets 405",
@@ -153,31 +151,6 @@ fn foreign_origin(ctx: &mut Ctx, era: Era) -> Res {
         Res::Pass
     } else {
         Res::Violation(format!("expected 403, got {}", seen(r)))
-    }
-}
-
-fn foreign_host(ctx: &mut Ctx, era: Era) -> Res {
-    if !ctx.target.is_loopback() {
-        return Res::Skip("the target is not on a loopback address".into());
-    }
-    if ctx.cfg.target == TargetKind::Gateway {
-        return Res::Skip("--target gateway".into());
-    }
-    let id = ctx.id();
-    let m = if era == Era::Modern {
-        "server/discover"
-    } else {
-        "ping"
-    };
-    let body = ctx.body(era, json!(id), m, json!({}));
-    let ex = send_edited(ctx, era, &body, |h| {
-        set_header(h, "Host", Some("evil.example"))
-    });
-    let r = tri!(got(&ex));
-    if (400..500).contains(&r.status) {
-        Res::Pass
-    } else {
-        Res::Violation(format!("expected a 4xx, got {}", seen(r)))
     }
 }
 

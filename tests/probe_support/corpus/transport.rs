@@ -47,17 +47,6 @@ pub fn add(v: &mut Vec<Mutant>) {
     });
     v.push(Mutant {
         on_request: Some(|r: &mut Req, _: &State| {
-            if r.header("host")
-                .is_some_and(|h| !h.starts_with("127.0.0.1"))
-            {
-                r.set_header("Host", Some("127.0.0.1"));
-            }
-            None
-        }),
-        ..m("Host not checked", &["TRANS-06"])
-    });
-    v.push(Mutant {
-        on_request: Some(|r: &mut Req, _: &State| {
             (r.method == "GET" && r.header("accept") == Some("text/event-stream"))
                 .then(|| Resp::json(200, &json!({})))
         }),
