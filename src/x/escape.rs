@@ -538,6 +538,11 @@ pub fn yaml_string(v: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
+            // Front matter is read as Markdown by a renderer that does not
+            // know it: a raw `<` could open an HTML tag there (`<script>`
+            // in a post's `url` or an author's name). `\x3C` is YAML's own
+            // escape (1.2 §5.7), so a YAML reader still gets `<` back.
+            '<' => out.push_str("\\x3C"),
             c if c.is_control()
                 || is_bidi_control(c)
                 || matches!(

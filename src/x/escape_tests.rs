@@ -153,4 +153,10 @@ fn yaml() {
         "\"Name\\u2028injected:\\u2029- x\\u0085\\\"q\\\"\\\\\""
     );
     assert_eq!(yaml_string("a\tb\0"), "\"a\\u0009b\\u0000\"");
+    // No raw `<` (an HTML tag in a renderer that reads front matter as
+    // Markdown); YAML's `\x3C` reads back as `<`.
+    assert_eq!(
+        yaml_string("https://x.com/a/status/1<script>"),
+        "\"https://x.com/a/status/1\\x3Cscript>\""
+    );
 }
