@@ -529,7 +529,7 @@ fn user_text_cannot_inject_structure() {
     );
     assert_eq!(
         out.text,
-        "---\nsource: \"https://x.com/example_user/status/1800000000000000001\"\nauthor: \"Evil *Name* <b>\"\n\
+        "---\nsource: \"https://x.com/example_user/status/1800000000000000001\"\nauthor: \"Evil *Name* \\x3Cb>\"\n\
          author_handle: \"example_user\"\npublished: \"2024-10-02T12:00:00Z\"\ntags: [\"twitter\", \"x\", \"example_user\"]\n---\n\n\
          ## Post · 1/1 — Evil \\*Name\\* \\<b> (@example_user)\n\n\\# Fake heading\n\\<img src=x onerror=alert(1)>\n\\---\n1\\. list\ncode\n\n\
          Date: 2024-10-02T12:00:00Z"
