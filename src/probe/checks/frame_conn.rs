@@ -41,27 +41,44 @@ fn drive(ctx: &mut Ctx, bytes: &[u8], judge: impl FnOnce(&wire::Response, bool) 
     if !ctx.count() {
         return Res::Inconclusive(crate::probe::ctx::BUDGET_SPENT.into());
     }
+    on_conn(
+        ctx,
+        bytes,
+        |c| {
+            c.send(bytes)?;
+            let r = c.read_response(false)?;
+            let closed = r.closed || c.closed_within(SHORT_WAIT);
+            Ok((r, closed))
+        },
+        |r, closed| judge(r, *closed),
+    )
+}
+
+/// One exchange on a connection of its own: `io` sends `request` (and
+/// whatever follows) and reads; the request, the first response (or the
+/// error) and the time go into the evidence, and `judge` rules on what `io`
+/// read. No response at all is inconclusive.
+fn on_conn<T>(
+    ctx: &mut Ctx,
+    request: &[u8],
+    io: impl FnOnce(&mut Conn) -> Result<(wire::Response, T), String>,
+    judge: impl FnOnce(&wire::Response, &T) -> Res,
+) -> Res {
     let start = Instant::now();
     let mut ex = Exchange {
-        request: wire::redact(bytes),
-        request_len: bytes.len(),
+        request: wire::redact(request),
+        request_len: request.len(),
         ..Exchange::default()
     };
-    let res = Conn::open(&ctx.target, ctx.cfg.timeout).and_then(|mut c| {
-        c.send(bytes)?;
-        let r = c.read_response(false)?;
-        let closed = r.closed || c.closed_within(SHORT_WAIT);
-        Ok((r, closed))
-    });
+    let res = Conn::open(&ctx.target, ctx.cfg.timeout).and_then(|mut c| io(&mut c));
     ex.elapsed_ms = start.elapsed().as_millis() as u64;
     let out = match &res {
-        Ok((r, closed)) => judge(r, *closed),
+        Ok((r, t)) => judge(r, t),
         Err(e) => Res::Inconclusive(format!("no response: {e}")),
     };
-    if let Ok((r, _)) = res {
-        ex.response = Some(r);
-    } else if let Err(e) = res {
-        ex.error = Some(e);
+    match res {
+        Ok((r, _)) => ex.response = Some(r),
+        Err(e) => ex.error = Some(e),
     }
     ctx.evidence.push(ex);
     out
@@ -116,50 +133,35 @@ pub(super) fn pipelined(ctx: &mut Ctx, _era: Era) -> Res {
             body.to_string().as_bytes(),
         ));
     }
-    let start = Instant::now();
-    let mut ex = Exchange {
-        request: wire::redact(&bytes),
-        request_len: bytes.len(),
-        ..Exchange::default()
-    };
-    let res = Conn::open(&ctx.target, ctx.cfg.timeout).and_then(|mut c| {
-        c.send(&bytes)?;
-        let a = c.read_response(false)?;
-        let b = if a.closed {
-            None
-        } else {
-            c.read_response(false).ok()
-        };
-        Ok((a, b))
-    });
-    ex.elapsed_ms = start.elapsed().as_millis() as u64;
-    let out = match &res {
-        Err(e) => Res::Inconclusive(format!("no response: {e}")),
-        Ok((a, None)) => {
-            if a.closed {
-                Res::Pass // answering one and closing is allowed (RFC 9112 §9.3.2 retries)
+    on_conn(
+        ctx,
+        &bytes,
+        |c| {
+            c.send(&bytes)?;
+            let a = c.read_response(false)?;
+            let b = if a.closed {
+                None
             } else {
-                Res::Violation("the second pipelined request was not answered".into())
+                c.read_response(false).ok()
+            };
+            Ok((a, b))
+        },
+        |a, b| match b {
+            None if a.closed => Res::Pass, // answering one and closing is allowed (RFC 9112 §9.3.2 retries)
+            None => Res::Violation("the second pipelined request was not answered".into()),
+            Some(b) => {
+                let got_ids = [
+                    a.rpc().and_then(|m| m.get("id").cloned()),
+                    b.rpc().and_then(|m| m.get("id").cloned()),
+                ];
+                if got_ids == [Some(json!(ids[0])), Some(json!(ids[1]))] {
+                    Res::Pass
+                } else {
+                    Res::Violation(format!("answered ids {got_ids:?}, sent {ids:?}"))
+                }
             }
-        }
-        Ok((a, Some(b))) => {
-            let got_ids = [
-                a.rpc().and_then(|m| m.get("id").cloned()),
-                b.rpc().and_then(|m| m.get("id").cloned()),
-            ];
-            if got_ids == [Some(json!(ids[0])), Some(json!(ids[1]))] {
-                Res::Pass
-            } else {
-                Res::Violation(format!("answered ids {got_ids:?}, sent {ids:?}"))
-            }
-        }
-    };
-    match res {
-        Ok((a, _)) => ex.response = Some(a),
-        Err(e) => ex.error = Some(e),
-    }
-    ctx.evidence.push(ex);
-    out
+        },
+    )
 }
 
 pub(super) fn expect_continue(ctx: &mut Ctx, _era: Era) -> Res {
@@ -170,36 +172,29 @@ pub(super) fn expect_continue(ctx: &mut Ctx, _era: Era) -> Res {
     h.push(("Content-Length".into(), body.len().to_string()));
     h.push(("Expect".into(), "100-continue".into()));
     let head = raw(ctx, "POST", &h, &[], b"");
-    let start = Instant::now();
-    let mut ex = Exchange {
-        request: wire::redact(&head),
-        request_len: head.len(),
-        ..Exchange::default()
-    };
-    let res = Conn::open(&ctx.target, ctx.cfg.timeout).and_then(|mut c| {
-        c.send(&head)?;
-        c.set_read_timeout(SHORT_WAIT);
-        let early = c.stray_bytes(SHORT_WAIT);
-        c.reset_read_timeout();
-        c.send(&body)?;
-        let r = c.read_response(false)?;
-        Ok((early, r))
-    });
-    ex.elapsed_ms = start.elapsed().as_millis() as u64;
-    let out = match &res {
-        Err(e) => Res::Inconclusive(format!("no response: {e}")),
-        Ok((0, _)) => Res::Violation(format!(
-            "nothing within {} s of the head (neither 100 nor a final status)",
-            SHORT_WAIT.as_secs()
-        )),
-        Ok(_) => Res::Pass,
-    };
-    match res {
-        Ok((_, r)) => ex.response = Some(r),
-        Err(e) => ex.error = Some(e),
-    }
-    ctx.evidence.push(ex);
-    out
+    on_conn(
+        ctx,
+        &head,
+        |c| {
+            c.send(&head)?;
+            c.set_read_timeout(SHORT_WAIT);
+            let early = c.stray_bytes(SHORT_WAIT);
+            c.reset_read_timeout();
+            c.send(&body)?;
+            let r = c.read_response(false)?;
+            Ok((r, early))
+        },
+        |_, early| {
+            if *early == 0 {
+                Res::Violation(format!(
+                    "nothing within {} s of the head (neither 100 nor a final status)",
+                    SHORT_WAIT.as_secs()
+                ))
+            } else {
+                Res::Pass
+            }
+        },
+    )
 }
 
 pub(super) fn head_no_body(ctx: &mut Ctx, _era: Era) -> Res {
@@ -212,30 +207,20 @@ pub(super) fn head_no_body(ctx: &mut Ctx, _era: Era) -> Res {
         .filter(|(n, _)| !n.eq_ignore_ascii_case("content-length"))
         .collect();
     let bytes = raw(ctx, "HEAD", &h, &[], b"");
-    let start = Instant::now();
-    let mut ex = Exchange {
-        request: wire::redact(&bytes),
-        request_len: bytes.len(),
-        ..Exchange::default()
-    };
-    let res = Conn::open(&ctx.target, ctx.cfg.timeout).and_then(|mut c| {
-        c.send(&bytes)?;
-        let r = c.read_response(true)?;
-        let stray = c.stray_bytes(Duration::from_millis(500));
-        Ok((r, stray))
-    });
-    ex.elapsed_ms = start.elapsed().as_millis() as u64;
-    let out = match &res {
-        Err(e) => Res::Inconclusive(format!("no response: {e}")),
-        Ok((_, 0)) => Res::Pass,
-        Ok((r, n)) => Res::Violation(format!("HTTP {} to HEAD, then {n} body bytes", r.status)),
-    };
-    match res {
-        Ok((r, _)) => ex.response = Some(r),
-        Err(e) => ex.error = Some(e),
-    }
-    ctx.evidence.push(ex);
-    out
+    on_conn(
+        ctx,
+        &bytes,
+        |c| {
+            c.send(&bytes)?;
+            let r = c.read_response(true)?;
+            let stray = c.stray_bytes(Duration::from_millis(500));
+            Ok((r, stray))
+        },
+        |r, stray| match *stray {
+            0 => Res::Pass,
+            n => Res::Violation(format!("HTTP {} to HEAD, then {n} body bytes", r.status)),
+        },
+    )
 }
 
 pub(super) fn slow_client(ctx: &mut Ctx, _era: Era) -> Res {
