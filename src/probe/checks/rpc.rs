@@ -112,10 +112,15 @@ fn wrong_version(ctx: &mut Ctx, era: Era) -> Res {
 
 fn null_id(ctx: &mut Ctx, era: Era) -> Res {
     let body = ctx.body(era, Value::Null, safe_method(era), json!({}));
-    let ex = send_edited(ctx, era, &body, |_| {});
+    not_served(ctx, era, &body, "a request with id null was served")
+}
+
+/// Sends `body` as it is: a result for it is the violation `served`.
+fn not_served(ctx: &mut Ctx, era: Era, body: &Value, served: &str) -> Res {
+    let ex = send_edited(ctx, era, body, |_| {});
     let r = tri!(got(&ex));
     if r.result().is_some() {
-        Res::Violation("a request with id null was served".into())
+        Res::Violation(served.into())
     } else {
         Res::Pass
     }
@@ -282,13 +287,7 @@ fn response_shape(ctx: &mut Ctx, era: Era) -> Res {
 fn scalar_params(ctx: &mut Ctx, era: Era) -> Res {
     let id = ctx.id();
     let body = json!({"jsonrpc": "2.0", "id": id, "method": safe_method(era), "params": 5});
-    let ex = send_edited(ctx, era, &body, |_| {});
-    let r = tri!(got(&ex));
-    if r.result().is_some() {
-        Res::Violation("params 5 was served".into())
-    } else {
-        Res::Pass
-    }
+    not_served(ctx, era, &body, "params 5 was served")
 }
 
 fn numeric_method(ctx: &mut Ctx, era: Era) -> Res {
