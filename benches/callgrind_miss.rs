@@ -150,11 +150,15 @@ fn instructions(bin: &str, upstream: SocketAddr, row: &Row, calls: u64, dir: &Pa
             .args(serve_args(upstream))
             // Set (as xmd sets it, unless `CALLGRIND_PURGE_DELAY` says
             // otherwise), so that xmd does not re-exec itself to set it
-            // (src/heap.rs): valgrind would count the first image only.
+            // (src/heap.rs): valgrind would count the first image only
+            // and the run would find no server.
             .env(
                 "MIMALLOC_PURGE_DELAY",
                 std::env::var("CALLGRIND_PURGE_DELAY").unwrap_or_else(|_| "0".into()),
             )
+            // Likewise glibc's stack cache (src/heap.rs,
+            // `STACK_CACHE_TUNABLE`), which xmd also sets by re-exec.
+            .env("GLIBC_TUNABLES", "glibc.pthread.stack_cache_size=0")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
