@@ -249,13 +249,24 @@ pub fn encode(key: &CursorKey, kind: CursorKind, scope: &Bound, pos: &Position) 
     // The newest marks that fit the cursor argument's length.
     let room = crate::x::args::MAX_CURSOR_CHARS.saturating_sub(body.len() + 1 + TAG_CHARS) / 7;
     let marks = &pos.seen[pos.seen.len().saturating_sub(room.min(MAX_ROW_MARKS))..];
-    for (i, m) in marks.iter().enumerate() {
-        let _ = write!(body, "{}{m:06x}", if i == 0 { '!' } else { '.' });
+    for (i, &m) in marks.iter().enumerate() {
+        body.push(if i == 0 { '!' } else { '.' });
+        push_mark(&mut body, m);
     }
     let tag = key.tag(&body, bound);
     body.push(':');
     body.push_str(&tag);
     body
+}
+
+/// Appends a row mark ([`row_mark`], 24 bits) as six lowercase hex
+/// digits: `format!("{m:06x}")` without the formatting machinery (a
+/// profile page's cursor carries up to [`MAX_ROW_MARKS`] of them).
+fn push_mark(out: &mut String, m: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for shift in [20, 16, 12, 8, 4, 0] {
+        out.push(char::from(HEX[((m >> shift) & 0xf) as usize]));
+    }
 }
 
 /// Reads an xmd cursor for `kind` and `scope` (with the arguments it
@@ -452,6 +463,22 @@ mod tests {
     use proptest::prelude::*;
 
     const PAGE1_BOTTOM: &str = "DAAHCgABHPg3Rk_A_-8LAAIAAAATMjA4NjM1ODIwNjk3MTM5MjAwMAgAAwAAAAIAAA";
+
+    proptest! {
+        /// A mark is written as `{:06x}` writes it, for any mark a row or
+        /// a decoded cursor can give (24 bits).
+        #[test]
+        fn a_mark_is_six_hex_digits_as_format_writes_them(
+            id in ".{0,40}",
+            m in 0u32..=0x00ff_ffff,
+        ) {
+            for m in [m, row_mark(&id)] {
+                let mut out = String::new();
+                push_mark(&mut out, m);
+                prop_assert_eq!(out, format!("{m:06x}"));
+            }
+        }
+    }
 
     #[test]
     fn thrift_round_trip() {
