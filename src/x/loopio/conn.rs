@@ -1,8 +1,8 @@
 //! One upstream connection on an event loop: a non-blocking `mio`
 //! socket, with rustls's buffered `ClientConnection` over it for
 //! `https`. It moves plaintext: what to send ([`UpConn::send`]) and what
-//! came in ([`UpConn::take_input`]); the exchange itself is
-//! [`super::wire`]'s.
+//! came in ([`UpConn::read_chunk`], and what the exchange left unused,
+//! [`UpConn::keep`]); the exchange itself is [`super::wire`]'s.
 //!
 //! Registered for both readable and writable readiness once (edge
 //! triggered), so its interest never changes: a writable edge flushes
@@ -51,7 +51,8 @@ pub struct UpConn {
     /// Plaintext not yet handed to the socket (or to TLS).
     out: Vec<u8>,
     out_pos: usize,
-    /// Plaintext received, not yet taken.
+    /// Plaintext received and not used yet (a head or chunk line not
+    /// whole, or a body waiting for room).
     input: Vec<u8>,
     /// The peer closed its side.
     eof: bool,
@@ -124,12 +125,18 @@ impl UpConn {
         self.eof
     }
 
-    /// Takes the plaintext received so far.
+    /// Takes the plaintext kept from earlier reads ([`UpConn::keep`]).
     pub fn take_input(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.input)
     }
 
-    /// Puts back plaintext not used yet (in front of anything newer).
+    /// Keeps plaintext not used yet, after anything kept before it.
+    pub fn keep(&mut self, rest: &[u8]) {
+        self.input.extend_from_slice(rest);
+    }
+
+    /// Puts back plaintext taken with [`UpConn::take_input`] and not used
+    /// yet (in front of anything kept since).
     pub fn unread(&mut self, mut rest: Vec<u8>) {
         if rest.is_empty() {
             return;
@@ -138,12 +145,7 @@ impl UpConn {
         self.input = rest;
     }
 
-    /// Bytes of received plaintext waiting.
-    pub fn pending(&self) -> usize {
-        self.input.len()
-    }
-
-    /// Whether received plaintext is waiting.
+    /// Whether plaintext is kept from earlier reads.
     pub fn has_input(&self) -> bool {
         !self.input.is_empty()
     }
@@ -204,97 +206,76 @@ impl UpConn {
         Ok(())
     }
 
-    /// Reads until the socket would block (or the peer closed), through
-    /// `scratch` (the loop's read buffer); the plaintext is kept for
-    /// [`UpConn::take_input`].
+    /// Reads the next piece of plaintext into `scratch` (the loop's read
+    /// buffer), where the caller uses it in place: the bytes of an
+    /// answer are copied once, from `scratch` into its body. 0 when
+    /// nothing more is there now (the socket would block) or the peer
+    /// closed ([`UpConn::is_eof`]).
     ///
     /// # Errors
     /// The socket's or the TLS layer's.
-    pub fn fill(&mut self, scratch: &mut [u8]) -> Result<(), ConnError> {
-        self.fill_upto(scratch, usize::MAX).map(|_| ())
-    }
-
-    /// [`UpConn::fill`], stopping once `limit` bytes of plaintext wait
-    /// (the socket may then hold more: the caller reads again, as no new
-    /// readiness event comes for it); true when it stopped so.
-    ///
-    /// # Errors
-    /// The socket's or the TLS layer's.
-    pub fn fill_upto(&mut self, scratch: &mut [u8], limit: usize) -> Result<bool, ConnError> {
+    pub fn read_chunk(&mut self, scratch: &mut [u8]) -> Result<usize, ConnError> {
         if !self.check_connected()? {
-            return Ok(false);
+            return Ok(0);
         }
         #[cfg(feature = "tls")]
         if self.tls.is_some() {
-            return self.fill_tls(limit);
+            // rustls may still hold plaintext after the close.
+            return self.read_chunk_tls(scratch);
+        }
+        if self.eof {
+            return Ok(0);
         }
         loop {
-            if self.input.len() >= limit {
-                return Ok(true);
-            }
             match self.stream.read(scratch) {
                 Ok(0) => {
                     self.eof = true;
-                    return Ok(false);
+                    return Ok(0);
                 }
-                Ok(n) => self.input.extend_from_slice(&scratch[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(0),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e.into()),
             }
         }
     }
 
+    /// [`UpConn::read_chunk`] through TLS: plaintext rustls holds first,
+    /// then records from the socket until one gives plaintext.
     #[cfg(feature = "tls")]
-    fn fill_tls(&mut self, limit: usize) -> Result<bool, ConnError> {
+    fn read_chunk_tls(&mut self, scratch: &mut [u8]) -> Result<usize, ConnError> {
         let Some(tls) = self.tls.as_mut() else {
-            return Ok(false);
+            return Ok(0);
         };
-        let mut stopped = false;
         loop {
-            if self.input.len() >= limit {
-                stopped = true;
-                break;
-            }
-            match tls.read_tls(&mut self.stream) {
+            match tls.reader().read(scratch) {
                 Ok(0) => {
+                    // The peer's close_notify.
                     self.eof = true;
                     break;
                 }
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // A close without close_notify, seen below as the
+                // socket's end.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {}
+                Err(e) => return Err(e.into()),
+            }
+            if self.eof {
+                break;
+            }
+            match tls.read_tls(&mut self.stream) {
+                Ok(0) => self.eof = true,
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
             }
-            let state = tls
-                .process_new_packets()
+            tls.process_new_packets()
                 .map_err(|e| ConnError::Tls(e.to_string()))?;
-            if state.plaintext_bytes_to_read() > 0 {
-                let start = self.input.len();
-                self.input
-                    .resize(start + state.plaintext_bytes_to_read(), 0);
-                let n = tls.reader().read(&mut self.input[start..]).unwrap_or(0);
-                self.input.truncate(start + n);
-            }
-            if state.peer_has_closed() {
-                self.eof = true;
-            }
-        }
-        if self.eof {
-            // Whatever came with the close.
-            let state = tls
-                .process_new_packets()
-                .map_err(|e| ConnError::Tls(e.to_string()))?;
-            if state.plaintext_bytes_to_read() > 0 {
-                let start = self.input.len();
-                self.input
-                    .resize(start + state.plaintext_bytes_to_read(), 0);
-                let n = tls.reader().read(&mut self.input[start..]).unwrap_or(0);
-                self.input.truncate(start + n);
-            }
         }
         // The handshake or a key update may want to answer.
-        self.flush().map(|()| stopped)
+        self.flush().map(|()| 0)
     }
 }
 

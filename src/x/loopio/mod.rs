@@ -25,6 +25,7 @@
 //! closed while it idled is retried once on a fresh one (RFC 9112
 //! §9.3.1) instead of failing the call.
 
+pub mod body;
 pub mod conn;
 pub mod driver;
 pub mod names;

@@ -7,6 +7,7 @@ use ureq_proto::client::{Call, RecvBodyResult, RecvResponseResult, SendRequestRe
 use ureq_proto::http;
 use ureq_proto::BodyMode;
 
+use super::body::BodyBuf;
 use crate::x::upstream::{UpstreamResponse, UPSTREAM_OUTPUT_BUFFER_BYTES, USER_AGENT};
 
 /// Bytes of body read per step into the body buffer (it grows by this
@@ -106,7 +107,7 @@ pub struct ResponseReader {
     content_type: Option<String>,
     /// The body read so far: `filled` bytes of it (the rest is zeroed
     /// room).
-    body: Vec<u8>,
+    body: BodyBuf,
     filled: usize,
     /// Any byte of the response was received.
     started: bool,
@@ -126,7 +127,7 @@ impl ResponseReader {
             status: 0,
             retry_after: None,
             content_type: None,
-            body: Vec::new(),
+            body: BodyBuf::default(),
             filled: 0,
             started: false,
             gated: false,
@@ -164,9 +165,8 @@ impl ResponseReader {
         }
         self.admitted = true;
         if let Some(n) = self.length {
-            // Zeroed once, read into in place.
-            self.body
-                .resize(usize::try_from(n).unwrap_or(usize::MAX), 0);
+            // Zeroed once, read into in place, handed on as it is.
+            self.body = BodyBuf::exact(usize::try_from(n).unwrap_or(usize::MAX));
         }
     }
 
@@ -259,11 +259,11 @@ impl ResponseReader {
                             let grown = (self.filled + BODY_STEP_BYTES)
                                 .max(self.body.len() * 2)
                                 .min(limit);
-                            self.body.resize(grown, 0);
+                            self.body.grow_to(grown);
                         }
                         let end = self.body.len().min(limit);
                         let (used, wrote) = call
-                            .read(&input[pos..], &mut self.body[self.filled..end])
+                            .read(&input[pos..], self.body.room(self.filled, end))
                             .map_err(|e| WireError::Protocol(e.to_string()))?;
                         pos += used;
                         self.filled += wrote;
@@ -322,17 +322,16 @@ impl ResponseReader {
     }
 
     /// The response read whole, once [`ResponseReader::is_done`].
-    pub fn finish(mut self) -> Option<Reply> {
+    pub fn finish(self) -> Option<Reply> {
         let State::Done(reusable) = self.state else {
             return None;
         };
-        self.body.truncate(self.filled);
         Some(Reply {
             response: UpstreamResponse {
                 status: self.status,
                 retry_after: self.retry_after,
                 content_type: self.content_type,
-                body: self.body.into(),
+                body: self.body.into_shared(self.filled),
             },
             reusable,
         })

@@ -42,45 +42,70 @@ pub(super) fn step(s: &mut Slot, scratch: &mut [u8]) -> Next {
     if let Err(e) = s.conn.flush() {
         return Next::Failed(FailedWith::Conn(e));
     }
+    // Bytes after a complete answer: the connection carries no other.
     let mut rest = false;
     loop {
-        // Until a gated body is admitted, a piece at a time: the head is
-        // looked at before more than a piece of the body is read.
-        let limit = match s.exchange.as_ref() {
-            Some(e) if e.reader.cautious() => s.conn.pending() + scratch.len(),
-            _ => usize::MAX,
-        };
-        let more = match s.conn.fill_upto(scratch, limit) {
-            Ok(more) => more,
-            Err(e) => return Next::Failed(FailedWith::Conn(e)),
-        };
         let Some(ex) = s.exchange.as_mut() else {
             // Idle: an upstream sends nothing unasked; a close or stray
             // bytes end the connection.
-            return if s.conn.is_eof() || s.conn.has_input() {
-                Next::Close
-            } else {
-                Next::Wait
+            return match s.conn.read_chunk(scratch) {
+                Err(e) => Next::Failed(FailedWith::Conn(e)),
+                Ok(0) if !s.conn.is_eof() && !s.conn.has_input() => Next::Wait,
+                Ok(_) => Next::Close,
             };
         };
-        let input = s.conn.take_input();
-        if !input.is_empty() {
-            match ex.reader.feed(&input) {
-                Ok(used) if used < input.len() && !ex.reader.is_done() => {
-                    // A head or chunk line not whole yet (or a body waiting
-                    // for room): kept for more.
-                    s.conn.unread(input[used..].to_vec());
-                }
-                Ok(used) => rest = used < input.len(),
+        // What an earlier read left (a head or chunk line not whole, or a
+        // body that waited for room) goes first, alone.
+        if s.conn.has_input() {
+            let mut kept = s.conn.take_input();
+            match ex.reader.feed(&kept) {
                 Err(e) => return Next::Failed(FailedWith::Wire(e)),
+                Ok(used) if used < kept.len() && !ex.reader.is_done() => {
+                    kept.drain(..used);
+                    s.conn.unread(kept);
+                }
+                Ok(used) => rest |= used < kept.len(),
             }
         }
         if ex.reader.needs_room().is_some() {
             return Next::Room;
         }
-        if !more || ex.reader.is_done() {
+        if ex.reader.is_done() {
             break;
         }
+        // Then the socket, a piece at a time, fed in place: a gated
+        // reader looks at the head before more than a piece of the body
+        // is read.
+        let n = match s.conn.read_chunk(scratch) {
+            Ok(n) => n,
+            Err(e) => return Next::Failed(FailedWith::Conn(e)),
+        };
+        if n == 0 {
+            break;
+        }
+        let piece = &scratch[..n];
+        if s.conn.has_input() {
+            // Completes what waits: read together, above.
+            s.conn.keep(piece);
+            continue;
+        }
+        match ex.reader.feed(piece) {
+            Err(e) => return Next::Failed(FailedWith::Wire(e)),
+            Ok(used) if used < n && !ex.reader.is_done() => s.conn.keep(&piece[used..]),
+            Ok(used) => rest |= used < n,
+        }
+        if ex.reader.needs_room().is_some() {
+            return Next::Room;
+        }
+        if ex.reader.is_done() {
+            break;
+        }
+    }
+    if !rest && s.exchange.as_ref().is_some_and(|e| e.reader.is_done()) {
+        // On to what the socket holds now: readiness is edge-triggered,
+        // so no new event comes for a close (or stray bytes) that arrived
+        // with the answer. Anything there ends the connection's reuse.
+        rest = !matches!(s.conn.read_chunk(scratch), Ok(0));
     }
     let Some(ex) = s.exchange.as_mut() else {
         return Next::Wait;
