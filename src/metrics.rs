@@ -289,7 +289,7 @@ impl Metrics {
     }
 
     /// Counts a connection that used up its turn of an event loop with
-    /// work left (see `server::event_loop::MAX_ROUNDS_PER_TURN`).
+    /// work left (see `server::event_loop::drive::MAX_ROUNDS_PER_TURN`).
     pub fn yielded(&self) {
         add(&self.yields);
     }

@@ -18,22 +18,40 @@
 //! its own module, declared in `x/mod.rs`. That is 4 files of `src/`
 //! (`tests/tool_cost.rs` keeps it so). The registry names no tool's run:
 //! the runs name the registry.
+//!
+//! This file holds what names the tools ([`Tool`], [`SPECS`], [`Call`]);
+//! the shape of a spec is in `spec.rs`, the output schemas it points at in
+//! `output.rs`, the `instructions` in `instructions.rs`, and the matching
+//! of paths against the templates (routes, reserved names, upstream
+//! lifetimes) in `routes.rs`.
 
-use std::time::Duration;
+mod instructions;
+mod output;
+mod routes;
+mod spec;
+
+pub use instructions::INSTRUCTIONS;
+pub use routes::{
+    is_route_handle, match_template, reserved_names, ttl_for, upstream_ttl, Captures,
+};
+pub use spec::{CursorScope, Route, Spec, UpstreamPath, POST_ROUTE_PARAMS};
 
 use serde_json::{Map, Value};
 
 use super::args::BrowseArgs;
 use super::args::{
-    self, PostListArgs, ProfileArgs, Prop, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS,
-    POST_PROPS, PROFILE_PROPS, SEARCH_PROPS,
+    self, PostListArgs, ProfileArgs, SearchArgs, CONNECTION_PROPS, POST_LIST_PROPS, POST_PROPS,
+    PROFILE_PROPS, SEARCH_PROPS,
 };
 use super::cache::{
-    TTL_CONNECTIONS, TTL_CONVERSATION, TTL_OTHER, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
+    TTL_CONNECTIONS, TTL_CONVERSATION, TTL_POST, TTL_PROFILE, TTL_SEARCH, TTL_TIMELINE,
     TTL_TYPEAHEAD,
 };
 use super::schema;
-use super::url;
+use output::{post_list_output_schema, profile_output_schema, trends_output_schema};
+use spec::{
+    feed_route, route, upstream, LIST_ROUTE_PARAMS, PROFILE_ROUTE_PARAMS, SEARCH_ROUTE_PARAMS,
+};
 
 /// A tool. The discriminant indexes [`SPECS`] (and the metric rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,178 +72,6 @@ pub enum Tool {
     GetReposts,
     /// `x_md_get_trends`.
     GetTrends,
-}
-
-/// What the scope of a tool's cursors is bound to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CursorScope {
-    /// The account (lower-cased handle).
-    Account,
-    /// The search: effective feed plus a hash of the query.
-    Query,
-    /// The post id.
-    Post,
-}
-
-/// One plain HTTP route of a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Route {
-    /// The OpenAPI path template: `/`-separated segments, each a literal
-    /// or `{handle}` / `{id}` (an X handle that is not a reserved name; a
-    /// post id).
-    pub template: &'static str,
-    /// The `handle` argument when the path has no `{handle}` (`i` for
-    /// `/i/status/{id}`).
-    pub fixed_handle: Option<&'static str>,
-    /// Query parameters the route takes (the tool's arguments besides the
-    /// path's, plus `format`).
-    pub params: &'static [&'static str],
-    /// A query parameter the route requires, with an example request for
-    /// the refusal.
-    pub required: Option<(&'static str, &'static str)>,
-    /// Arguments the route sets itself (`feed=media` for
-    /// `/{handle}/media`); not query parameters of the route.
-    pub fixed: &'static [(&'static str, &'static str)],
-}
-
-impl Route {
-    /// Every query parameter the route takes: the required one first,
-    /// then [`Route::params`].
-    pub fn query_params(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.required
-            .map(|(p, _)| p)
-            .into_iter()
-            .chain(self.params.iter().copied())
-    }
-}
-
-/// One upstream path a tool reads, and how long its answers stay fresh.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UpstreamPath {
-    /// `/`-separated segments, each a literal or a `{placeholder}` (any
-    /// non-empty segment); the query is not part of it.
-    pub template: &'static str,
-    /// Time to live of its answers in the upstream cache.
-    pub ttl: Duration,
-    /// The number of `/` in `template`: a path with another number cannot
-    /// match it (counted once, at compile time).
-    pub slashes: usize,
-}
-
-/// The static description of one tool.
-pub struct Spec {
-    /// Tool name (also its metric label).
-    pub name: &'static str,
-    /// Human title.
-    pub title: &'static str,
-    /// What it does, for the model.
-    pub description: &'static str,
-    /// A few words for the server `instructions` tool list.
-    pub summary: &'static str,
-    /// Argument table (generates the `inputSchema`).
-    pub props: &'static [Prop],
-    /// Required arguments.
-    pub required: &'static [&'static str],
-    /// Builds the `outputSchema`.
-    pub output_schema: fn() -> Value,
-    /// The tag its cursors carry.
-    pub cursor_tag: &'static str,
-    /// What its cursors are bound to.
-    pub cursor_scope: CursorScope,
-    /// Its plain HTTP routes.
-    pub routes: &'static [Route],
-    /// The upstream paths it reads.
-    pub upstream: &'static [UpstreamPath],
-}
-
-/// The post routes' query parameters, in the order the continuation link
-/// of a cut thread writes them (`cursor` last there).
-pub const POST_ROUTE_PARAMS: &[&str] = &[
-    "cursor",
-    "thread",
-    "replies",
-    "max_posts",
-    "context",
-    "userinfo",
-    "full",
-    "lang",
-    "format",
-    "max_chars",
-];
-const LIST_ROUTE_PARAMS: &[&str] = &["page", "limit", "cursor", "full", "format", "max_chars"];
-const PROFILE_ROUTE_PARAMS: &[&str] = &[
-    "feed",
-    "with_replies",
-    "since",
-    "page",
-    "limit",
-    "cursor",
-    "full",
-    "format",
-    "max_chars",
-];
-const FEED_ROUTE_PARAMS: &[&str] = &[
-    "since",
-    "page",
-    "limit",
-    "cursor",
-    "full",
-    "format",
-    "max_chars",
-];
-const SEARCH_ROUTE_PARAMS: &[&str] = &[
-    "q",
-    "feed",
-    "page",
-    "limit",
-    "cursor",
-    "full",
-    "format",
-    "max_chars",
-];
-
-const fn route(template: &'static str, params: &'static [&'static str]) -> Route {
-    Route {
-        template,
-        fixed_handle: None,
-        params,
-        required: None,
-        fixed: &[],
-    }
-}
-
-/// A profile route of one feed: `/{handle}/media`, `/{handle}/articles`.
-const fn feed_route(
-    template: &'static str,
-    fixed: &'static [(&'static str, &'static str)],
-) -> Route {
-    Route {
-        template,
-        fixed_handle: None,
-        params: FEED_ROUTE_PARAMS,
-        required: None,
-        fixed,
-    }
-}
-
-const fn upstream(template: &'static str, ttl: Duration) -> UpstreamPath {
-    UpstreamPath {
-        template,
-        ttl,
-        slashes: slashes(template),
-    }
-}
-
-/// The number of `/` in `s`.
-const fn slashes(s: &str) -> usize {
-    let (b, mut i, mut n) = (s.as_bytes(), 0, 0);
-    while i < b.len() {
-        if b[i] == b'/' {
-            n += 1;
-        }
-        i += 1;
-    }
-    n
 }
 
 /// The tools' descriptions, indexed by `Tool as usize`, in `tools/list`
@@ -405,62 +251,6 @@ pub const SPECS: [Spec; Tool::COUNT] = [
     },
 ];
 
-/// The `outputSchema` of `x_md_get_profile`: a browse result with the
-/// account, its rows, the timeline options when not their defaults, and
-/// with `full` its About data.
-fn profile_output_schema() -> Value {
-    let mut schema = schema::browse_output_schema("profile", &["handle", "profile", "posts"]);
-    let props = &mut schema["properties"];
-    props["feed"] = serde_json::json!({"enum": args::ProfileFeed::NAMES, "description": "The timeline read, when not `posts`."});
-    props["with_replies"] = serde_json::json!({"const": true, "description": "Present when the account's replies are listed too."});
-    props["since"] = serde_json::json!({"type": "string", "description": "The `since` asked, as sent upstream (a number in its shortest decimal spelling); only posts newer than it are listed."});
-    props["about"] = serde_json::json!({
-        "type": "object",
-        "description": "With full=true: X's \"About this account\" (FxTwitter /2/profile/{handle}/about), when X has it.",
-        "properties": {
-            "based_in": {"type": "string"},
-            "location_accurate": {"type": "boolean"},
-            "created_country_accurate": {"type": "boolean"},
-            "source": {"type": "string"},
-            "username_changes": {"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}, "last_changed_at": {"type": "string"}}}
-        }
-    });
-    schema
-}
-
-/// The `outputSchema` of `x_md_get_trends`: a browse result whose rows
-/// are FxTwitter's trends (`APITrend`), each with X's search link.
-fn trends_output_schema() -> Value {
-    let mut schema = schema::browse_output_schema("trends", &["trends"]);
-    schema["properties"]["trends"] = serde_json::json!({
-        "type": "array",
-        "items": {
-            "type": "object",
-            "required": ["name", "url"],
-            "properties": {
-                "name": {"type": "string", "description": "The trend; pass it as `q` of x_md_search_posts to read its posts."},
-                "rank": {"type": "string", "description": "X's rank, as sent."},
-                "context": {"type": "string", "description": "X's context for it (e.g. \"Sports · Trending\"), when sent."},
-                "grouped_topics": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
-                "url": {"type": "string", "description": "X's search for it."}
-            }
-        }
-    });
-    schema
-}
-
-/// The `outputSchema` of a list about one post: a browse result that also
-/// names the post (`id`, `url`, and `handle` when the rows show its
-/// author) and carries `rows` (`posts` or `users`).
-fn post_list_output_schema(resource: &str, rows: &'static str) -> Value {
-    let mut schema = schema::browse_output_schema(resource, &["id", "url", rows]);
-    let props = &mut schema["properties"];
-    props["handle"] = serde_json::json!({"type": "string", "description": "The post's author, when the rows show it (a quote carries the quoted post's author); absent otherwise: X ignores the handle in a post link, so the one asked with is no evidence."});
-    props["id"] = serde_json::json!({"type": "string", "pattern": "^[0-9]{1,20}$", "description": "The post whose quotes or reposts these are."});
-    props["url"] = serde_json::json!({"type": "string", "description": "The link of that post."});
-    schema
-}
-
 impl Tool {
     /// How many tools there are.
     pub const COUNT: usize = 8;
@@ -519,188 +309,6 @@ impl Tool {
     pub fn takes_format(self) -> bool {
         self.spec().props.iter().any(|p| p.name == "format")
     }
-}
-
-/// Length of the server `instructions`.
-const INSTRUCTIONS_LEN: usize = {
-    let mut n = INSTRUCTIONS_HEAD.len() + INSTRUCTIONS_TAIL.len();
-    let mut i = 0;
-    while i < Tool::COUNT {
-        // "name (summary), " or "name (summary). "
-        n += SPECS[i].name.len() + SPECS[i].summary.len() + 5;
-        i += 1;
-    }
-    n
-};
-
-const INSTRUCTIONS_HEAD: &str =
-    "Read-only access to public X (Twitter) content, rendered as Markdown. Tools: ";
-const INSTRUCTIONS_TAIL: &str = "Every result carries Markdown text plus structuredContent; list tools page with next_cursor. \
-Upstream problems (rate limits, missing or protected content) come back as results with isError: true. \
-resources/list returns the full service contract.";
-
-const fn put(out: &mut [u8; INSTRUCTIONS_LEN], at: usize, s: &str) -> usize {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        out[at + i] = b[i];
-        i += 1;
-    }
-    at + b.len()
-}
-
-const INSTRUCTIONS_BYTES: [u8; INSTRUCTIONS_LEN] = {
-    let mut out = [0u8; INSTRUCTIONS_LEN];
-    let mut at = put(&mut out, 0, INSTRUCTIONS_HEAD);
-    let mut i = 0;
-    while i < Tool::COUNT {
-        at = put(&mut out, at, SPECS[i].name);
-        at = put(&mut out, at, " (");
-        at = put(&mut out, at, SPECS[i].summary);
-        at = put(
-            &mut out,
-            at,
-            if i + 1 == Tool::COUNT { "). " } else { "), " },
-        );
-        i += 1;
-    }
-    put(&mut out, at, INSTRUCTIONS_TAIL);
-    out
-};
-
-/// `instructions` in `initialize` and `server/discover`, with the tool list
-/// built from [`SPECS`] at compile time.
-pub const INSTRUCTIONS: &str = match std::str::from_utf8(&INSTRUCTIONS_BYTES) {
-    Ok(s) => s,
-    Err(_) => panic!("instructions are not UTF-8"),
-};
-
-/// The values of a path's `{handle}` and `{id}` segments.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Captures<'p> {
-    /// The `{handle}` segment.
-    pub handle: Option<&'p str>,
-    /// The `{id}` segment.
-    pub id: Option<&'p str>,
-}
-
-/// The `/`-separated segments of a path (`str::split('/')`, found by a
-/// plain byte loop: the segments are short, and this runs on every
-/// upstream answer stored).
-struct Segments<'s> {
-    rest: Option<&'s str>,
-}
-
-impl<'s> Segments<'s> {
-    fn of(s: &'s str) -> Segments<'s> {
-        Segments { rest: Some(s) }
-    }
-}
-
-impl<'s> Iterator for Segments<'s> {
-    type Item = &'s str;
-
-    fn next(&mut self) -> Option<&'s str> {
-        let rest = self.rest?;
-        match rest.bytes().position(|b| b == b'/') {
-            Some(at) => {
-                self.rest = Some(&rest[at + 1..]);
-                Some(&rest[..at])
-            }
-            None => {
-                self.rest = None;
-                Some(rest)
-            }
-        }
-    }
-}
-
-/// Matches `path` (starting with `/`, no query) against `template`
-/// segment by segment; a placeholder segment must pass `ok(name, segment)`.
-pub fn match_template<'p>(
-    template: &str,
-    path: &'p str,
-    ok: impl Fn(&str, &str) -> bool,
-) -> Option<Captures<'p>> {
-    let mut t = Segments::of(template.strip_prefix('/')?);
-    let mut p = Segments::of(path.strip_prefix('/')?);
-    let mut caps = Captures::default();
-    loop {
-        match (t.next(), p.next()) {
-            (None, None) => return Some(caps),
-            (Some(ts), Some(ps)) => {
-                if let Some(name) = ts.strip_prefix('{').and_then(|n| n.strip_suffix('}')) {
-                    if !ok(name, ps) {
-                        return None;
-                    }
-                    match name {
-                        "handle" => caps.handle = Some(ps),
-                        "id" => caps.id = Some(ps),
-                        _ => {}
-                    }
-                } else if ts != ps {
-                    return None;
-                }
-            }
-            _ => return None,
-        }
-    }
-}
-
-/// The first literal segment of a route template (`explore` of
-/// `/explore/tabs/trending`), none for a template that opens with a
-/// placeholder (`/{handle}`).
-fn first_literal(template: &str) -> Option<&str> {
-    let first = template.strip_prefix('/')?.split('/').next()?;
-    (!first.is_empty() && !first.starts_with('{')).then_some(first)
-}
-
-/// Every first path segment that is never a handle: the first literal
-/// segment of every tool route (so a new tool's route reserves its own,
-/// here) and [`url::RESERVED_NAMES`] (the server's own paths and X's `i`).
-fn reserved() -> impl Iterator<Item = &'static str> {
-    SPECS
-        .iter()
-        .flat_map(|s| s.routes.iter().filter_map(|r| first_literal(r.template)))
-        .chain(url::RESERVED_NAMES)
-}
-
-/// The names of [`reserved`], sorted, each once.
-pub fn reserved_names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = reserved().collect();
-    names.sort_unstable();
-    names.dedup();
-    names
-}
-
-/// True for a handle that can open an X route of this server
-/// (`/<handle>/…`): a handle ([`url::is_handle`]) that is not one of
-/// [`reserved_names`] (compared case-insensitively, as X compares
-/// handles): `/search/followers` is a 404, not an account's followers.
-pub fn is_route_handle(s: &str) -> bool {
-    url::is_handle(s) && !reserved().any(|r| r.eq_ignore_ascii_case(s))
-}
-
-/// The time to live for an upstream path (and query): the lifetime the
-/// tools give the path ([`upstream_ttl`]), or [`TTL_OTHER`] for a path no
-/// tool declares. The cache stores by it ([`super::cache::Cache::new`]).
-pub fn ttl_for(path_and_query: &str) -> Duration {
-    upstream_ttl(path_and_query).unwrap_or(TTL_OTHER)
-}
-
-/// How long an upstream answer for `path_and_query` stays fresh: the
-/// lifetime of the first tool upstream path it matches, `None` when no
-/// tool reads it.
-pub fn upstream_ttl(path_and_query: &str) -> Option<Duration> {
-    let end = path_and_query.bytes().position(|b| b == b'?');
-    let path = &path_and_query[..end.unwrap_or(path_and_query.len())];
-    let n = slashes(path);
-    SPECS
-        .iter()
-        .flat_map(|s| s.upstream.iter())
-        .filter(|u| u.slashes == n)
-        .find(|u| match_template(u.template, path, |_, seg| !seg.is_empty()).is_some())
-        .map(|u| u.ttl)
 }
 
 /// Most arguments any tool takes: the longest argument table of
@@ -832,30 +440,7 @@ impl Call {
 
 #[cfg(test)]
 mod tests {
-    use proptest::prelude::*;
-
-    #[test]
-    fn ttls_by_path() {
-        assert_eq!(ttl_for("/2/status/1"), TTL_POST);
-        assert_eq!(ttl_for("/tweet-result?id=1&token=b&lang=en"), TTL_POST);
-        assert_eq!(ttl_for("/tweet-results?id=1"), TTL_OTHER);
-        assert_eq!(ttl_for("/2/profile/a"), TTL_PROFILE);
-        assert_eq!(ttl_for("/2/profile/a/statuses?count=20"), TTL_TIMELINE);
-        assert_eq!(ttl_for("/2/profile/a/following?count=20"), TTL_CONNECTIONS);
-        assert_eq!(ttl_for("/2/search?q=a"), TTL_SEARCH);
-        assert_eq!(ttl_for("/2/typeahead?q=a"), TTL_TYPEAHEAD);
-        assert_eq!(ttl_for("/2/conversation/1?x"), TTL_CONVERSATION);
-    }
-
-    proptest! {
-        /// The oracle is `str::split('/')`.
-        #[test]
-        fn segments_split_as_str_split(s in "[a-z/{}é]{0,12}") {
-            let ours: Vec<&str> = Segments::of(&s).collect();
-            let std: Vec<&str> = s.split('/').collect();
-            prop_assert_eq!(ours, std);
-        }
-    }
+    use std::time::Duration;
 
     use super::*;
 
@@ -886,24 +471,6 @@ mod tests {
                 "{e}"
             );
         }
-    }
-
-    #[test]
-    fn reserved_names_are_the_routes_first_segments_and_the_servers() {
-        assert_eq!(
-            reserved_names(),
-            ["api", "explore", "healthz", "i", "mcp", "metrics", "search"]
-        );
-        for r in reserved_names() {
-            assert!(!is_route_handle(r), "{r}");
-            assert!(!is_route_handle(&r.to_ascii_uppercase()), "{r}");
-        }
-        for h in ["explorer", "searches", "a", "demo_author", "API_"] {
-            assert!(is_route_handle(h), "{h}");
-        }
-        assert!(!is_route_handle("a.b"));
-        assert_eq!(first_literal("/{handle}/media"), None);
-        assert_eq!(first_literal("/i/status/{id}"), Some("i"));
     }
 
     #[test]
@@ -962,49 +529,5 @@ mod tests {
         templates.sort_unstable();
         templates.dedup();
         assert_eq!(templates.len(), n);
-    }
-
-    #[test]
-    fn instructions_list_every_tool() {
-        assert_eq!(
-            INSTRUCTIONS,
-            "Read-only access to public X (Twitter) content, rendered as Markdown. \
-Tools: x_md_get_post (one post, optionally with its thread and quoted post), \
-x_md_get_profile (one account, its posts, media or articles), \
-x_md_search_posts (search), x_md_get_followers (accounts following an account), \
-x_md_get_following (accounts an account follows), x_md_get_quotes (posts quoting a post), \
-x_md_get_reposts (accounts that reposted a post), x_md_get_trends (what is trending). \
-Every result carries Markdown text plus structuredContent; list tools page with next_cursor. \
-Upstream problems (rate limits, missing or protected content) come back as results with isError: true. \
-resources/list returns the full service contract."
-        );
-    }
-
-    #[test]
-    fn templates_match_segment_by_segment() {
-        let any = |_: &str, s: &str| !s.is_empty();
-        assert_eq!(
-            match_template("/{handle}/status/{id}", "/a/status/5", any),
-            Some(Captures {
-                handle: Some("a"),
-                id: Some("5")
-            })
-        );
-        assert_eq!(
-            match_template("/{handle}/status/{id}", "/a/status/5/x", any),
-            None
-        );
-        assert_eq!(
-            match_template("/{handle}/status/{id}", "/a/status/", any),
-            None
-        );
-        assert_eq!(
-            match_template("/search", "/search", any),
-            Some(Captures::default())
-        );
-        assert_eq!(match_template("/search", "/searchx", any), None);
-        assert_eq!(upstream_ttl("/2/status/1/quotes"), Some(TTL_SEARCH));
-        assert_eq!(upstream_ttl("/2/status/1/likes"), None);
-        assert_eq!(upstream_ttl("/2/search?q=a"), Some(TTL_SEARCH));
     }
 }
