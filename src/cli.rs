@@ -57,7 +57,7 @@ fn settings() -> Vec<Setting> {
         Setting { flag: "--rate-limit", env: "XMD_RATE_LIMIT", value: "PER_SEC", help: format!("tool calls per second per client address (IPv6: per /64) that reach a worker (a repeated call answered from the result cache costs the upstream nothing and is not counted); past it and the burst the call is an isError result naming the seconds to wait; 0 turns it off [default: {}]", config::DEFAULT_RATE_LIMIT) },
         Setting { flag: "--rate-burst", env: "XMD_RATE_BURST", value: "N", help: format!("tool calls a client may make at once before --rate-limit applies [default: {}]", config::DEFAULT_RATE_BURST) },
         Setting { flag: "--upstream-budget", env: "XMD_UPSTREAM_BUDGET", value: "PER_SEC", help: format!("upstream requests per second for the whole server (burst: {}s' worth), kept under FxTwitter's 1000/min per IP; shared evenly among the client addresses asking now; past a client's share tools answer isError with code upstream_budget; 0 turns it off [default: {}]", crate::app::limits::UPSTREAM_BUDGET_BURST_SECS, config::DEFAULT_UPSTREAM_BUDGET) },
-        Setting { flag: "--upstream-io", env: "XMD_UPSTREAM_IO", value: "MODE", help: "who makes the upstream requests: loop (the event loops; no thread waits for the upstream, --call-timeout also cuts a request in flight) or threads (the workers, each blocking through its request) [default: threads]".into() },
+        Setting { flag: "--upstream-io", env: "XMD_UPSTREAM_IO", value: "MODE", help: "who makes the upstream requests: loop (the event loops; no thread waits for the upstream, --call-timeout also cuts a request in flight) or threads (the fallback: the workers, each blocking through its request) [default: loop]".into() },
         Setting { flag: "--log-format", env: "XMD_LOG_FORMAT", value: "FORMAT", help: "access log on stderr: plain, json or off [default: plain]".into() },
         Setting { flag: "--trusted-proxies", env: "XMD_TRUSTED_PROXIES", value: "CIDRS", help: format!("comma-separated reverse-proxy addresses or ranges (127.0.0.1,10.0.0.0/8,::1); from these peers only, the client address (rate limits, access log) is the rightmost untrusted hop of --proxy-header; at most {} [default: none, the TCP peer is the client]", config::proxies::MAX_TRUSTED_PROXIES) },
         Setting { flag: "--proxy-header", env: "XMD_PROXY_HEADER", value: "NAME", help: "the header the trusted proxies write: x-forwarded-for or forwarded (RFC 7239) [default: x-forwarded-for]".into() },
@@ -474,7 +474,7 @@ mod tests {
     fn upstream_io_flag_env_and_refusal() {
         use crate::config::UpstreamIo;
         let none = |_: &str| None;
-        assert_eq!(serve(&[], &none).upstream_io, UpstreamIo::Threads);
+        assert_eq!(serve(&[], &none).upstream_io, UpstreamIo::Loop);
         assert_eq!(
             serve(&["--upstream-io", "loop"], &none).upstream_io,
             UpstreamIo::Loop

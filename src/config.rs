@@ -251,16 +251,13 @@ impl LogFormat {
 /// Who makes the upstream requests of tool calls (`--upstream-io`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpstreamIo {
-    /// The event loops: no thread waits for the upstream; a call waiting
-    /// for an answer is parked on its loop, and `--call-timeout` also cuts
-    /// a request in flight. Not yet the default: the loops read upstream
-    /// bodies without first reserving their transfer in the working
-    /// budget (`--max-working-bytes`), so a burst of large answers can
-    /// take the process past the budget (tests/memory_budget.rs: a peak of
-    /// 164 MiB over an idle 5 MiB, against 128 MiB).
+    /// The event loops (the default): no thread waits for the upstream; a
+    /// call waiting for an answer is parked on its loop, and
+    /// `--call-timeout` also cuts a request in flight.
     Loop,
     /// The workers, with the blocking `ureq` client (the behaviour before
-    /// issue 28): a worker waits through each request. The default.
+    /// issue 28), kept as the fallback: a worker waits through each
+    /// request.
     Threads,
 }
 
@@ -414,7 +411,7 @@ impl Config {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             cursor_secret: None,
             log_format: LogFormat::Plain,
-            upstream_io: UpstreamIo::Threads,
+            upstream_io: UpstreamIo::Loop,
             limits: Limits::default(),
         }
     }

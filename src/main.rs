@@ -65,8 +65,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // With `--upstream-io loop` the event loops make the upstream requests
-    // (issue 28); by default (`threads`) the workers block on `ureq`.
+    // By default (`--upstream-io loop`) the event loops make the upstream
+    // requests (issue 28); with `threads` the workers block on `ureq`.
     let transport = (config.upstream_io == xmd::config::UpstreamIo::Loop).then(|| {
         xmd::x::loopio::Transport::new(
             (&config.upstream, config.upstream_timeout),

@@ -112,10 +112,10 @@ pub struct ServerOptions {
     pub handle_signals: bool,
     /// Access-log format.
     pub log_format: crate::config::LogFormat,
-    /// The event-loop upstream client (`--upstream-io loop`): the loops
-    /// make the upstream requests and the workers run tool calls as
-    /// restartable runs. `None` (`--upstream-io threads`, the default):
-    /// the tools' upstream blocks on the workers.
+    /// The event-loop upstream client (`--upstream-io loop`, the
+    /// default): the loops make the upstream requests and the workers run
+    /// tool calls as restartable runs. `None` (`--upstream-io threads`,
+    /// the fallback): the tools' upstream blocks on the workers.
     pub upstream: Option<Arc<crate::x::loopio::Transport>>,
 }
 
