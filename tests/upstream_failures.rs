@@ -3,7 +3,9 @@
 //! timeout, the upstream status), `/metrics` counts failures by code and by
 //! cause, and start-up warns when the upstream host does not resolve,
 //! without delaying start-up. Only loopback and the reserved `.invalid`
-//! name (RFC 6761: never resolves) are used.
+//! name (RFC 6761: never resolves) are used. The causes are tested with
+//! either upstream client: the event loops (`--upstream-io loop`, the
+//! default) and the workers (`threads`, the fallback).
 
 mod common;
 mod util;
@@ -75,12 +77,24 @@ fn code_of(v: &serde_json::Value) -> String {
 
 #[test]
 fn an_unresolvable_upstream_warns_at_start_up_and_names_dns_in_the_log() {
+    unresolvable_upstream("loop");
+}
+
+#[test]
+fn with_the_workers_an_unresolvable_upstream_names_dns_in_the_log() {
+    unresolvable_upstream("threads");
+}
+
+/// The DNS cause with the upstream requests made by `io` (`--upstream-io`).
+fn unresolvable_upstream(io: &str) {
     let started = Instant::now();
     let x = Xmd::start(&[
         "--upstream",
         "http://upstream.invalid",
         "--cache-bytes",
         "0",
+        "--upstream-io",
+        io,
     ]);
     // Start-up is not held by the check: the server answers at once.
     assert_eq!(get(&x, "/healthz").status, 200);
@@ -139,6 +153,17 @@ fn an_unresolvable_syndication_host_warns_at_start_up() {
 
 #[test]
 fn refused_timeout_and_status_causes() {
+    refused_timeout_and_status("loop");
+}
+
+#[test]
+fn with_the_workers_refused_timeout_and_status_causes() {
+    refused_timeout_and_status("threads");
+}
+
+/// The refused, timeout and status causes with the upstream requests made
+/// by `io` (`--upstream-io`).
+fn refused_timeout_and_status(io: &str) {
     // Refused: a loopback port nobody listens on.
     let closed = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
@@ -150,6 +175,8 @@ fn refused_timeout_and_status_causes() {
         "0",
         "--log-format",
         "json",
+        "--upstream-io",
+        io,
     ]);
     assert_eq!(code_of(&call(&x)), "fxtwitter_network");
     let line = log_line(&x, "\"path\":\"/mcp\"", Duration::from_secs(5));
@@ -185,6 +212,8 @@ fn refused_timeout_and_status_causes() {
         "1",
         "--cache-bytes",
         "0",
+        "--upstream-io",
+        io,
     ]);
     assert_eq!(code_of(&call(&x)), "upstream_timeout");
     let line = log_line(&x, " POST /mcp ", Duration::from_secs(5));
@@ -206,7 +235,14 @@ fn refused_timeout_and_status_causes() {
             r#"{"code":503,"message":"Service Unavailable"}"#,
         ))
     });
-    let x = Xmd::start(&["--upstream", &failing.base_url(), "--cache-bytes", "0"]);
+    let x = Xmd::start(&[
+        "--upstream",
+        &failing.base_url(),
+        "--cache-bytes",
+        "0",
+        "--upstream-io",
+        io,
+    ]);
     let code = code_of(&call(&x));
     let line = log_line(&x, " POST /mcp ", Duration::from_secs(5));
     assert!(
@@ -229,6 +265,16 @@ fn refused_timeout_and_status_causes() {
 /// `xmd_upstream_failures_total{cause="invalid_body"}` counts each.
 #[test]
 fn a_200_that_is_not_fxtwitter_json_names_its_status_in_the_log() {
+    not_fxtwitter_json("loop");
+}
+
+#[test]
+fn with_the_workers_a_200_that_is_not_fxtwitter_json_names_its_status() {
+    not_fxtwitter_json("threads");
+}
+
+/// The invalid-body cause with the upstream requests made by `io`.
+fn not_fxtwitter_json(io: &str) {
     let html = FakeUpstream::start();
     html.handler(|_| {
         Some(Answer::raw(
@@ -237,7 +283,14 @@ fn a_200_that_is_not_fxtwitter_json_names_its_status_in_the_log() {
             "<html><body>Please wait…</body></html>",
         ))
     });
-    let x = Xmd::start(&["--upstream", &html.base_url(), "--cache-bytes", "0"]);
+    let x = Xmd::start(&[
+        "--upstream",
+        &html.base_url(),
+        "--cache-bytes",
+        "0",
+        "--upstream-io",
+        io,
+    ]);
     assert_eq!(code_of(&call(&x)), "upstream_invalid_response");
     let line = log_line(&x, " POST /mcp ", Duration::from_secs(5));
     assert!(
