@@ -10,7 +10,7 @@ mod util;
 use std::io::Write;
 use std::net::TcpStream;
 use std::thread::sleep;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::fake_upstream::{Answer, FakeUpstream};
 use util::*;
@@ -140,9 +140,25 @@ fn a_client_that_never_reads_does_not_stall_its_loop() {
 /// SIGTERM ends the process within `--shutdown-grace` even with tool calls
 /// running and queued behind a slow upstream: the connections still
 /// waiting are closed at the deadline, and the queued calls are dropped
-/// rather than run one by one for nobody.
+/// rather than run one by one for nobody. Calls queue only when the one
+/// worker blocks through its upstream request (`--upstream-io threads`).
 #[test]
 fn shutdown_ends_within_the_grace_with_calls_running_and_queued() {
+    shutdown_with_slow_calls("threads");
+}
+
+/// The same with the event loops making the upstream requests (the
+/// default): the eight calls hold no worker and queue for none; they wait
+/// parked on the loops, each for its own 2 s request in flight, and the
+/// shutdown drops them and their requests at the deadline.
+#[test]
+fn shutdown_ends_within_the_grace_with_calls_parked_on_the_loops() {
+    shutdown_with_slow_calls("loop");
+}
+
+/// Eight calls of 2 s misses on one worker, then SIGTERM with a 1 s grace,
+/// the upstream requests made by `io` (`--upstream-io`).
+fn shutdown_with_slow_calls(io: &str) {
     let up = FakeUpstream::start();
     for id in 1..=8 {
         up.on(
@@ -161,6 +177,8 @@ fn shutdown_ends_within_the_grace_with_calls_running_and_queued() {
         "100",
         "--shutdown-grace",
         "1",
+        "--upstream-io",
+        io,
     ]);
     // Eight different posts: each queued call would be its own 2 s miss.
     let mut waiting: Vec<TcpStream> = (0..8).map(|_| x.connect()).collect();
@@ -171,7 +189,16 @@ fn shutdown_ends_within_the_grace_with_calls_running_and_queued() {
         );
         s.write_all(&post(&x.host(), &LEGACY, &body)).unwrap();
     }
-    sleep(Duration::from_millis(300));
+    // The premise: with the workers, one request in flight (the others'
+    // calls queued); with the loops, all eight. Either way no answer comes
+    // before 2 s, so at the signal every call still waits.
+    let in_flight = if io == "loop" { 8 } else { 1 };
+    let t0 = Instant::now();
+    while up.request_count() < in_flight && t0.elapsed() < Duration::from_millis(1500) {
+        sleep(Duration::from_millis(10));
+    }
+    sleep(Duration::from_millis(100));
+    assert_eq!(up.request_count(), in_flight, "upstream requests in flight");
     let (status, took) = timed(|| {
         x.sigterm();
         x.child.wait().unwrap()
