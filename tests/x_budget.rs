@@ -422,8 +422,20 @@ fn metric(x: &Xmd, name: &str) -> u64 {
 /// for the next call; /metrics counts the cancelled calls.
 #[test]
 fn i6_closing_the_connection_cancels_the_call() {
+    closing_cancels_the_call("loop");
+}
+
+/// The same with the workers blocking through the upstream requests (the
+/// fallback, `--upstream-io threads`).
+#[test]
+fn i6_with_the_workers_closing_the_connection_cancels_the_call() {
+    closing_cancels_the_call("threads");
+}
+
+/// Item 6's cancelled walk, the upstream requests made by `io`.
+fn closing_cancels_the_call(io: &str) {
     let up = slow_chain(30, Duration::from_millis(300));
-    let x = start(&up, &["--workers", "1"]);
+    let x = start(&up, &["--workers", "1", "--upstream-io", io]);
     for (round, modern) in [false, true].into_iter().enumerate() {
         let before = up.request_count();
         let h = headers(modern, false);
