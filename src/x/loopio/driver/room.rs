@@ -59,7 +59,11 @@ impl<P> Driver<P> {
 /// Counts the body of `ex`, whose head announced `announced` bytes, in
 /// the working budget `work` (none: nothing to count) and lets the reader
 /// read it; false, with nothing counted, when there is no room now.
-pub(super) fn grant(ex: &mut Exchange, announced: Option<u64>, work: Option<&Arc<WorkBudget>>) -> bool {
+pub(super) fn grant(
+    ex: &mut Exchange,
+    announced: Option<u64>,
+    work: Option<&Arc<WorkBudget>>,
+) -> bool {
     let bytes = transfer_bytes(announced, MAX_UPSTREAM_BODY_BYTES);
     if !work.is_none_or(|w| w.try_reserve(bytes, 0)) {
         return false;
