@@ -31,7 +31,7 @@
 //!   one) sending the same reply bytes, its CPU per request beside (a)'s;
 //! - (g) 10,000 `tools/call`s in flight against a 2 s upstream (2,500
 //!   posts, four calls each): every answer's latency and the peak RSS
-//!   (issue 28 item 3; `BENCH_G_CALLS`, `BENCH_G_POSTS`);
+//!   (issue 28 item 3; `BENCH_G_CALLS`, `BENCH_G_POSTS`; `BENCH_SHOW_FAIL` prints each reply that is not a 200 result);
 //! - (s) system calls per miss: (b) under `strace -c -f` (slow; only when
 //!   asked, `BENCH_ONLY=s`).
 //!
@@ -459,13 +459,14 @@ fn main() {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(2_500);
-        // The upstream cache off: every call waits for the upstream (calls
-        // for one post at once still make one request). An upstream on a
-        // mio loop: thousands of connections at once, where the
+        // Default settings (issue 28), on a server of its own: its posts
+        // are new to it, so every call waits for the upstream, calls for
+        // one post at once joined into one request. An upstream on a mio
+        // loop: thousands of connections at once, where the
         // thread-per-connection fake spends its time starting threads and
         // its accept queue (128) drops SYNs (connects retried after 1 s).
         let slow = bare::slow_upstream(Duration::from_secs(2));
-        let server = Server::start(&bin, slow.addr, &["--cache-bytes", "0"]);
+        let server = Server::start(&bin, slow.addr, &[]);
         let before = server.status_kib("VmRSS:");
         let served0 = slow.served.load(Ordering::Relaxed);
         let (u0, s0) = server.cpu_ticks();

@@ -251,6 +251,9 @@ fn drain(
         if let Some(n) = complete(&c.got) {
             let text = String::from_utf8_lossy(&c.got[..n]);
             let ok = text.starts_with("HTTP/1.1 200") && text.contains("\"isError\":false");
+            if !ok && std::env::var("BENCH_SHOW_FAIL").is_ok() {
+                eprintln!("FAIL: {}", &text[..text.len().min(900)]);
+            }
             c.result = Some((c.sent.elapsed().as_secs_f64() * 1000.0, ok));
             done += 1;
         }

@@ -394,6 +394,7 @@ fn serve(
                     id,
                     version,
                     modern_tail: st.modern_tail.clone(),
+                    steps: std::cell::Cell::new(0),
                 }))
             }
             Err(e) => fail(Some(&id), e, era),

@@ -80,23 +80,37 @@ pub struct Measure {
 }
 
 impl Measure {
-    /// The measure of `s`: from three counts of its bytes (ASCII,
-    /// continuation bytes, leaders of four-byte characters), taken
-    /// without branches so that the loop is vectorised. An ASCII byte is
-    /// a character and a third of a token; a continuation byte a token;
-    /// a leader one character, or two (a surrogate pair) for a four-byte
-    /// one.
+    /// The measure of `s`, in one pass over its bytes: eight ASCII bytes
+    /// at a time (a character and a third of a token each); any other
+    /// byte alone (a continuation byte costs a token, a leader is one
+    /// character, or two, a surrogate pair, for a four-byte character).
     pub fn of(s: &str) -> Measure {
-        let (mut ascii, mut continuation, mut four) = (0usize, 0usize, 0usize);
-        for &b in s.as_bytes() {
-            ascii += usize::from(b < 0x80);
-            continuation += usize::from(b & 0xc0 == 0x80);
-            four += usize::from(b >= 0xf0);
+        const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+        let b = s.as_bytes();
+        let mut m = Measure::default();
+        let mut i = 0;
+        while i < b.len() {
+            if let Some(w) = b.get(i..i + 8) {
+                let w = u64::from_le_bytes(<[u8; 8]>::try_from(w).unwrap_or([0x80; 8]));
+                if w & HIGH_BITS == 0 {
+                    m.chars += 8;
+                    m.token_thirds += 8;
+                    i += 8;
+                    continue;
+                }
+            }
+            match b[i] {
+                0x00..=0x7f => {
+                    m.chars += 1;
+                    m.token_thirds += 1;
+                }
+                0x80..=0xbf => m.token_thirds += 3,
+                0xc0..=0xef => m.chars += 1,
+                _ => m.chars += 2,
+            }
+            i += 1;
         }
-        Measure {
-            chars: s.len() - continuation + four,
-            token_thirds: ascii + 3 * continuation,
-        }
+        m
     }
 
     /// The estimated tokens, rounded up.

@@ -531,7 +531,7 @@ impl<P> Driver<P> {
     /// Moves connection `index` on: writes, reads, feeds its exchange.
     fn drive(&mut self, reg: &Registry, index: usize, now: Instant) {
         let next = match self.slots.get_mut(index).and_then(Option::as_mut) {
-            Some(s) => step(s, &mut self.scratch),
+            Some(s) => step(s, &mut self.scratch, self.t.work().as_ref()),
             None => return,
         };
         match next {

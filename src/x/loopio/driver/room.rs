@@ -5,8 +5,12 @@ use std::time::Instant;
 
 use mio::Registry;
 
-use super::{Driver, Timer, MAX_UPSTREAM_BODY_BYTES, ROOM_RETRY};
-use crate::x::memory::{transfer_bytes, Reservation, MAX_INCOMING_WAIT, WORK_RETRY_AFTER_SECS};
+use std::sync::Arc;
+
+use super::{Driver, Exchange, Timer, MAX_UPSTREAM_BODY_BYTES, ROOM_RETRY};
+use crate::x::memory::{
+    transfer_bytes, Reservation, WorkBudget, MAX_INCOMING_WAIT, WORK_RETRY_AFTER_SECS,
+};
 use crate::x::upstream::FetchError;
 
 impl<P> Driver<P> {
@@ -25,11 +29,7 @@ impl<P> Driver<P> {
         let Some(announced) = ex.reader.needs_room() else {
             return;
         };
-        let bytes = transfer_bytes(announced, MAX_UPSTREAM_BODY_BYTES);
-        let granted = work.as_ref().is_none_or(|w| w.try_reserve(bytes, 0));
-        if granted {
-            ex.room = work.map(|w| Reservation::new(w, bytes));
-            ex.reader.admit();
+        if grant(ex, announced, work.as_ref()) {
             let (need, waited) = (ex.need.clone(), ex.room_since.take().is_some());
             if waited {
                 self.t.fed(&need);
@@ -54,4 +54,21 @@ impl<P> Driver<P> {
         self.timers
             .insert((now + ROOM_RETRY, Timer::Room(index, id)));
     }
+}
+
+/// Counts the body of `ex`, whose head announced `announced` bytes, in
+/// the working budget `work` (none: nothing to count) and lets the reader
+/// read it; false, with nothing counted, when there is no room now.
+pub(super) fn grant(
+    ex: &mut Exchange,
+    announced: Option<u64>,
+    work: Option<&Arc<WorkBudget>>,
+) -> bool {
+    let bytes = transfer_bytes(announced, MAX_UPSTREAM_BODY_BYTES);
+    if !work.is_none_or(|w| w.try_reserve(bytes, 0)) {
+        return false;
+    }
+    ex.room = work.map(|w| Reservation::new(Arc::clone(w), bytes));
+    ex.reader.admit();
+    true
 }

@@ -2,12 +2,14 @@
 //! failures read as the blocking client's (`driver.rs` acts on them).
 
 use std::io;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::super::conn::ConnError;
 use super::super::wire::WireError;
+use super::room::grant;
 use super::{Slot, Timer};
-use crate::x::memory::Reservation;
+use crate::x::memory::{Reservation, WorkBudget};
 use crate::x::restart::Need;
 use crate::x::upstream::{FetchError, UpstreamResponse};
 
@@ -34,7 +36,11 @@ pub(super) enum Next {
 }
 
 /// Writes, reads and feeds the exchange of one connection.
-pub(super) fn step(s: &mut Slot, scratch: &mut [u8]) -> Next {
+/// A body whose head came with nothing waiting for room is counted in
+/// `work` at once (`room::grant`) and read on from the same piece; only
+/// a body that finds no room waits, unread, for the driver
+/// (`Driver::make_room`).
+pub(super) fn step(s: &mut Slot, scratch: &mut [u8], work: Option<&Arc<WorkBudget>>) -> Next {
     // A body waiting for room is not read: the socket is left alone.
     if waits_for_room(s) {
         return Next::Room;
@@ -89,10 +95,24 @@ pub(super) fn step(s: &mut Slot, scratch: &mut [u8]) -> Next {
             s.conn.keep(piece);
             continue;
         }
-        match ex.reader.feed(piece) {
+        let mut used = match ex.reader.feed(piece) {
+            Ok(used) => used,
             Err(e) => return Next::Failed(FailedWith::Wire(e)),
-            Ok(used) if used < n && !ex.reader.is_done() => s.conn.keep(&piece[used..]),
-            Ok(used) => rest |= used < n,
+        };
+        if let Some(announced) = ex.reader.needs_room() {
+            // The head is in: room now means the body is read on from
+            // this piece, without keeping it.
+            if ex.room_since.is_none() && grant(ex, announced, work) {
+                used += match ex.reader.feed(&piece[used..]) {
+                    Ok(more) => more,
+                    Err(e) => return Next::Failed(FailedWith::Wire(e)),
+                };
+            }
+        }
+        if used < n && !ex.reader.is_done() {
+            s.conn.keep(&piece[used..]);
+        } else {
+            rest |= used < n;
         }
         if ex.reader.needs_room().is_some() {
             return Next::Room;
