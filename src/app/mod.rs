@@ -21,6 +21,9 @@
 //! Query strings never change the route and nothing ever redirects.
 
 pub mod client_addr;
+mod cors;
+mod deferred;
+mod documents;
 mod fair;
 mod fallback;
 mod head_checks;
@@ -28,24 +31,29 @@ pub mod landing;
 pub mod limits;
 pub mod metered;
 pub mod origin;
+mod replies;
 pub mod statics;
 pub mod upstream_check;
 pub mod xhttp;
 pub mod xroutes;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::config::Config;
 use crate::http::accept::{self, Framing};
 use crate::http::{Body, Method, Request, Response};
 use crate::mcp::{self, Mcp, Outcome, Reply, ServerInfo};
 use crate::metrics::METRICS;
-use crate::server::conn::{Fallback, Handled, Handler, Job, Step, Work};
+use crate::server::conn::{Fallback, Handled, Handler};
 use crate::x::tools::Tools;
 use crate::x::upstream::Upstream;
+use cors::{discovery_cors, finish, preflight, with_cors};
+use deferred::{DeferredCall, Finished};
+use documents::{server_card_text, DocBody, DocKind, StaticDoc};
 use origin::{OriginPolicy, Verdict};
+pub use replies::frame;
+use replies::{joined, method_not_allowed, not_found, transport_error};
 
 /// Media type of the server card.
 pub const SERVER_CARD_MEDIA_TYPE: &str = "application/mcp-server-card+json";
@@ -63,71 +71,6 @@ pub const READ_ONLY_HINT: &str =
 const CORS_ALLOW_HEADERS: &str = "Content-Type, Accept, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID";
 /// Preflight cache lifetime in seconds.
 const CORS_MAX_AGE_SECS: &str = "86400";
-
-/// A document served at a fixed path.
-struct StaticDoc {
-    content_type: &'static str,
-    body: DocBody,
-    route: usize,
-}
-
-/// A document's bytes: compiled in, or built on the first request.
-enum DocBody {
-    Static(&'static [u8]),
-    Lazy(DocKind, OnceLock<Arc<[u8]>>),
-}
-
-/// Which document a lazily built body is.
-#[derive(Clone, Copy)]
-enum DocKind {
-    ServerCard,
-    AiCatalog,
-    ServerJson,
-    Manifest,
-    Landing,
-    Embedded(&'static crate::docs::Doc),
-}
-
-impl DocKind {
-    fn build(self, public: &str) -> Vec<u8> {
-        match self {
-            DocKind::ServerCard => server_card_text(public).into_bytes(),
-            DocKind::AiCatalog => {
-                crate::json::to_string_pretty(&statics::ai_catalog(public)).into_bytes()
-            }
-            DocKind::ServerJson => crate::json::to_vec(&statics::server_json(public)),
-            DocKind::Manifest => {
-                crate::json::to_vec(&statics::manifest(public, &statics::server_card(public)))
-            }
-            DocKind::Landing => landing::page(public).into_bytes(),
-            DocKind::Embedded(doc) => crate::docs::render(doc.template, public).into_bytes(),
-        }
-    }
-}
-
-impl StaticDoc {
-    fn lazy(content_type: &'static str, kind: DocKind, route: usize) -> StaticDoc {
-        StaticDoc {
-            content_type,
-            body: DocBody::Lazy(kind, OnceLock::new()),
-            route,
-        }
-    }
-
-    fn body(&self, public: &str) -> Body {
-        match &self.body {
-            DocBody::Static(bytes) => Body::Static(bytes),
-            DocBody::Lazy(kind, slot) => {
-                Body::Shared(Arc::clone(slot.get_or_init(|| kind.build(public).into())))
-            }
-        }
-    }
-}
-
-/// The server card as served and as the MCP resource: pretty JSON.
-fn server_card_text(public: &str) -> String {
-    crate::json::to_string_pretty(&statics::server_card(public))
-}
 
 /// Route indexes into [`crate::metrics::ROUTES`].
 const ROUTE_MCP: usize = 0;
@@ -438,148 +381,6 @@ impl App {
     }
 }
 
-/// A `tools/call` waiting for a worker.
-struct DeferredCall {
-    call: mcp::PendingCall,
-    framing: Framing,
-}
-
-impl Work for DeferredCall {
-    fn run(self: Box<Self>) -> Response {
-        match self.step() {
-            Step::Done(response) => response,
-            // Only a restartable run parks, and the pool runs those by
-            // `step`.
-            Step::Park(job) => job.busy(),
-        }
-    }
-
-    fn step(self: Box<Self>) -> Step {
-        metered::take_cause();
-        let cancel = std::sync::Arc::clone(&self.call.call().cancel);
-        let gone = || cancel.load(std::sync::atomic::Ordering::Relaxed);
-        if gone() {
-            // The client left while the call waited for a worker (or for
-            // its upstream answers): nothing more is computed for it.
-            METRICS.cancelled();
-            return Step::Done(Response::new(204));
-        }
-        let Some((reply, stats)) = self.call.step_traced() else {
-            return Step::Park(self);
-        };
-        if gone() {
-            METRICS.cancelled();
-        }
-        METRICS.rpc(Some("tools/call"), reply.status);
-        let mut response = frame(reply, self.framing);
-        response.trace.route = ROUTE_MCP;
-        response.trace.rpc_method = Some("tools/call".into());
-        xhttp::record_call(&stats, &mut response);
-        Step::Done(response)
-    }
-
-    fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
-        Some(Arc::clone(&self.call.call().cancel))
-    }
-
-    /// The queue-full `503` as a JSON-RPC error carrying this request's id,
-    /// framed as the client asked (JSON or one SSE event).
-    fn busy(self: Box<Self>) -> Response {
-        let reply = self.call.busy();
-        METRICS.rpc(Some("tools/call"), reply.status);
-        let mut response = frame(reply, self.framing).header("Retry-After", "1");
-        response.trace.route = ROUTE_MCP;
-        response.trace.rpc_method = Some("tools/call".into());
-        response
-    }
-}
-
-/// Deferred work answered with CORS headers (when `origin` is set) and
-/// traced with the forwarded client address, busy or not.
-struct Finished {
-    inner: Job,
-    origin: Option<String>,
-    client: Option<std::net::IpAddr>,
-}
-
-impl Work for Finished {
-    fn run(self: Box<Self>) -> Response {
-        finish(self.inner.run(), self.origin, self.client)
-    }
-
-    fn step(self: Box<Self>) -> Step {
-        let Finished {
-            inner,
-            origin,
-            client,
-        } = *self;
-        match inner.step() {
-            Step::Done(response) => Step::Done(finish(response, origin, client)),
-            Step::Park(inner) => Step::Park(Box::new(Finished {
-                inner,
-                origin,
-                client,
-            })),
-        }
-    }
-
-    fn busy(self: Box<Self>) -> Response {
-        finish(self.inner.busy(), self.origin, self.client)
-    }
-
-    fn cancel_flag(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
-        self.inner.cancel_flag()
-    }
-}
-
-/// The CORS headers SEP-2127 ("CORS Requirements") asks of a hosted
-/// server card, on every answer of the card and the AI Catalog (200, 304,
-/// the `OPTIONS` preflight, a refused method): any origin may read them,
-/// with `If-None-Match` and its `ETag`. Their request's `Origin` is not
-/// checked ([`App::admit`]), so [`finish`] adds no echoed origin.
-fn discovery_cors(mut response: Response) -> Response {
-    // The preflight's own lists give way to the draft's.
-    response.headers.retain(|(k, _)| {
-        !k.eq_ignore_ascii_case("Access-Control-Allow-Methods")
-            && !k.eq_ignore_ascii_case("Access-Control-Allow-Headers")
-    });
-    response
-        .header("Access-Control-Allow-Origin", "*")
-        .header("Access-Control-Allow-Methods", "GET")
-        .header(
-            "Access-Control-Allow-Headers",
-            "Content-Type, If-None-Match",
-        )
-        .header("Access-Control-Expose-Headers", "ETag")
-}
-
-/// Adds the CORS headers for `origin` and traces the forwarded client.
-/// `Vary: Origin` goes on every answer a cache may store, with an `Origin`
-/// or without: the answer to a request without one has no
-/// `Access-Control-Allow-Origin`, and a shared cache must not give it to a
-/// browser's request that has one (Fetch standard, "CORS protocol and HTTP
-/// caches").
-fn finish(
-    mut response: Response,
-    origin: Option<String>,
-    client: Option<std::net::IpAddr>,
-) -> Response {
-    response.trace.client = client;
-    match origin {
-        Some(origin) => with_cors(response, origin),
-        None => {
-            let storable = response
-                .headers
-                .iter()
-                .any(|(k, v)| k.eq_ignore_ascii_case("Cache-Control") && !v.contains("no-store"));
-            if storable {
-                vary_origin(&mut response);
-            }
-            response
-        }
-    }
-}
-
 impl Handler for App {
     fn check_head(&self, head: &crate::http::Head) -> Option<Response> {
         self.refuse_head(head)
@@ -629,144 +430,6 @@ impl Handler for App {
                 client: forwarded,
             })),
         }
-    }
-}
-
-/// All values of a header joined with commas (RFC 9110 §5.3); borrowed
-/// when the header appears once.
-fn joined<'a>(head: &'a crate::http::Head, name: &'a str) -> Option<Cow<'a, [u8]>> {
-    let mut values = head.headers_named(name);
-    let first = values.next()?;
-    let Some(second) = values.next() else {
-        return Some(Cow::Borrowed(first));
-    };
-    let mut out = first.to_vec();
-    for v in std::iter::once(second).chain(values) {
-        out.push(b',');
-        out.extend_from_slice(v);
-    }
-    Some(Cow::Owned(out))
-}
-
-/// Frames an MCP reply: `202` without body, JSON, or one SSE frame. Error
-/// statuses always go out as JSON so every client can read them.
-pub fn frame(reply: Reply, framing: Framing) -> Response {
-    let Some(body) = reply.body else {
-        return Response::new(202);
-    };
-    if framing == Framing::Sse && reply.status == 200 {
-        let mut prefix = Vec::with_capacity(body.len() + 24);
-        prefix.extend_from_slice(b"event: message\ndata: ");
-        prefix.extend_from_slice(&body);
-        let sse = match reply.tail {
-            Some(shared) => Body::Spliced {
-                prefix,
-                shared,
-                suffix: b"\n\n",
-            },
-            None => {
-                prefix.extend_from_slice(b"\n\n");
-                Body::Owned(prefix)
-            }
-        };
-        return Response::with_body(200, "text/event-stream", sse)
-            .header("Cache-Control", "no-cache")
-            .header("X-Accel-Buffering", "no");
-    }
-    let json = match reply.tail {
-        Some(shared) => Body::Spliced {
-            prefix: body,
-            shared,
-            suffix: b"",
-        },
-        None => Body::Owned(body),
-    };
-    Response::with_body(reply.status, "application/json", json)
-}
-
-fn transport_error(status: u16, message: &str) -> Response {
-    METRICS.rejected(crate::metrics::rejection_reason(status));
-    Response::with_body(
-        status,
-        "application/json",
-        Body::Owned(mcp::error_without_id(-32600, message)),
-    )
-}
-
-fn method_not_allowed(allow: &'static str, message: &str) -> Response {
-    transport_error(405, &format!("Method Not Allowed: {message}")).header("Allow", allow)
-}
-
-fn not_found() -> Response {
-    Response::with_body(
-        404,
-        "application/json",
-        Body::Static(br#"{"error":"not_found","message":"No such route. The MCP endpoint is POST /mcp; see /llms.txt."}"#),
-    )
-}
-
-/// A `204` CORS preflight answer. The allowed request headers are our fixed
-/// list plus whatever the browser asked for (when every name is a valid
-/// token), so `Mcp-Param-*` headers pass too.
-fn preflight(allow: &'static str, requested: Option<&[u8]>) -> Response {
-    let mut headers = String::from(CORS_ALLOW_HEADERS);
-    if let Some(req) = requested {
-        let names: Vec<&[u8]> = req
-            .split(|b| *b == b',')
-            .map(crate::text::trim_ows)
-            .filter(|n| !n.is_empty())
-            .collect();
-        let valid = names.iter().all(|n| {
-            n.len() <= 64
-                && n.iter()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(b))
-        });
-        if valid {
-            for n in names {
-                let n = String::from_utf8_lossy(n);
-                if !headers
-                    .to_ascii_lowercase()
-                    .split(", ")
-                    .any(|h| h == n.to_ascii_lowercase())
-                {
-                    headers.push_str(", ");
-                    headers.push_str(&n);
-                }
-            }
-        }
-    }
-    Response::new(204)
-        .header("Allow", allow)
-        .header("Access-Control-Allow-Methods", allow)
-        .header("Access-Control-Allow-Headers", headers)
-        .header("Access-Control-Max-Age", CORS_MAX_AGE_SECS)
-}
-
-fn with_cors(mut response: Response, origin: String) -> Response {
-    response
-        .headers
-        .push(("Access-Control-Allow-Origin", Cow::Owned(origin)));
-    vary_origin(&mut response);
-    if response.status != 204 {
-        response.headers.push((
-            "Access-Control-Expose-Headers",
-            Cow::Borrowed("Mcp-Session-Id, MCP-Protocol-Version"),
-        ));
-    }
-    response
-}
-
-/// Adds `Vary: Origin` unless a `Vary` of the response names it already
-/// (the X routes' answers do, since their workers' answers skip
-/// [`finish`] when there is no `Origin`).
-fn vary_origin(response: &mut Response) {
-    let named = response.headers.iter().any(|(k, v)| {
-        k.eq_ignore_ascii_case("Vary")
-            && v.split(',')
-                .any(|f| f.trim().eq_ignore_ascii_case("Origin"))
-    });
-    if !named {
-        response.headers.push(("Vary", Cow::Borrowed("Origin")));
     }
 }
 
