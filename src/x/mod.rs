@@ -16,8 +16,8 @@
 //! - `render`: Markdown from the model (model and leaves below);
 //! - the tools on top: `registry`, `args`, `schema`, `cursor`, `budget`
 //!   (a call's text budget, holding the typed `registry::Call`),
-//!   `structured`, `browse`, `post`, `post_cut`, `profile`, `search`,
-//!   `status_lists`, `tools`.
+//!   `structured`, `browse`, `post`, `post_cut`, `post_fetch`, `profile`,
+//!   `search`, `status_lists`, `tools`.
 
 pub mod answer;
 pub mod args;
@@ -35,6 +35,7 @@ pub mod memory;
 pub mod model;
 pub mod post;
 mod post_cut;
+mod post_fetch;
 pub mod profile;
 pub mod registry;
 pub mod render;

@@ -11,17 +11,20 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::article::article_blocks;
-use super::attached::{card_lines, note_lines, poll_lines, quoted, url_text};
+use super::attached::url_text;
 use super::choice::{Format, UserInfo};
-use super::date::{iso, post_date};
-use super::media::media_lines;
-use super::num::{count as counted, grouped};
-use crate::x::escape::{
-    at_handle, escape_block, escape_heading, escape_inline, escape_inline_text, yaml_string,
-};
-use crate::x::model::status::Status;
+use super::date::post_date;
+use super::num::count as counted;
+use crate::x::escape::{at_handle, escape_heading, escape_inline, yaml_string};
 use crate::x::model::{self, count, handle, is_tombstone, s};
+
+mod author;
+mod body;
+mod text;
+pub use author::account_facts;
+use author::author_block;
+use body::body_blocks;
+pub use text::{display_text, status_text};
 
 /// Most levels of quotes inside quotes rendered. Default 3; deeper quotes
 /// are shown as a link only.
@@ -63,93 +66,6 @@ fn author_name(post: &Value, esc: fn(&str) -> String) -> String {
     .map(esc)
     .find(|n| !n.is_empty())
     .unwrap_or_else(|| "Unknown".into())
-}
-
-fn unescape_html(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#34;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&")
-}
-
-/// The text to show: `text`, or when it is empty, `raw_text.text` with
-/// t.co links expanded and media links removed, in one pass by the facets'
-/// offsets, each checked against its `original` ([`crate::x::model::expand`]).
-pub fn display_text(post: &Value) -> String {
-    let text = s(post, "text").unwrap_or("").trim();
-    if !text.is_empty() {
-        return text.to_string();
-    }
-    let Some(raw) = post.get("raw_text") else {
-        return String::new();
-    };
-    let facets = raw
-        .get("facets")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|f| {
-            (
-                s(f, "type"),
-                model::expand::indices(f.get("indices")),
-                s(f, "original"),
-                s(f, "replacement"),
-            )
-        });
-    expand_raw(s(raw, "text").unwrap_or(""), facets)
-}
-
-/// [`display_text`] of a typed status.
-pub fn status_text(post: &Status) -> String {
-    let text = post.text.trim();
-    if !text.is_empty() {
-        return text.to_string();
-    }
-    let Some(raw) = &post.raw_text else {
-        return String::new();
-    };
-    let facets = raw.facets.iter().map(|f| {
-        (
-            f.kind.as_deref(),
-            model::expand::raw_indices(f.indices.as_deref()),
-            f.original.as_deref(),
-            f.replacement.as_deref(),
-        )
-    });
-    expand_raw(&raw.text, facets)
-}
-
-/// One facet as [`expand_raw`] reads it: `(type, indices, original,
-/// replacement)`.
-type RawFacet<'f> = (
-    Option<&'f str>,
-    Option<(u64, u64)>,
-    Option<&'f str>,
-    Option<&'f str>,
-);
-
-/// Raw text with its facets applied in one pass
-/// ([`crate::x::model::expand`]): t.co links (`url`) expanded, media links
-/// (`media`) removed, then HTML entities decoded.
-fn expand_raw<'f>(raw: &str, facets: impl Iterator<Item = RawFacet<'f>>) -> String {
-    let edits: Vec<model::expand::Edit> = facets
-        .filter_map(|(kind, indices, original, replacement)| {
-            let original = original.filter(|o| o.starts_with("http"))?;
-            let replacement = match kind {
-                Some("url") => replacement?,
-                Some("media") => "",
-                _ => return None,
-            };
-            Some(model::expand::Edit {
-                indices,
-                original,
-                replacement,
-            })
-        })
-        .collect();
-    unescape_html(model::expand::expand(raw, 0, &edits).text.trim())
 }
 
 /// Blocks joined by one blank line each.
@@ -200,102 +116,6 @@ fn date_line(post: &Value) -> Option<String> {
         .map(|d| format!("Date: {d}"))
 }
 
-fn author_block(author: &Value) -> Vec<String> {
-    let mut l = vec!["### Author".to_string(), String::new()];
-    let field = |k: &str| s(author, k).map(escape_inline).filter(|v| !v.is_empty());
-    if let Some(v) = field("name") {
-        l.push(format!("- **Name:** {v}"));
-    }
-    if let Some(v) = s(author, "screen_name").filter(|v| !v.trim().is_empty()) {
-        l.push(format!("- **Handle:** {}", at_handle(v, escape_inline)));
-    }
-    if let Some(v) = s(author, "description")
-        .map(escape_inline_text)
-        .filter(|v| !v.is_empty())
-    {
-        l.push(format!("- **Bio:** {v}"));
-    }
-    if let Some(v) = field("location") {
-        l.push(format!("- **Location:** {v}"));
-    }
-    if let Some(w) = author
-        .get("website")
-        .and_then(|w| s(w, "display_url").or_else(|| s(w, "url")))
-        .map(escape_inline)
-        .filter(|w| !w.is_empty())
-    {
-        l.push(format!("- **Website:** {w}"));
-    }
-    if let Some(n) = count(author, "followers") {
-        l.push(format!("- **Followers:** {}", grouped(n)));
-    }
-    if let Some(n) = count(author, "following") {
-        l.push(format!("- **Following:** {}", grouped(n)));
-    }
-    for (k, label) in [
-        ("statuses", "Posts"),
-        ("likes", "Likes"),
-        ("media_count", "Media"),
-    ] {
-        if let Some(n) = count(author, k) {
-            l.push(format!("- **{label}:** {}", grouped(n)));
-        }
-    }
-    if let Some(v) = s(author, "joined").filter(|v| !v.trim().is_empty()) {
-        let d = iso(v).unwrap_or_else(|| escape_inline(v));
-        l.push(format!("- **Joined:** {d}"));
-    }
-    l.extend(account_facts(author).into_iter().map(|f| format!("- {f}")));
-    l
-}
-
-/// What an account's `verification`, `protected`, `avatar_url` and
-/// `banner_url` say, one fact a line: `**Verified:** yes (business, since
-/// <ISO date>)`, `**Protected:** yes`, `**Avatar:** ![avatar](…)`.
-pub fn account_facts(user: &Value) -> Vec<String> {
-    let mut l = Vec::new();
-    if let Some(v) = user.get("verification").filter(|v| v.is_object()) {
-        if let Some(yes) = v.get("verified").and_then(Value::as_bool) {
-            let mut how: Vec<String> = Vec::new();
-            how.extend(s(v, "type").map(escape_inline).filter(|t| !t.is_empty()));
-            if let Some(at) = s(v, "verified_at").filter(|t| !t.trim().is_empty()) {
-                how.push(format!(
-                    "since {}",
-                    iso(at).unwrap_or_else(|| escape_inline(at))
-                ));
-            }
-            let how = if how.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", how.join(", "))
-            };
-            l.push(format!(
-                "**Verified:** {}{how}",
-                if yes { "yes" } else { "no" }
-            ));
-        }
-    }
-    if let Some(p) = user.get("protected").and_then(Value::as_bool) {
-        l.push(format!(
-            "**Protected:** {}",
-            if p {
-                "yes (only approved followers see its posts)"
-            } else {
-                "no"
-            }
-        ));
-    }
-    for (k, label) in [("avatar_url", "Avatar"), ("banner_url", "Banner")] {
-        if let Some(u) = s(user, k).filter(|u| !u.trim().is_empty()) {
-            l.push(format!(
-                "**{label}:** {}",
-                crate::x::escape::image(&label.to_ascii_lowercase(), u)
-            ));
-        }
-    }
-    l
-}
-
 /// The handle and parent id a reply answers, at least one of them: from
 /// `replying_to` (object: `screen_name` + `status` or `post`; legacy: the
 /// handle as a string, or a list whose first item is the handle) and
@@ -336,140 +156,6 @@ fn replying_line(post: &Value, shown: &HashSet<&str>) -> Option<String> {
         line.push_str(&format!(" · {}", url_text(&url)));
     }
     Some(line)
-}
-
-/// The body blocks of a status (text, poll, media, card, note, quote), and
-/// whether anything was shown.
-fn body_blocks(post: &Value, depth: usize, full: bool) -> (Vec<Vec<String>>, bool) {
-    let mut b = Vec::new();
-    let mut shown = false;
-    let article = post.get("article").filter(|a| a.is_object());
-    if let Some(a) = article {
-        b.extend(article_blocks(a));
-        shown = true;
-    }
-    let text = display_text(post);
-    let lines = escape_block(&text);
-    if lines.iter().any(|l| !l.is_empty()) {
-        b.push(lines);
-        shown = true;
-    }
-    if let Some(t) = post.get("translation").filter(|t| t.is_object()) {
-        let lines = translation_lines(t);
-        if !lines.is_empty() {
-            b.push(lines);
-        }
-    }
-    if post.get("text_partial").and_then(Value::as_bool) == Some(true) {
-        b.push(vec![format!("**[{}]**", PARTIAL_TEXT_NOTE)]);
-        shown = true;
-    }
-    if article.is_none() && text.contains("/i/article/") {
-        b.push(vec![
-            "_The article body is not available upstream; open the link above to read it._".into(),
-        ]);
-    }
-    if post.get("possibly_sensitive").and_then(Value::as_bool) == Some(true) {
-        b.push(vec!["> Marked by X as possibly sensitive.".into()]);
-    }
-    if let Some(p) = post.get("poll").filter(|p| p.is_object()) {
-        b.push(poll_lines(p));
-        shown = true;
-    }
-    let media = media_lines(post);
-    shown |= !media.is_empty();
-    b.push(media);
-    if let Some(c) = post.get("card").filter(|c| c.is_object()) {
-        b.push(card_lines(c));
-        shown = true;
-    }
-    if let Some(n) = post.get("community_note").filter(|n| n.is_object()) {
-        b.push(note_lines(n, model::id(post)));
-    }
-    if let Some(q) = post.get("quote").filter(|q| q.is_object()) {
-        b.push(quote_lines(q, depth + 1, full));
-        shown = true;
-    }
-    (b, shown)
-}
-
-/// FxTwitter's translation (`lang`), under the original: which language
-/// it is from (`source_lang_en` and `source_lang`), into which, by whom,
-/// then the text as a quote.
-fn translation_lines(t: &Value) -> Vec<String> {
-    let text = s(t, "text").unwrap_or("");
-    if text.trim().is_empty() {
-        return Vec::new();
-    }
-    let word = |k: &str| s(t, k).filter(|v| !v.trim().is_empty()).map(escape_inline);
-    let from = match (word("source_lang_en"), word("source_lang")) {
-        (Some(n), Some(c)) => format!("{n} ({c})"),
-        (Some(n), None) => n,
-        (None, Some(c)) => c,
-        (None, None) => "an unnamed language".into(),
-    };
-    let mut head = format!("Translation from {from}");
-    if let Some(into) = word("target_lang") {
-        head.push_str(&format!(" into {into}"));
-    }
-    if let Some(by) = word("provider") {
-        head.push_str(&format!(", by {by}"));
-    }
-    head.push(':');
-    let mut lines = vec![head, String::new()];
-    lines.extend(escape_block(text).into_iter().map(|l| {
-        if l.is_empty() {
-            ">".to_string()
-        } else {
-            format!("> {l}")
-        }
-    }));
-    lines
-}
-
-fn quote_lines(q: &Value, depth: usize, full: bool) -> Vec<String> {
-    let mut blocks = Vec::new();
-    if is_tombstone(q) {
-        let reason = escape_inline(s(q, "reason").unwrap_or("unavailable"));
-        let by = handle(q)
-            .filter(|h| !h.trim().is_empty())
-            .map(|h| format!(" ({})", at_handle(h, escape_inline)))
-            .unwrap_or_default();
-        let msg = s(q, "message")
-            .map(escape_inline)
-            .filter(|m| !m.is_empty())
-            .map(|m| format!(": {m}"))
-            .unwrap_or_default();
-        blocks.push(vec![format!(
-            "**Quoted post**{by} — unavailable ({reason}){msg}"
-        )]);
-    } else if depth > MAX_QUOTE_DEPTH {
-        blocks.push(vec!["**Quoted post** (nested quote not shown)".to_string()]);
-    } else {
-        let h = handle(q)
-            .filter(|h| !h.trim().is_empty())
-            .map(|h| format!(" ({})", at_handle(h, escape_inline)))
-            .unwrap_or_default();
-        blocks.push(vec![format!(
-            "**Quoted post** — **{}**{h}",
-            author_name(q, escape_inline)
-        )]);
-        blocks.extend(body_blocks(q, depth, full).0);
-    }
-    let mut footer: Vec<String> = if is_tombstone(q) {
-        Vec::new()
-    } else {
-        let mut f: Vec<String> = date_line(q).into_iter().collect();
-        if full {
-            f.extend(stats_line(q).map(|st| format!("Stats: {st}")));
-        }
-        f
-    };
-    if let Some(u) = model::post_url(q) {
-        footer.push(format!("Source: {}", url_text(&u)));
-    }
-    blocks.push(footer);
-    quoted(join_blocks(blocks))
 }
 
 fn front_matter(first: &Value, total: usize) -> Vec<String> {
