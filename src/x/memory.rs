@@ -427,10 +427,20 @@ mod tests {
                 order.lock().unwrap().push(name);
             })
         };
+        // Each waits in the line before the next comes (observed, not
+        // slept on: a loaded machine may start a thread late).
+        let queued = |n: usize| {
+            let t = Instant::now();
+            while b.lock().queue.len() < n {
+                assert!(t.elapsed() < Duration::from_secs(5), "{n} in line");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        };
         let large = spawn("large", 60);
-        std::thread::sleep(Duration::from_millis(100));
+        queued(1);
         let small = spawn("small", 5);
-        std::thread::sleep(Duration::from_millis(100));
+        queued(2);
+        std::thread::sleep(Duration::from_millis(50));
         assert!(
             order.lock().unwrap().is_empty(),
             "the small one waits its turn"
