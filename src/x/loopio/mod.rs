@@ -31,6 +31,9 @@ pub mod driver;
 pub mod names;
 pub mod wire;
 
+#[cfg(all(test, feature = "tls"))]
+mod tls_tests;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
