@@ -19,7 +19,7 @@ use serde_json::json;
 use xmd::x::answer::check_transport;
 use xmd::x::error::DEFAULT_RETRY_AFTER_SECS;
 use xmd::x::retry_after::{now_unix, parse_http_date, parse_retry_after};
-use xmd::x::upstream::UpstreamResponse;
+use xmd::x::upstream::{UpstreamResponse, MAX_COOLDOWN};
 
 const DAY: i64 = 86_400;
 const SHORT_DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
@@ -324,5 +324,38 @@ fn every_form_cools_the_upstream_for_its_wait() {
             1,
             "{form}: nothing sent during the cool-down"
         );
+    }
+}
+
+proptest! {
+    /// Whatever wait an upstream asks for (delay-seconds of any length,
+    /// `99999999999999999999` included, or a date up to 200 years ahead),
+    /// the agent is told at most `MAX_COOLDOWN` (1 hour), the wait the
+    /// server actually keeps: the exact number up to it, 5 s for 0, and
+    /// the same cap on a 5xx's hint. (An absurd value reached the agent as
+    /// "retry after 18446744073709551615s".)
+    #[test]
+    fn the_wait_the_agent_is_told_is_at_most_the_cooldown(
+        digits in "[0-9]{1,40}",
+        ahead in 0i64..(200 * 366 * 86_400),
+    ) {
+        let cap = MAX_COOLDOWN.as_secs();
+        assert_eq!(cap, 3600);
+        let told = |status: u16, v: &str| {
+            let resp = UpstreamResponse {
+                status,
+                retry_after: Some(v.into()),
+                content_type: None,
+                body: Vec::new().into(),
+            };
+            check_transport(&resp).unwrap_err().retry_after
+        };
+        let asked = digits.parse::<u64>().unwrap_or(u64::MAX);
+        let want = if asked == 0 { DEFAULT_RETRY_AFTER_SECS } else { asked.min(cap) };
+        prop_assert_eq!(told(429, &digits), Some(want), "{}", digits);
+        prop_assert_eq!(told(503, &digits), Some(asked.min(cap)), "{}", digits);
+        let date = imf(now_unix() as i64 + ahead);
+        let t = told(429, &date).unwrap();
+        prop_assert!(t <= cap && (t == cap || t + 2 >= ahead.max(1) as u64), "{} -> {}", date, t);
     }
 }

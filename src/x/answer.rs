@@ -6,10 +6,12 @@
 
 use serde_json::Value;
 
-use super::error::{clip_message, code, XError, COOLING_DOWN_MESSAGE, DEFAULT_RETRY_AFTER_SECS};
+use super::error::{clip_message, code, XError, COOLING_DOWN_MESSAGE};
 use super::model::scalar::Count;
 use super::retry_after::{now_unix, parse_retry_after};
-use super::upstream::{FetchError, Keep, UpstreamResponse};
+use super::upstream::{
+    ceil_secs, retry_after_of, FetchError, Keep, UpstreamResponse, MAX_COOLDOWN,
+};
 
 impl XError {
     /// The error for a transport failure (no HTTP answer).
@@ -134,12 +136,9 @@ fn check_post_code(
 /// retry hint) and 5xx become errors; anything else passes.
 pub fn check_transport(resp: &UpstreamResponse) -> Result<(), XError> {
     if resp.status == 429 {
-        let secs = resp
-            .retry_after
-            .as_deref()
-            .and_then(|v| parse_retry_after(v, now_unix()))
-            .filter(|n| *n > 0)
-            .unwrap_or(DEFAULT_RETRY_AFTER_SECS);
+        // The wait the upstream cools for, as the agent is told it: one
+        // reading, capped at `MAX_COOLDOWN`.
+        let secs = ceil_secs(retry_after_of(resp));
         let mut e = XError::new(
             503,
             code::RATE_LIMITED,
@@ -157,7 +156,8 @@ pub fn check_transport(resp: &UpstreamResponse) -> Result<(), XError> {
         e.retry_after = resp
             .retry_after
             .as_deref()
-            .and_then(|v| parse_retry_after(v, now_unix()));
+            .and_then(|v| parse_retry_after(v, now_unix()))
+            .map(|n| n.min(MAX_COOLDOWN.as_secs()));
         return Err(e);
     }
     Ok(())

@@ -14,6 +14,15 @@ use crate::x::upstream::{UpstreamResponse, UPSTREAM_OUTPUT_BUFFER_BYTES, USER_AG
 /// much at most, up to the cap).
 const BODY_STEP_BYTES: usize = 16 * 1024;
 
+/// Most bytes of an upstream answer's head (status line and header
+/// section; each 1xx head alike): 64 KiB, ureq's own
+/// `max_response_header_size`, so both upstream clients refuse the same
+/// heads. Past it the request fails as a bad response (the agent sees
+/// `fxtwitter_network`), once the cap is reached, not when the head
+/// ends: a head that never ends (60 MB of status line) held a request
+/// past its deadline and its bytes in memory.
+pub const MAX_UPSTREAM_HEAD_BYTES: usize = 64 * 1024;
+
 /// Why a response could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WireError {
@@ -214,8 +223,18 @@ impl ResponseReader {
                         if used > 0 && pos < input.len() {
                             continue;
                         }
+                        if input.len() - pos > MAX_UPSTREAM_HEAD_BYTES {
+                            return Err(WireError::Protocol(format!(
+                                "response head over {MAX_UPSTREAM_HEAD_BYTES} bytes"
+                            )));
+                        }
                         return Ok(pos);
                     };
+                    if used > MAX_UPSTREAM_HEAD_BYTES {
+                        return Err(WireError::Protocol(format!(
+                            "response head over {MAX_UPSTREAM_HEAD_BYTES} bytes"
+                        )));
+                    }
                     self.head(&response)?;
                     self.state = match call.proceed() {
                         Some(RecvResponseResult::RecvBody(body)) => {
@@ -353,234 +372,4 @@ impl ResponseReader {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Feeds `bytes` in pieces of `step`, then the end of the connection
-    /// if `close`.
-    fn read(bytes: &[u8], step: usize, close: bool, cap: usize) -> Result<Reply, WireError> {
-        let mut r = ResponseReader::for_get(cap);
-        let mut pending: Vec<u8> = Vec::new();
-        for piece in bytes.chunks(step.max(1)) {
-            pending.extend_from_slice(piece);
-            let used = r.feed(&pending)?;
-            pending.drain(..used);
-            if r.is_done() {
-                break;
-            }
-        }
-        if close && !r.is_done() {
-            r.eof()?;
-        }
-        r.finish().ok_or(WireError::Incomplete)
-    }
-
-    #[test]
-    fn the_request_is_a_get_with_host_accept_and_user_agent() {
-        let (bytes, _) = get("http://127.0.0.1:8081/2/status/1?x=%20", 1).unwrap();
-        let text = String::from_utf8(bytes).unwrap();
-        assert!(
-            text.starts_with("GET /2/status/1?x=%20 HTTP/1.1\r\n"),
-            "{text}"
-        );
-        assert!(text.contains("\r\nhost: 127.0.0.1:8081\r\n"), "{text}");
-        assert!(text.contains("\r\naccept: application/json\r\n"), "{text}");
-        assert!(
-            text.contains(&format!("\r\nuser-agent: {USER_AGENT}\r\n")),
-            "{text}"
-        );
-        assert!(text.ends_with("\r\n\r\n"));
-        // The longest target a tool sends fits; a head over the output
-        // buffer is refused, not cut.
-        use crate::x::upstream::MAX_UPSTREAM_TARGET_BYTES;
-        let long = format!(
-            "http://a/2/search?q={}",
-            "%E4".repeat(MAX_UPSTREAM_TARGET_BYTES / 3)
-        );
-        let (bytes, _) = get(&long, 1).unwrap();
-        assert!(bytes.len() > MAX_UPSTREAM_TARGET_BYTES);
-        let over = format!("http://a/?q={}", "a".repeat(UPSTREAM_OUTPUT_BUFFER_BYTES));
-        assert!(matches!(get(&over, 1), Err(WireError::Protocol(_))));
-    }
-
-    #[test]
-    fn bodies_in_every_framing_at_any_split() {
-        let body: Vec<u8> = (0..5_000u32).map(|i| b'a' + (i % 26) as u8).collect();
-        let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
-        for part in body.chunks(777) {
-            chunked.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
-            chunked.extend_from_slice(part);
-            chunked.extend_from_slice(b"\r\n");
-        }
-        chunked.extend_from_slice(b"0\r\n\r\n");
-        let mut length =
-            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nRetry-After: 7\r\nContent-Type: application/json\r\n\r\n", body.len()).into_bytes();
-        length.extend_from_slice(&body);
-        let mut closed = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
-        closed.extend_from_slice(&body);
-        for step in [1, 7, 100, 4096, 1 << 20] {
-            let r = read(&chunked, step, false, 1 << 20).unwrap();
-            assert_eq!((&r.response.body[..], r.reusable), (&body[..], true));
-            let r = read(&length, step, false, 1 << 20).unwrap();
-            assert_eq!((&r.response.body[..], r.reusable), (&body[..], true));
-            assert_eq!(r.response.retry_after.as_deref(), Some("7"));
-            assert_eq!(r.response.content_type.as_deref(), Some("application/json"));
-            let r = read(&closed, step, true, 1 << 20).unwrap();
-            assert_eq!((&r.response.body[..], r.reusable), (&body[..], false));
-            // Cut short: incomplete, whatever the framing.
-            for cut in [&chunked, &length] {
-                let e = read(&cut[..cut.len() - 3], step, true, 1 << 20).unwrap_err();
-                assert_eq!(e, WireError::Incomplete);
-            }
-        }
-    }
-
-    #[test]
-    fn the_cap_holds_in_every_framing() {
-        let body = vec![b'x'; 101];
-        let mut length = b"HTTP/1.1 200 OK\r\nContent-Length: 101\r\n\r\n".to_vec();
-        length.extend_from_slice(&body);
-        let mut closed = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
-        closed.extend_from_slice(&body);
-        let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n65\r\n".to_vec();
-        chunked.extend_from_slice(&body);
-        chunked.extend_from_slice(b"\r\n0\r\n\r\n");
-        for bytes in [&length, &closed, &chunked] {
-            assert_eq!(read(bytes, 9, true, 100).unwrap_err(), WireError::TooLarge);
-            assert_eq!(read(bytes, 9, true, 101).unwrap().response.body.len(), 101);
-        }
-        let huge = b"HTTP/1.1 200 OK\r\nContent-Length: 1099511627776\r\n\r\n";
-        assert_eq!(read(huge, 5, false, 100).unwrap_err(), WireError::TooLarge);
-    }
-
-    #[test]
-    fn a_100_before_the_head_and_a_bodiless_status() {
-        let r = read(
-            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
-            3,
-            false,
-            10,
-        )
-        .unwrap();
-        assert_eq!(
-            (r.response.status, r.response.body.len(), r.reusable),
-            (204, 0, true)
-        );
-        let r = read(
-            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            64,
-            false,
-            10,
-        )
-        .unwrap();
-        assert_eq!((r.response.status, r.reusable), (404, false));
-        assert!(matches!(
-            read(b"SSH-2.0-x\r\n\r\n", 64, true, 10),
-            Err(WireError::Protocol(_))
-        ));
-    }
-
-    /// How a generated response frames its body.
-    #[derive(Debug, Clone, Copy)]
-    enum Framing {
-        Length,
-        Chunked(usize),
-        Close,
-    }
-
-    /// A 200 response carrying `body` framed so: its head, and the bytes
-    /// after the head.
-    fn response(body: &[u8], framing: Framing) -> (Vec<u8>, Vec<u8>) {
-        let (head, rest) = match framing {
-            Framing::Length => (
-                format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()),
-                body.to_vec(),
-            ),
-            Framing::Chunked(size) => {
-                let mut rest = Vec::new();
-                for c in body.chunks(size.max(1)) {
-                    rest.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
-                    rest.extend_from_slice(c);
-                    rest.extend_from_slice(b"\r\n");
-                }
-                rest.extend_from_slice(b"0\r\n\r\n");
-                (
-                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_string(),
-                    rest,
-                )
-            }
-            Framing::Close => (
-                "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".to_string(),
-                body.to_vec(),
-            ),
-        };
-        (head.into_bytes(), rest)
-    }
-
-    use proptest::prelude::*;
-
-    proptest! {
-        /// The class "a gated reader reads no body byte before it is
-        /// admitted": whatever the body, its framing and how the bytes
-        /// come in pieces, a gated reader uses exactly the head's bytes,
-        /// then asks for room for the announced length (none announced
-        /// when chunked or delimited by the close) and uses nothing more,
-        /// and once admitted reads the body whole. Oracle: the response as
-        /// built (its head's length, its body).
-        #[test]
-        fn a_gated_reader_reads_no_body_byte_before_it_is_admitted(
-            body in proptest::collection::vec(any::<u8>(), 1..6000),
-            framing in prop_oneof![
-                Just(Framing::Length),
-                (1usize..700).prop_map(Framing::Chunked),
-                Just(Framing::Close),
-            ],
-            step in 1usize..3000,
-        ) {
-            let (head, rest) = response(&body, framing);
-            let all = [head.clone(), rest].concat();
-            let mut r = ResponseReader::for_get(1 << 20);
-            r.gate();
-            let mut used_total = 0;
-            let mut pending: Vec<u8> = Vec::new();
-            let mut pieces = all.chunks(step);
-            // Until the head is in: pieces fed, nothing used past it.
-            while r.needs_room().is_none() {
-                let piece = pieces.next().expect("the head asks for room");
-                pending.extend_from_slice(piece);
-                let used = r.feed(&pending).unwrap();
-                pending.drain(..used);
-                used_total += used;
-            }
-            prop_assert_eq!(used_total, head.len());
-            let announced = matches!(framing, Framing::Length).then_some(body.len() as u64);
-            prop_assert_eq!(r.needs_room(), Some(announced));
-            // More bytes while waiting: none used.
-            for piece in pieces.by_ref().take(2) {
-                pending.extend_from_slice(piece);
-                prop_assert_eq!(r.feed(&pending).unwrap(), 0);
-            }
-            prop_assert_eq!(r.needs_room(), Some(announced));
-            r.admit();
-            prop_assert_eq!(r.needs_room(), None);
-            for piece in pieces {
-                pending.extend_from_slice(piece);
-            }
-            let used = r.feed(&pending).unwrap();
-            pending.drain(..used);
-            if !r.is_done() {
-                r.eof().unwrap();
-            }
-            let reply = r.finish().expect("whole");
-            prop_assert_eq!(&reply.response.body[..], &body[..]);
-        }
-    }
-
-    #[test]
-    fn an_ungated_reader_needs_no_room() {
-        let (head, rest) = response(b"abc", Framing::Length);
-        let mut r = ResponseReader::for_get(10);
-        assert_eq!(r.feed(&[head, rest].concat()).unwrap(), 41);
-        assert!(r.needs_room().is_none() && r.is_done());
-    }
-}
+mod tests;
