@@ -129,21 +129,7 @@ pub fn respond(reply: &str) {
             let Some(c) = conns.get_mut(&id) else {
                 continue;
             };
-            let mut closed = false;
-            loop {
-                match c.s.read(&mut buf) {
-                    Ok(0) => {
-                        closed = true;
-                        break;
-                    }
-                    Ok(n) => c.inb.extend_from_slice(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(_) => {
-                        closed = true;
-                        break;
-                    }
-                }
-            }
+            let mut closed = read_all(&mut c.s, &mut buf, &mut c.inb);
             while let Some(n) = complete(&c.inb) {
                 c.inb.drain(..n);
                 c.out.extend_from_slice(&reply);
@@ -408,21 +394,7 @@ pub fn slow_upstream(delay: Duration) -> SlowUpstream {
                 let Some(c) = conns.get_mut(&id) else {
                     continue;
                 };
-                let mut closed = false;
-                loop {
-                    match c.s.read(&mut buf) {
-                        Ok(0) => {
-                            closed = true;
-                            break;
-                        }
-                        Ok(n) => c.inb.extend_from_slice(&buf[..n]),
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                        Err(_) => {
-                            closed = true;
-                            break;
-                        }
-                    }
-                }
+                let closed = read_all(&mut c.s, &mut buf, &mut c.inb);
                 while let Some(end) = c.inb.windows(4).position(|w| w == b"\r\n\r\n") {
                     let head = String::from_utf8_lossy(&c.inb[..end]).to_string();
                     c.inb.drain(..end + 4);
@@ -455,4 +427,17 @@ pub fn slow_upstream(delay: Duration) -> SlowUpstream {
         }
     });
     SlowUpstream { addr, served }
+}
+
+/// Reads `s` until it would block, appending to `into` through `buf`;
+/// true when the peer closed (or the socket failed).
+fn read_all(s: &mut TcpStream, buf: &mut [u8], into: &mut Vec<u8>) -> bool {
+    loop {
+        match s.read(buf) {
+            Ok(0) => return true,
+            Ok(n) => into.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+    }
 }

@@ -219,6 +219,29 @@ impl Pool {
     /// than the maximum run. Gives the job back when the queue is full (or
     /// the pool is shutting down).
     pub fn submit(&self, ticket: Ticket, job: Job) -> Result<(), Job> {
+        self.enqueue(ticket, job, None)
+    }
+
+    /// Runs every job as a restartable run (`crate::x::restart`): a job
+    /// whose run waits for upstream answers comes back through
+    /// [`Pool::take_parked`] instead of completing.
+    pub fn set_restartable(&self) {
+        self.shared
+            .restartable
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Queues a parked job again, with its call's state (its answers are
+    /// in, or its deadline passed). It was admitted once: the queue's cap
+    /// does not apply. Gives it back when the pool is shutting down.
+    pub fn resume(&self, ticket: Ticket, job: Job, run: Box<RunState>) -> Result<(), Job> {
+        self.enqueue(ticket, job, Some(run))
+    }
+
+    /// Queues `job`, starting a thread when no worker is free and fewer
+    /// than the maximum run. A new job (`run` is `None`) is refused past
+    /// the queue's cap; a resumed one was admitted once and is not.
+    fn enqueue(&self, ticket: Ticket, job: Job, run: Option<Box<RunState>>) -> Result<(), Job> {
         let shared = &self.shared;
         let mut state = shared.lock();
         if state.closed {
@@ -236,42 +259,7 @@ impl Pool {
         }
         // Saturating: `--queue` may be as large as usize::MAX (it wrapped,
         // and every job was refused as if the queue were full).
-        if state.queue.len() >= state.waiting.saturating_add(shared.options.queue) {
-            return Err(job);
-        }
-        state.queue.push_back(Task {
-            ticket,
-            lane: self.lane,
-            job,
-            state: None,
-        });
-        drop(state);
-        shared.ready.notify_one();
-        Ok(())
-    }
-
-    /// Runs every job as a restartable run (`crate::x::restart`): a job
-    /// whose run waits for upstream answers comes back through
-    /// [`Pool::take_parked`] instead of completing.
-    pub fn set_restartable(&self) {
-        self.shared
-            .restartable
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Queues a parked job again, with its call's state (its answers are
-    /// in, or its deadline passed). It was admitted once: the queue's cap
-    /// does not apply. Gives it back when the pool is shutting down.
-    pub fn resume(&self, ticket: Ticket, job: Job, run: Box<RunState>) -> Result<(), Job> {
-        let shared = &self.shared;
-        let mut state = shared.lock();
-        if state.closed {
-            return Err(job);
-        }
-        if state.queue.len() >= state.waiting
-            && state.live < shared.options.max_workers
-            && spawn_worker(shared, &mut state).is_err()
-            && state.live == 0
+        if run.is_none() && state.queue.len() >= state.waiting.saturating_add(shared.options.queue)
         {
             return Err(job);
         }
@@ -279,7 +267,7 @@ impl Pool {
             ticket,
             lane: self.lane,
             job,
-            state: Some(run),
+            state: run,
         });
         drop(state);
         shared.ready.notify_one();

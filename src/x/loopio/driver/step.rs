@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::super::conn::ConnError;
 use super::super::wire::WireError;
 use super::room::grant;
-use super::{Slot, Timer};
+use super::{Exchange, Slot, Timer};
 use crate::x::memory::{Reservation, WorkBudget};
 use crate::x::restart::Need;
 use crate::x::upstream::{FetchError, UpstreamResponse};
@@ -64,7 +64,7 @@ pub(super) fn step(s: &mut Slot, scratch: &mut [u8], work: Option<&Arc<WorkBudge
         // body that waited for room) goes first, alone.
         if s.conn.has_input() {
             let mut kept = s.conn.take_input();
-            match ex.reader.feed(&kept) {
+            match feed(ex, &kept, work) {
                 Err(e) => return Next::Failed(FailedWith::Wire(e)),
                 Ok(used) if used < kept.len() && !ex.reader.is_done() => {
                     kept.drain(..used);
@@ -95,20 +95,10 @@ pub(super) fn step(s: &mut Slot, scratch: &mut [u8], work: Option<&Arc<WorkBudge
             s.conn.keep(piece);
             continue;
         }
-        let mut used = match ex.reader.feed(piece) {
+        let used = match feed(ex, piece, work) {
             Ok(used) => used,
             Err(e) => return Next::Failed(FailedWith::Wire(e)),
         };
-        if let Some(announced) = ex.reader.needs_room() {
-            // The head is in: room now means the body is read on from
-            // this piece, without keeping it.
-            if ex.room_since.is_none() && grant(ex, announced, work) {
-                used += match ex.reader.feed(&piece[used..]) {
-                    Ok(more) => more,
-                    Err(e) => return Next::Failed(FailedWith::Wire(e)),
-                };
-            }
-        }
         if used < n && !ex.reader.is_done() {
             s.conn.keep(&piece[used..]);
         } else {
@@ -149,6 +139,24 @@ pub(super) fn step(s: &mut Slot, scratch: &mut [u8], work: Option<&Arc<WorkBudge
         }
         None => Next::Failed(FailedWith::Wire(WireError::Incomplete)),
     }
+}
+
+/// Feeds `bytes` to the exchange's reader; returns the bytes it used. A
+/// head that comes while nothing of the exchange waits for room is given
+/// its body's room at once (`room::grant`), and the body is read on from
+/// the same bytes, without keeping them.
+fn feed(
+    ex: &mut Exchange,
+    bytes: &[u8],
+    work: Option<&Arc<WorkBudget>>,
+) -> Result<usize, WireError> {
+    let mut used = ex.reader.feed(bytes)?;
+    if let Some(announced) = ex.reader.needs_room() {
+        if ex.room_since.is_none() && grant(ex, announced, work) {
+            used += ex.reader.feed(&bytes[used..])?;
+        }
+    }
+    Ok(used)
 }
 
 /// Whether the exchange of `s` waits for room for its body.
