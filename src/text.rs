@@ -38,6 +38,19 @@ pub fn trim_ows(bytes: &[u8]) -> &[u8] {
     &bytes[start..end]
 }
 
+/// The lowercase hexadecimal digits, by value.
+pub const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends the two lowercase hex digits of each byte of `bytes`:
+/// `format!("{b:02x}")` per byte without the formatting machinery.
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(HEX_DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(HEX_DIGITS[usize::from(b & 0xf)]));
+    }
+}
+
 /// Appends the decimal digits of `n` (no sign, no separators), two at a
 /// time.
 pub fn push_u64(out: &mut Vec<u8>, mut n: u64) {
@@ -145,6 +158,16 @@ mod tests {
         fn trim_ows_matches_trim_matches(s in "[ \\ta-z\\r\\n]{0,20}") {
             let expected = s.trim_matches([' ', '\t']);
             prop_assert_eq!(trim_ows(s.as_bytes()), expected.as_bytes());
+        }
+
+        /// Oracle: the formatting machinery, `{:02x}` per byte, after
+        /// whatever the string held.
+        #[test]
+        fn push_hex_matches_format(before in "\\PC{0,8}", bytes in proptest::collection::vec(any::<u8>(), 0..70)) {
+            let mut out = before.clone();
+            push_hex(&mut out, &bytes);
+            let want: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            prop_assert_eq!(out, format!("{before}{want}"));
         }
     }
 }

@@ -161,8 +161,7 @@ impl Escape {
     /// `\u` and the four lowercase hex digits of `c` (a character below
     /// U+10000), as serde_json and [`SafeFormatter`] write them.
     pub(super) fn unicode(c: u32) -> Escape {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let digit = |shift: u32| HEX[((c >> shift) & 0xF) as usize];
+        let digit = |shift: u32| crate::text::HEX_DIGITS[((c >> shift) & 0xF) as usize];
         Escape::new(&[b'\\', b'u', digit(12), digit(8), digit(4), digit(0)])
     }
 

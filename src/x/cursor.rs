@@ -100,11 +100,14 @@ impl CursorKey {
     }
 
     fn tag(&self, body: &str, bound: &str) -> String {
-        let t = hmac::sign(&self.0, &Self::message(body, bound));
-        let mut hex = String::with_capacity(TAG_CHARS);
-        for b in t.as_ref() {
-            let _ = write!(hex, "{b:02x}");
+        // The message of [`Self::message`], fed in its parts (no copy).
+        let mut mac = hmac::Context::with_key(&self.0);
+        for part in [MAC_CONTEXT, body.as_bytes(), &[0], bound.as_bytes()] {
+            mac.update(part);
         }
+        let t = mac.sign();
+        let mut hex = String::with_capacity(TAG_CHARS);
+        crate::text::push_hex(&mut hex, t.as_ref());
         hex
     }
 
@@ -263,9 +266,8 @@ pub fn encode(key: &CursorKey, kind: CursorKind, scope: &Bound, pos: &Position) 
 /// digits: `format!("{m:06x}")` without the formatting machinery (a
 /// profile page's cursor carries up to [`MAX_ROW_MARKS`] of them).
 fn push_mark(out: &mut String, m: u32) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     for shift in [20, 16, 12, 8, 4, 0] {
-        out.push(char::from(HEX[((m >> shift) & 0xf) as usize]));
+        out.push(char::from(crate::text::HEX_DIGITS[((m >> shift) & 0xf) as usize]));
     }
 }
 
