@@ -46,6 +46,9 @@ enum Fault {
     StallHead,
     /// Sends the head and half the body, then nothing.
     StallBody,
+    /// Sends a chunked head and a chunk-size line that never ends (`1;`
+    /// and an endless extension) until the client closes.
+    EndlessChunkLine,
 }
 
 /// One request the fake received.
@@ -233,6 +236,22 @@ fn serve(
                 until_closed(&mut conn, stop);
                 return;
             }
+            Fault::EndlessChunkLine => {
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                            Transfer-Encoding: chunked\r\n\r\n1;";
+                if conn.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                // 16 MiB at most: xmd closes a few pieces past its cap.
+                let filler = [b'e'; 16 * 1024];
+                for _ in 0..1024 {
+                    if stop.load(Ordering::SeqCst) || conn.write_all(&filler).is_err() {
+                        return;
+                    }
+                }
+                until_closed(&mut conn, stop);
+                return;
+            }
         }
     }
 }
@@ -337,7 +356,9 @@ fn judge(requests: &[Seen]) -> Result<Option<&'static str>, String> {
     }
     Ok(match last.fault {
         Fault::Answer | Fault::AnswerThenClose => None,
-        Fault::CloseOnRequest | Fault::ResetMidBody => Some("fxtwitter_network"),
+        Fault::CloseOnRequest | Fault::ResetMidBody | Fault::EndlessChunkLine => {
+            Some("fxtwitter_network")
+        }
         Fault::StallHead | Fault::StallBody => Some("upstream_timeout"),
     })
 }
@@ -350,6 +371,7 @@ fn fault() -> impl Strategy<Value = Fault> {
         1 => Just(Fault::ResetMidBody),
         1 => Just(Fault::StallHead),
         1 => Just(Fault::StallBody),
+        1 => Just(Fault::EndlessChunkLine),
     ]
 }
 

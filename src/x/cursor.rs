@@ -267,7 +267,9 @@ pub fn encode(key: &CursorKey, kind: CursorKind, scope: &Bound, pos: &Position) 
 /// profile page's cursor carries up to [`MAX_ROW_MARKS`] of them).
 fn push_mark(out: &mut String, m: u32) {
     for shift in [20, 16, 12, 8, 4, 0] {
-        out.push(char::from(crate::text::HEX_DIGITS[((m >> shift) & 0xf) as usize]));
+        out.push(char::from(
+            crate::text::HEX_DIGITS[((m >> shift) & 0xf) as usize],
+        ));
     }
 }
 

@@ -23,6 +23,19 @@ const BODY_STEP_BYTES: usize = 16 * 1024;
 /// past its deadline and its bytes in memory.
 pub const MAX_UPSTREAM_HEAD_BYTES: usize = 64 * 1024;
 
+/// Most bytes of a chunked body's framing kept while its line has not
+/// ended (a chunk-size line with its extensions, the CRLF after a chunk's
+/// data, a trailer field line), and most bytes of its trailer section
+/// (RFC 9112 §7.1, §7.1.2): [`MAX_UPSTREAM_HEAD_BYTES`], as a header
+/// section. Past either the request fails as a bad response (the agent
+/// sees `fxtwitter_network`) once the cap is passed. A chunk-size line
+/// that never ended (`1;` and 60 MB of extension) had the loop keep it
+/// whole and search it again for its CRLF on every piece: the call went
+/// unanswered past its deadline and the loop's other connections waited.
+/// The trailer section is counted from the read after the one that read
+/// the last chunk (`0`): it is refused at most one read's bytes late.
+pub const MAX_UPSTREAM_FRAMING_BYTES: usize = MAX_UPSTREAM_HEAD_BYTES;
+
 /// Why a response could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WireError {
@@ -99,6 +112,13 @@ pub fn get(uri: &str, cap: usize) -> Result<(Vec<u8>, ResponseReader), WireError
     Ok((out, ResponseReader::new(recv, cap)))
 }
 
+/// The error for chunked framing past [`MAX_UPSTREAM_FRAMING_BYTES`].
+fn framing_over() -> WireError {
+    WireError::Protocol(format!(
+        "chunked framing line or trailer section over {MAX_UPSTREAM_FRAMING_BYTES} bytes"
+    ))
+}
+
 enum State {
     Head(Call<ureq_proto::client::state::RecvResponse>),
     Body(Call<ureq_proto::client::state::RecvBody>),
@@ -126,6 +146,8 @@ pub struct ResponseReader {
     admitted: bool,
     /// The body's `Content-Length`, once the head is in.
     length: Option<u64>,
+    /// Bytes of a chunked body's trailer section read so far.
+    trailer: usize,
 }
 
 impl ResponseReader {
@@ -142,6 +164,7 @@ impl ResponseReader {
             gated: false,
             admitted: false,
             length: None,
+            trailer: 0,
         }
     }
 
@@ -281,11 +304,18 @@ impl ResponseReader {
                             self.body.grow_to(grown);
                         }
                         let end = self.body.len().min(limit);
+                        let in_trailer = call.is_ended_chunked();
                         let (used, wrote) = call
                             .read(&input[pos..], self.body.room(self.filled, end))
                             .map_err(|e| WireError::Protocol(e.to_string()))?;
                         pos += used;
                         self.filled += wrote;
+                        if in_trailer {
+                            self.trailer += used;
+                            if self.trailer > MAX_UPSTREAM_FRAMING_BYTES {
+                                return Err(framing_over());
+                            }
+                        }
                         if self.filled > self.cap {
                             return Err(WireError::TooLarge);
                         }
@@ -304,6 +334,11 @@ impl ResponseReader {
                             None => return Err(WireError::Protocol("body not ended".into())),
                         };
                         return Ok(pos);
+                    }
+                    // Still in the body: what is left is a framing line
+                    // whose end has not come.
+                    if input.len() - pos > MAX_UPSTREAM_FRAMING_BYTES {
+                        return Err(framing_over());
                     }
                     self.state = State::Body(call);
                     return Ok(pos);

@@ -259,7 +259,12 @@ proptest::proptest! {
             bytes.truncate(bytes.len() - 4);
         }
         let got = read(&bytes, step, false, 1 << 20);
-        match (over > 0, ended) {
+        // The head's bytes the reader holds: all of them when it ended
+        // (the 2 body bytes aside), else the unended head, 4 bytes short
+        // (an `over` of 1 to 4 then stays within the cap: no answer yet).
+        let held = bytes.len() - if ended { 2 } else { 0 };
+        let past_the_cap = held > MAX_UPSTREAM_HEAD_BYTES;
+        match (past_the_cap, ended) {
             (false, true) => {
                 let reply = got.expect("a head within the cap is read");
                 proptest::prop_assert_eq!(&*reply.response.body, b"{}");
@@ -271,6 +276,97 @@ proptest::proptest! {
                 )))
             ),
             (false, false) => proptest::prop_assert!(got.is_err(), "an unended head is no answer"),
+        }
+    }
+}
+
+/// Where a chunked answer's framing line that runs long stands.
+#[derive(Debug, Clone, Copy)]
+enum LongLine {
+    /// A chunk-size line with an extension: `1;xxx…`.
+    SizeExtension,
+    /// Bytes where the CRLF after a chunk's data belongs.
+    AfterData,
+    /// A trailer field line: `X-T: xxx…`.
+    TrailerField,
+}
+
+proptest::proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A framing line of a chunked body that has not ended is kept up to
+    /// [`MAX_UPSTREAM_FRAMING_BYTES`] and refused as a bad response once
+    /// more is kept, wherever it stands and at any split: the reader never
+    /// holds more than the cap and one piece. Oracle: the line's length,
+    /// known by construction (a line within the cap is still awaited: no
+    /// answer and no error).
+    #[test]
+    fn an_unended_framing_line_is_refused_past_the_cap(
+        at in prop_oneof![
+            Just(LongLine::SizeExtension),
+            Just(LongLine::AfterData),
+            Just(LongLine::TrailerField),
+        ],
+        over in -300i64..300,
+        step in prop_oneof![1usize..700, 700usize..4096, 4096usize..70_000, 70_000usize..200_000],
+    ) {
+        let (before, opening) = match at {
+            LongLine::SizeExtension => ("", "1;"),
+            LongLine::AfterData => ("1\r\n{", ""),
+            LongLine::TrailerField => ("1\r\n{\r\n0\r\n", "X-T: "),
+        };
+        let line_len = (MAX_UPSTREAM_FRAMING_BYTES as i64 + over) as usize;
+        let mut bytes = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        bytes.extend_from_slice(before.as_bytes());
+        bytes.extend_from_slice(opening.as_bytes());
+        bytes.resize(bytes.len() + line_len - opening.len(), b'x');
+        let got = read(&bytes, step, false, 1 << 20);
+        if over > 0 {
+            proptest::prop_assert_eq!(
+                got.err(),
+                Some(WireError::Protocol(format!(
+                    "chunked framing line or trailer section over {MAX_UPSTREAM_FRAMING_BYTES} bytes"
+                )))
+            );
+        } else {
+            proptest::prop_assert_eq!(got.err(), Some(WireError::Incomplete), "still awaited");
+        }
+    }
+
+    /// A trailer section of short field lines is read and dropped up to
+    /// [`MAX_UPSTREAM_FRAMING_BYTES`] (the body is whole) and refused
+    /// past the cap and one piece, at any split. Oracle: the section's
+    /// length, known by construction.
+    #[test]
+    fn a_trailer_section_past_the_cap_is_refused(
+        over in -2000i64..2000,
+        field in 1usize..200,
+        step in prop_oneof![1usize..700, 700usize..4096, 4096usize..30_000],
+    ) {
+        let total = (MAX_UPSTREAM_FRAMING_BYTES as i64 + over) as usize;
+        let mut trailer = Vec::with_capacity(total + 200);
+        while trailer.len() < total {
+            let line = format!("X-T: {}\r\n", "t".repeat(field));
+            trailer.extend_from_slice(line.as_bytes());
+        }
+        let mut bytes = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n".to_vec();
+        bytes.extend_from_slice(&trailer);
+        bytes.extend_from_slice(b"\r\n");
+        let got = read(&bytes, step, false, 1 << 20);
+        let over_the_cap = Some(WireError::Protocol(format!(
+            "chunked framing line or trailer section over {MAX_UPSTREAM_FRAMING_BYTES} bytes"
+        )));
+        if trailer.len() <= MAX_UPSTREAM_FRAMING_BYTES {
+            let reply = got.expect("a trailer section within the cap is read");
+            proptest::prop_assert_eq!(&*reply.response.body, b"{}");
+        } else if trailer.len() > MAX_UPSTREAM_FRAMING_BYTES + step + field + 7 {
+            proptest::prop_assert_eq!(got.err(), over_the_cap);
+        } else {
+            // Within one piece of the cap: read whole or refused.
+            match got {
+                Ok(reply) => proptest::prop_assert_eq!(&*reply.response.body, b"{}"),
+                Err(e) => proptest::prop_assert_eq!(Some(e), over_the_cap),
+            }
         }
     }
 }
