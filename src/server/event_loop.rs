@@ -174,7 +174,10 @@ impl Loop {
             let now = Instant::now();
             // With connections waiting for their next turn, only look for
             // new events; do not sleep.
-            let resumed = lp.upstream.as_ref().is_some_and(Driver::has_resumed);
+            let resumed = lp
+                .upstream
+                .as_ref()
+                .is_some_and(|up| up.has_resumed() || up.has_yielded());
             let timeout = if lp.yielded.is_empty() && !resumed {
                 let next = lp
                     .upstream

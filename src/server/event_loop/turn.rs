@@ -54,6 +54,7 @@ impl Loop {
         }
         up.drain_mail();
         up.fire(poll.registry(), now);
+        up.serve_yielded(poll.registry(), now);
         for ((ticket, job), state) in up.take_resumed() {
             if self.pool.resume(ticket, job, state).is_ok() {
                 crate::metrics::METRICS.queue(1);

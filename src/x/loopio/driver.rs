@@ -143,6 +143,9 @@ pub struct Driver<P> {
     scratch: Vec<u8>,
     /// Upstream connections open.
     open: usize,
+    /// Connections (slot, exchange id) that yielded with their answer not
+    /// done, for their next turn ([`Driver::serve_yielded`]).
+    yielded: Vec<(usize, u64)>,
 }
 
 impl<P> Driver<P> {
@@ -162,6 +165,7 @@ impl<P> Driver<P> {
             resumed: Vec::new(),
             scratch: vec![0u8; super::conn::READ_BYTES],
             open: 0,
+            yielded: Vec::new(),
         }
     }
 
@@ -229,6 +233,26 @@ impl<P> Driver<P> {
     /// Whether calls are ready to run again.
     pub fn has_resumed(&self) -> bool {
         !self.resumed.is_empty()
+    }
+
+    /// Whether connections yielded with more to read: the loop polls
+    /// without sleeping and calls [`Driver::serve_yielded`].
+    pub fn has_yielded(&self) -> bool {
+        !self.yielded.is_empty()
+    }
+
+    /// Steps again the connections that yielded (after the timers, so an
+    /// exchange past its deadline is cut rather than read on).
+    pub fn serve_yielded(&mut self, reg: &Registry, now: Instant) {
+        for (index, id) in std::mem::take(&mut self.yielded) {
+            let current = self
+                .slot(index)
+                .and_then(|s| s.exchange.as_ref())
+                .is_some_and(|e| e.id == id);
+            if current && !self.slot(index).is_some_and(step::waits_for_room) {
+                self.drive(reg, index, now);
+            }
+        }
     }
 
     /// The next timer due.

@@ -14,13 +14,17 @@ use crate::x::upstream::{UpstreamResponse, UPSTREAM_OUTPUT_BUFFER_BYTES, USER_AG
 /// much at most, up to the cap).
 const BODY_STEP_BYTES: usize = 16 * 1024;
 
-/// Most bytes of an upstream answer's head (status line and header
-/// section; each 1xx head alike): 64 KiB, ureq's own
-/// `max_response_header_size`, so both upstream clients refuse the same
-/// heads. Past it the request fails as a bad response (the agent sees
-/// `fxtwitter_network`), once the cap is reached, not when the head
-/// ends: a head that never ends (60 MB of status line) held a request
-/// past its deadline and its bytes in memory.
+/// Most bytes of an upstream answer's heads (status line and header
+/// section): 64 KiB, ureq's own `max_response_header_size`, so both
+/// upstream clients refuse the same heads. Any interim (1xx) heads before
+/// the final one count in the same 64 KiB, with it. Past it the request
+/// fails as a bad response (the agent sees `fxtwitter_network`), once the
+/// cap is reached, not when the head ends: a head that never ends (60 MB
+/// of status line) held a request past its deadline and its bytes in
+/// memory, and an endless run of `100 Continue` (or `103` with headers)
+/// kept a request reading until its timeout (ureq, which caps each head
+/// alone, still does: `--upstream-io threads` fails it at
+/// `--upstream-timeout`).
 pub const MAX_UPSTREAM_HEAD_BYTES: usize = 64 * 1024;
 
 /// Most bytes of a chunked body's framing kept while its line has not
@@ -112,6 +116,13 @@ pub fn get(uri: &str, cap: usize) -> Result<(Vec<u8>, ResponseReader), WireError
     Ok((out, ResponseReader::new(recv, cap)))
 }
 
+/// The error for heads past [`MAX_UPSTREAM_HEAD_BYTES`].
+fn head_over() -> WireError {
+    WireError::Protocol(format!(
+        "response head over {MAX_UPSTREAM_HEAD_BYTES} bytes"
+    ))
+}
+
 /// The error for chunked framing past [`MAX_UPSTREAM_FRAMING_BYTES`].
 fn framing_over() -> WireError {
     WireError::Protocol(format!(
@@ -148,6 +159,8 @@ pub struct ResponseReader {
     length: Option<u64>,
     /// Bytes of a chunked body's trailer section read so far.
     trailer: usize,
+    /// Bytes of interim (1xx) heads read so far.
+    interim: usize,
 }
 
 impl ResponseReader {
@@ -165,6 +178,7 @@ impl ResponseReader {
             admitted: false,
             length: None,
             trailer: 0,
+            interim: 0,
         }
     }
 
@@ -242,21 +256,23 @@ impl ResponseReader {
                     pos += used;
                     let Some(response) = response else {
                         self.state = State::Head(call);
-                        // A 1xx was consumed: look for the real head.
+                        // A 1xx was consumed (counted with the heads to
+                        // come): look for the real head.
+                        self.interim += used;
+                        if self.interim > MAX_UPSTREAM_HEAD_BYTES {
+                            return Err(head_over());
+                        }
                         if used > 0 && pos < input.len() {
                             continue;
                         }
-                        if input.len() - pos > MAX_UPSTREAM_HEAD_BYTES {
-                            return Err(WireError::Protocol(format!(
-                                "response head over {MAX_UPSTREAM_HEAD_BYTES} bytes"
-                            )));
+                        // What is left is a head whose end has not come.
+                        if self.interim + (input.len() - pos) > MAX_UPSTREAM_HEAD_BYTES {
+                            return Err(head_over());
                         }
                         return Ok(pos);
                     };
-                    if used > MAX_UPSTREAM_HEAD_BYTES {
-                        return Err(WireError::Protocol(format!(
-                            "response head over {MAX_UPSTREAM_HEAD_BYTES} bytes"
-                        )));
+                    if self.interim + used > MAX_UPSTREAM_HEAD_BYTES {
+                        return Err(head_over());
                     }
                     self.head(&response)?;
                     self.state = match call.proceed() {

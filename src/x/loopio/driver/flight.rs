@@ -155,6 +155,17 @@ impl<P> Driver<P> {
         };
         match next {
             Next::Wait => {}
+            Next::Yield => {
+                let id = self
+                    .slot(index)
+                    .and_then(|s| s.exchange.as_ref())
+                    .map(|e| e.id);
+                if let Some(id) = id {
+                    if !self.yielded.contains(&(index, id)) {
+                        self.yielded.push((index, id));
+                    }
+                }
+            }
             Next::Room => self.make_room(reg, index, now),
             Next::Close => {
                 self.close(reg, index);

@@ -22,6 +22,10 @@ pub(super) enum Next {
     Room,
     /// Close it (an idle connection the peer closed or wrote to).
     Close,
+    /// It read [`MAX_UPSTREAM_READS_PER_TURN`] pieces and its answer is
+    /// not done: the socket may hold more, and no new readiness edge
+    /// comes for it, so the driver steps it again next turn.
+    Yield,
     /// It failed.
     Failed(FailedWith),
     /// Its exchange answered (the exchange's timer); whether it may carry
@@ -34,6 +38,17 @@ pub(super) enum Next {
         Option<Reservation>,
     ),
 }
+
+/// Pieces ([`super::super::conn::READ_BYTES`], 16 KiB) one connection
+/// reads per turn of its loop before it yields: 16, up to 256 KiB. Past
+/// it, with the answer not done, the connection yields ([`Next::Yield`]):
+/// the loop serves its other connections and timers first and comes back
+/// to it at once. Without it, an upstream that sent faster than the loop
+/// parsed (endless `100 Continue`, 1-byte chunks) held its loop, every
+/// client connection on it and its own deadline until it paused: a
+/// `tools/list` waited 51 s, the call answered at 58 s, past
+/// `--call-timeout`.
+pub const MAX_UPSTREAM_READS_PER_TURN: usize = 16;
 
 /// Writes, reads and feeds the exchange of one connection.
 /// A body whose head came with nothing waiting for room is counted in
@@ -50,6 +65,7 @@ pub(super) fn step(s: &mut Slot, scratch: &mut [u8], work: Option<&Arc<WorkBudge
     }
     // Bytes after a complete answer: the connection carries no other.
     let mut rest = false;
+    let mut reads = 0;
     loop {
         let Some(ex) = s.exchange.as_mut() else {
             // Idle: an upstream sends nothing unasked; a close or stray
@@ -79,6 +95,10 @@ pub(super) fn step(s: &mut Slot, scratch: &mut [u8], work: Option<&Arc<WorkBudge
         if ex.reader.is_done() {
             break;
         }
+        if reads == MAX_UPSTREAM_READS_PER_TURN {
+            return Next::Yield;
+        }
+        reads += 1;
         // Then the socket, a piece at a time, fed in place: a gated
         // reader looks at the head before more than a piece of the body
         // is read.

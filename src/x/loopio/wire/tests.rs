@@ -370,3 +370,96 @@ proptest::proptest! {
         }
     }
 }
+
+/// An interim head: `100 Continue` (no fields, RFC 9110 §15.2.1) or a
+/// `103 Early Hints` with one field of `filler` bytes.
+fn interim_head(continue_: bool, filler: usize) -> String {
+    if continue_ {
+        "HTTP/1.1 100 Continue\r\n\r\n".to_string()
+    } else {
+        format!(
+            "HTTP/1.1 103 Early Hints\r\nX-P: {}\r\n\r\n",
+            "p".repeat(filler)
+        )
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Interim (1xx) heads count with the final head in
+    /// [`MAX_UPSTREAM_HEAD_BYTES`]: heads up to it in all are read (the
+    /// body is whole), past it refused as a bad response, at any split
+    /// and however many interim heads there are. Oracle: the heads'
+    /// total length, known by construction.
+    #[test]
+    fn interim_heads_count_with_the_final_head_in_the_cap(
+        kinds in prop::collection::vec(proptest::bool::ANY, 1..40),
+        over in -2000i64..2000,
+        step in prop_oneof![1usize..700, 700usize..4096, 4096usize..70_000, 70_000usize..300_000],
+    ) {
+        let last = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n";
+        let hints = kinds.iter().filter(|c| !**c).count();
+        let fixed: usize = kinds.iter().map(|c| interim_head(*c, 0).len()).sum::<usize>() + last.len();
+        let target = (MAX_UPSTREAM_HEAD_BYTES as i64 + over) as usize;
+        let filler = target.saturating_sub(fixed);
+        let mut heads = String::new();
+        let mut nth_hint = 0;
+        for &c in &kinds {
+            let share = if c || hints == 0 {
+                0
+            } else {
+                nth_hint += 1;
+                filler / hints + usize::from(nth_hint == 1) * (filler % hints)
+            };
+            heads.push_str(&interim_head(c, share));
+        }
+        heads.push_str(last);
+        let total = heads.len();
+        if hints > 0 {
+            proptest::prop_assert_eq!(total, target.max(fixed));
+        }
+        let mut bytes = heads.into_bytes();
+        bytes.extend_from_slice(b"{}");
+        let got = read(&bytes, step, false, 1 << 20);
+        if total <= MAX_UPSTREAM_HEAD_BYTES {
+            let reply = got.expect("heads within the cap are read");
+            proptest::prop_assert_eq!(reply.response.status, 200);
+            proptest::prop_assert_eq!(&*reply.response.body, b"{}");
+        } else {
+            proptest::prop_assert_eq!(got.err(), Some(head_over()));
+        }
+    }
+}
+
+/// An endless run of interim heads is refused once they pass the cap,
+/// whatever the pieces: 10,000 `100 Continue` (250,000 bytes) before a
+/// 200 are no answer.
+#[test]
+fn an_endless_run_of_interim_heads_is_refused_at_the_cap() {
+    let mut bytes = "HTTP/1.1 100 Continue\r\n\r\n".repeat(10_000).into_bytes();
+    bytes.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+    for step in [1, 25, 4096, 16 * 1024, 1 << 20] {
+        let mut r = ResponseReader::for_get(1 << 20);
+        let mut fed = 0;
+        let mut pending: Vec<u8> = Vec::new();
+        let err = loop {
+            let piece = &bytes[fed..(fed + step).min(bytes.len())];
+            fed += piece.len();
+            pending.extend_from_slice(piece);
+            match r.feed(&pending) {
+                Ok(used) => {
+                    pending.drain(..used);
+                }
+                Err(e) => break e,
+            }
+            assert!(!r.is_done(), "step {step}: answered");
+        };
+        assert_eq!(err, head_over(), "step {step}");
+        // Refused within a piece (and a head) of the cap.
+        assert!(
+            fed <= MAX_UPSTREAM_HEAD_BYTES + step + 25,
+            "step {step}: {fed} bytes read"
+        );
+    }
+}
