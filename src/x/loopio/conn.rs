@@ -150,6 +150,13 @@ impl UpConn {
         !self.input.is_empty()
     }
 
+    /// Whether an idle connection may carry a request: read once, it has
+    /// nothing (no byte since its last answer, no close, nothing kept).
+    /// Reads into `scratch`; what it reads is dropped with the connection.
+    pub fn is_quiet(&mut self, scratch: &mut [u8]) -> bool {
+        matches!(self.read_chunk(scratch), Ok(0)) && !self.eof && !self.has_input()
+    }
+
     /// Checks a connect in progress (after a writable or error event).
     fn check_connected(&mut self) -> Result<bool, ConnError> {
         if self.connected {
@@ -285,3 +292,53 @@ pub type TlsConfig = std::sync::Arc<rustls::ClientConfig>;
 /// No TLS in this build.
 #[cfg(not(feature = "tls"))]
 pub type TlsConfig = ();
+
+#[cfg(test)]
+mod tests {
+    use super::UpConn;
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+
+    /// A connected plain connection and the peer's end.
+    fn pair() -> (UpConn, std::net::TcpStream) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let conn = UpConn::connect(listener.local_addr().unwrap(), None).unwrap();
+        let (peer, _) = listener.accept().unwrap();
+        (conn, peer)
+    }
+
+    /// Polls `is_quiet` until it says `want` or a second passes (bytes
+    /// and a close take a moment to cross the loopback).
+    fn settles(conn: &mut UpConn, want: bool) -> bool {
+        let mut scratch = vec![0u8; super::READ_BYTES];
+        let until = Instant::now() + Duration::from_secs(1);
+        loop {
+            if conn.is_quiet(&mut scratch) == want {
+                return true;
+            }
+            if Instant::now() > until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The probe before reuse: an idle connection with nothing is
+    /// quiet; one the peer wrote to (an answer nobody asked for) or
+    /// closed is not, and stays not.
+    #[test]
+    fn an_idle_connection_is_quiet_until_the_peer_writes_or_closes() {
+        let (mut conn, mut peer) = pair();
+        assert!(settles(&mut conn, true));
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(settles(&mut conn, true), "nothing came");
+        peer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+            .unwrap();
+        assert!(settles(&mut conn, false), "stray bytes");
+        let (mut conn, peer) = pair();
+        assert!(settles(&mut conn, true));
+        drop(peer);
+        assert!(settles(&mut conn, false), "closed");
+        assert!(!conn.is_quiet(&mut [0u8; 16]), "still closed");
+    }
+}

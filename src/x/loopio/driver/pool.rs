@@ -10,7 +10,17 @@ use crate::x::restart::Need;
 use crate::x::upstream::FetchError;
 
 impl<P> Driver<P> {
-    /// A pooled connection to (provider, base), if one is idle.
+    /// A pooled connection to (provider, base), if one is idle and has
+    /// received nothing since its last answer: it is read once before it
+    /// is reused (as ureq probes its pooled connections), and a close or
+    /// any byte there (an answer nobody asked for) closes it. Its
+    /// readiness event may not have been handled yet when a call in the
+    /// same turn of the loop needs a connection: without the probe, an
+    /// upstream that sent a second, unasked answer 0.3 s after the first
+    /// had it taken as the answer to the next request on the connection
+    /// (1 probe in 60 while the loop was busy), a post's content for
+    /// another post (RFC 9112 §9.3: a response must not be matched to the
+    /// wrong request).
     pub(super) fn pop_idle(
         &mut self,
         reg: &Registry,
@@ -27,7 +37,7 @@ impl<P> Driver<P> {
             }
             s.idle_since = None;
             self.idle_count -= 1;
-            if s.conn.is_eof() {
+            if !s.conn.is_quiet(&mut self.scratch) {
                 self.close(reg, i);
                 continue;
             }
