@@ -31,6 +31,8 @@ mod flight;
 mod pool;
 mod room;
 mod step;
+#[cfg(test)]
+mod tests;
 use super::{Transport, Waiter};
 use crate::x::memory::{Reservation, WORK_RETRY_AFTER_SECS};
 use crate::x::restart::{Need, RunState};
