@@ -183,8 +183,17 @@ fn item5_repeated_routing_headers_and_absolute_targets() {
         );
         assert_eq!(r.header("connection").as_deref(), Some("close"));
     }
-    // A Host that is not host[:port]: 400 and close.
-    for bad in ["127.0.0.1 evil.example", "user@127.0.0.1", "127.0.0.1/x"] {
+    // A Host that is not host[:port]: 400 and close. The port is digits
+    // only and a reg-name holds no `:` (RFC 3986 §3.2.2-3.2.3), so a
+    // loopback name with a bad port is refused, not served.
+    for bad in [
+        "127.0.0.1 evil.example",
+        "user@127.0.0.1",
+        "127.0.0.1/x",
+        "127.0.0.1:abc",
+        "localhost:80:80",
+        "[::1]x",
+    ] {
         let raw = format!("GET /healthz HTTP/1.1\r\nHost: {bad}\r\n\r\n");
         let r = roundtrip(&x, raw.as_bytes());
         assert_eq!(r.status, 400, "{bad}");

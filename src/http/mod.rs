@@ -277,14 +277,73 @@ impl Head {
     }
 }
 
-/// Whether `value` can be an `authority` without userinfo (RFC 3986
-/// §3.2): the characters of a reg-name, an IP literal in brackets, and a
-/// port. Percent signs, sub-delims and unreserved characters pass; `@`,
-/// `/`, `?`, `#`, spaces and controls do not.
+/// Whether `value` is an `authority` without userinfo, `host [":" port]`
+/// (RFC 3986 §3.2.2-3.2.3, the grammar RFC 9110 §7.2 gives `Host`): an
+/// IP literal in brackets (an IPv6 address or an `IPvFuture`) or a
+/// reg-name (unreserved, sub-delims and `%` with two hex digits; an IPv4
+/// address is one), then optionally `:` and digits only. `127.0.0.1:abc`,
+/// `a:b:c`, `[zz]`, `%zz` are not (a 400 for `Host`, RFC 9112 §3.2).
 fn is_authority(value: &[u8]) -> bool {
-    value
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:[]".contains(b))
+    let (host, port) = if value.first() == Some(&b'[') {
+        let Some(close) = value.iter().position(|b| *b == b']') else {
+            return false;
+        };
+        if !is_ip_literal(&value[1..close]) {
+            return false;
+        }
+        (None, &value[close + 1..])
+    } else {
+        let end = value.iter().position(|b| *b == b':').unwrap_or(value.len());
+        (Some(&value[..end]), &value[end..])
+    };
+    let port_ok = match port.split_first() {
+        None => true,
+        Some((b':', digits)) => digits.iter().all(u8::is_ascii_digit),
+        Some(_) => false,
+    };
+    port_ok && host.is_none_or(is_reg_name)
+}
+
+/// `reg-name = *( unreserved / pct-encoded / sub-delims )` (RFC 3986 §3.2.2).
+fn is_reg_name(name: &[u8]) -> bool {
+    let mut i = 0;
+    while i < name.len() {
+        let b = name[i];
+        if b == b'%' {
+            if !(name.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                && name.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+            {
+                return false;
+            }
+            i += 3;
+        } else if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=".contains(&b) {
+            i += 1;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// The inside of `IP-literal`: an `IPv6address` or
+/// `IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )`.
+fn is_ip_literal(inner: &[u8]) -> bool {
+    if let Some(rest) = inner
+        .strip_prefix(b"v")
+        .or_else(|| inner.strip_prefix(b"V"))
+    {
+        let Some(dot) = rest.iter().position(|b| *b == b'.') else {
+            return false;
+        };
+        let (version, tail) = (&rest[..dot], &rest[dot + 1..]);
+        return !version.is_empty()
+            && version.iter().all(u8::is_ascii_hexdigit)
+            && !tail.is_empty()
+            && tail
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:".contains(b));
+    }
+    std::str::from_utf8(inner).is_ok_and(|s| s.parse::<std::net::Ipv6Addr>().is_ok())
 }
 
 /// A complete request: head plus decoded body.
@@ -343,7 +402,22 @@ mod tests {
         for bad in ["http:///mcp", "http://u@127.0.0.1/mcp", "https://"] {
             assert!(h(bad, &["127.0.0.1"]).is_err(), "{bad}");
         }
-        for bad in ["a b", "u@h", "h/x", "h?", "\u{7f}", "é"] {
+        for bad in [
+            "a b",
+            "u@h",
+            "h/x",
+            "h?",
+            "\u{7f}",
+            "é",
+            "127.0.0.1:abc",
+            "localhost:80:80",
+            "a:b:c",
+            "[zz]",
+            "[::1]x",
+            "[::1",
+            "%zz",
+            "h%4",
+        ] {
             assert_eq!(
                 h("/", &[bad]),
                 Err("the Host header is not a host[:port]"),
@@ -361,5 +435,67 @@ mod tests {
         assert!(!head("/", 1, &[("connection", "keep-alive, close")]).keep_alive());
         assert!(!head("/", 0, &[]).keep_alive());
         assert!(head("/", 0, &[("Connection", "Keep-Alive")]).keep_alive());
+    }
+
+    use proptest::strategy::Strategy;
+
+    /// RFC 3986's ABNF for `host [":" port]` (§3.2.2-3.2.3) as a regex,
+    /// written from the RFC's text: the oracle of `is_authority`.
+    fn authority_oracle() -> regex::bytes::Regex {
+        let h16 = "[0-9A-Fa-f]{1,4}";
+        let dec = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9][0-9]|[0-9])";
+        let v4 = format!("{dec}\\.{dec}\\.{dec}\\.{dec}");
+        let ls32 = format!("(?:{h16}:{h16}|{v4})");
+        let v6 = [
+            format!("(?:{h16}:){{6}}{ls32}"),
+            format!("::(?:{h16}:){{5}}{ls32}"),
+            format!("(?:{h16})?::(?:{h16}:){{4}}{ls32}"),
+            format!("(?:(?:{h16}:){{0,1}}{h16})?::(?:{h16}:){{3}}{ls32}"),
+            format!("(?:(?:{h16}:){{0,2}}{h16})?::(?:{h16}:){{2}}{ls32}"),
+            format!("(?:(?:{h16}:){{0,3}}{h16})?::{h16}:{ls32}"),
+            format!("(?:(?:{h16}:){{0,4}}{h16})?::{ls32}"),
+            format!("(?:(?:{h16}:){{0,5}}{h16})?::{h16}"),
+            format!("(?:(?:{h16}:){{0,6}}{h16})?::"),
+        ]
+        .join("|");
+        let unreserved = "A-Za-z0-9\\-._~";
+        let sub_delims = "!$&'()*+,;=";
+        let future = format!("[vV][0-9A-Fa-f]+\\.[{unreserved}{sub_delims}:]+");
+        let reg_name = format!("(?:[{unreserved}{sub_delims}]|%[0-9A-Fa-f]{{2}})*");
+        regex::bytes::Regex::new(&format!(
+            "^(?:\\[(?:{v6}|{future})\\]|{reg_name})(?::[0-9]*)?$"
+        ))
+        .expect("oracle regex")
+    }
+
+    proptest::proptest! {
+        /// Any string over the characters that matter to the grammar is an
+        /// authority exactly when RFC 3986's ABNF says so.
+        #[test]
+        fn is_authority_follows_rfc_3986(
+            parts in proptest::collection::vec(proptest::prop_oneof![
+                proptest::sample::select(vec![
+                    "1", "0", "255", "256", "01", "a", "F", "g", "v", "V", ":", "::", ".",
+                    "[", "]", "%", "%4", "%4a", "%zz", "@", "/", "?", "#", " ", "-", "~",
+                    "!", "=", "127.0.0.1", "localhost", "ffff", "1.2.3.4", "é",
+                ]).prop_map(str::to_owned),
+                "[0-9a-fA-F:.]{0,6}",
+            ], 0..10),
+            bracket in proptest::bool::ANY,
+            port in proptest::option::of("[0-9a-z]{0,3}"),
+        ) {
+            let mut value = parts.concat();
+            if bracket {
+                value = format!("[{value}]");
+            }
+            if let Some(port) = port {
+                value = format!("{value}:{port}");
+            }
+            proptest::prop_assert_eq!(
+                is_authority(value.as_bytes()),
+                authority_oracle().is_match(value.as_bytes()),
+                "{:?}", value
+            );
+        }
     }
 }
