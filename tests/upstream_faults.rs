@@ -274,16 +274,6 @@ fn call(x: &Xmd) -> (serde_json::Value, Duration) {
     (r.json(), took)
 }
 
-/// The error code of a tool result, `None` for a success.
-fn code(v: &serde_json::Value) -> Option<String> {
-    if v["result"]["isError"] != true {
-        return None;
-    }
-    let text = v["result"]["content"][0]["text"].as_str().unwrap_or("");
-    let code = text.split("code ").nth(1)?;
-    Some(code.split([',', ')']).next()?.to_string())
-}
-
 fn metric(x: &Xmd, name: &str) -> f64 {
     let r = roundtrip(
         x,
@@ -398,7 +388,7 @@ proptest! {
             calls += 1;
             let requests: Vec<Seen> = up.seen.lock().unwrap()[before..].to_vec();
             let expected = judge(&requests).map_err(|e| TestCaseError::fail(format!("{e}; the call gave {v}")))?;
-            let got = code(&v);
+            let got = tool_error_code(&v);
             prop_assert_eq!(got.as_deref(), expected, "{:?} {:?}", requests, v);
             prop_assert!(took < Duration::from_secs(CALL_TIMEOUT_S + 1), "{:?} took {:?}", requests, took);
         }
@@ -411,7 +401,7 @@ proptest! {
         prop_assert!(eventually(Duration::from_secs(3), || metric(&x, "xmd_upstream_connections") == 0.0));
         // And the next call finds a fresh connection.
         let (v, _) = call(&x);
-        prop_assert_eq!(code(&v), None);
+        prop_assert_eq!(tool_error_code(&v), None);
     }
 }
 
@@ -434,7 +424,7 @@ fn the_call_deadline_cuts_the_request_in_flight() {
         "30",
     ]);
     let (v, took) = call(&x);
-    assert_eq!(code(&v).as_deref(), Some("deadline"), "{v}");
+    assert_eq!(tool_error_code(&v).as_deref(), Some("deadline"), "{v}");
     assert!(
         took >= Duration::from_millis(1900) && took < Duration::from_secs(3),
         "{took:?}"
@@ -530,7 +520,11 @@ fn stalls_at_connect_and_at_the_tls_handshake_time_out() {
             "1",
         ]);
         let (v, took) = call(&x);
-        assert_eq!(code(&v).as_deref(), Some("upstream_timeout"), "{base}: {v}");
+        assert_eq!(
+            tool_error_code(&v).as_deref(),
+            Some("upstream_timeout"),
+            "{base}: {v}"
+        );
         assert!(took < Duration::from_secs(2), "{base}: {took:?}");
         assert_eq!(metric(&x, "xmd_upstream_in_flight"), 0.0);
     }
@@ -623,14 +617,14 @@ fn a_429_cools_the_loop_upstream_for_its_retry_after_in_every_form() {
         };
         let (v, _) = call(&x);
         assert_eq!(
-            code(&v).as_deref(),
+            tool_error_code(&v).as_deref(),
             Some("upstream_rate_limited"),
             "{form}: {v}"
         );
         assert!((38..=40).contains(&secs(&v)), "{form}: {v}");
         let (v, _) = call(&x);
         assert_eq!(
-            code(&v).as_deref(),
+            tool_error_code(&v).as_deref(),
             Some("upstream_rate_limited"),
             "{form}: {v}"
         );

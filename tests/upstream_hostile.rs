@@ -130,16 +130,6 @@ fn rpc(x: &Xmd, body: &str) -> serde_json::Value {
 const GET_POST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x_md_get_post","arguments":{"url":"https://x.com/a/status/20","thread":"off"}}}"#;
 const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
-/// The error code of a tool result, `None` for a success.
-fn code(v: &serde_json::Value) -> Option<String> {
-    if v["result"]["isError"] != true {
-        return None;
-    }
-    let text = v["result"]["content"][0]["text"].as_str().unwrap_or("");
-    let code = text.split("code ").nth(1)?;
-    Some(code.split([',', ')']).next()?.to_string())
-}
-
 /// Runs the call against the flood and, while it lasts, `tools/list`
 /// calls on the same loop; returns the call's answer, how long it took,
 /// and each `tools/list`'s wait.
@@ -197,7 +187,7 @@ fn a_flood_of_tiny_chunks_holds_neither_the_loop_nor_its_clients() {
     let x = server(&up);
     let (v, took, waits) = call_while_listing(&x, &up);
     assert_eq!(
-        code(&v).as_deref(),
+        tool_error_code(&v).as_deref(),
         Some("upstream_invalid_response"),
         "{v}"
     );
@@ -222,7 +212,11 @@ fn an_endless_run_of_100_continue_fails_at_the_head_cap() {
     let up = Flood::start(b"", b"HTTP/1.1 100 Continue\r\n\r\n".repeat(4096));
     let x = server(&up);
     let (v, took, waits) = call_while_listing(&x, &up);
-    assert_eq!(code(&v).as_deref(), Some("fxtwitter_network"), "{v}");
+    assert_eq!(
+        tool_error_code(&v).as_deref(),
+        Some("fxtwitter_network"),
+        "{v}"
+    );
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(waits.iter().all(|w| *w < MAX_LIST_WAIT), "{waits:?}");
     let until = Instant::now() + Duration::from_secs(5);

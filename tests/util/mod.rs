@@ -218,3 +218,14 @@ pub const JSON_HEADERS: [&str; 2] = [
     "Content-Type: application/json",
     "Accept: application/json, text/event-stream",
 ];
+
+/// The error code a tool result names in its text (`…, code X)` or
+/// `code X,`), `None` for a success.
+pub fn tool_error_code(v: &serde_json::Value) -> Option<String> {
+    if v["result"]["isError"] != true {
+        return None;
+    }
+    let text = v["result"]["content"][0]["text"].as_str().unwrap_or("");
+    let code = text.split("code ").nth(1)?;
+    Some(code.split([',', ')']).next()?.to_string())
+}
